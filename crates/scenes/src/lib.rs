@@ -1,0 +1,1 @@
+//! Scene generators (being written).

@@ -1,0 +1,11 @@
+//! Storage for broadphase: the [`Aabb`] type and its input contract, typed
+//! memory pools that a warm frame reuses without allocating, structure-of-
+//! arrays box buffers padded for 16-wide SIMD loads, and [`FastUnique`].
+//!
+//! Nothing here knows about grids or threads; the kernel and partition crates
+//! build on these pieces.
+
+mod aabb;
+
+pub use aabb::{Aabb, Axis, Corner, InputError, MAX_BOXES, validate_boxes};
+pub use glam;
