@@ -6,6 +6,12 @@
 //! build on these pieces.
 
 mod aabb;
+mod fast_unique;
+mod pool;
+mod soa;
 
 pub use aabb::{Aabb, Axis, Corner, InputError, MAX_BOXES, validate_boxes};
+pub use fast_unique::{FastUnique, FastUniqueSets};
 pub use glam;
+pub use pool::Pool;
+pub use soa::{AlignedF32, LANES, SENTINEL_ID, SoaBoxes};

@@ -1,0 +1,14 @@
+//! The sparse adaptive grid: build, all pairs, single-box queries and the
+//! invariant checker, one file each.
+
+mod build;
+mod config;
+mod pairs;
+mod query;
+mod simd;
+mod tree;
+mod validate;
+
+pub use config::{Dedup, GridConfig, PairKernel};
+pub use tree::AdaptiveGrid;
+pub use validate::TreeError;

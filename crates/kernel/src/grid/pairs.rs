@@ -1,0 +1,60 @@
+//! All pairs: every leaf's boxes against each other, repeats removed.
+
+use super::config::Dedup;
+use super::simd::leaf_hits;
+use super::tree::{AdaptiveGrid, leaf_columns};
+
+impl AdaptiveGrid {
+    /// Writes every overlapping pair of the last build into `out` (cleared
+    /// first), each exactly once as `[a, b]` with `a < b`, indices into the
+    /// built slice. The order is deterministic for a given input and config
+    /// but otherwise unspecified.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_kernel::{AdaptiveGrid, Aabb};
+    /// use glam::Vec3;
+    /// // Touching faces overlap.
+    /// let boxes = [Aabb::new(Vec3::ZERO, Vec3::ONE), Aabb::new(Vec3::X, Vec3::new(2.0, 1.0, 1.0))];
+    /// let mut grid = AdaptiveGrid::default();
+    /// grid.build(&boxes)?;
+    /// let mut pairs = Vec::new();
+    /// grid.pairs(&mut pairs);
+    /// assert_eq!(pairs, [[0, 1]]);
+    /// # Ok::<(), broadphase_kernel::InputError>(())
+    /// ```
+    pub fn pairs(&mut self, out: &mut Vec<[u32; 2]>) {
+        out.clear();
+        let AdaptiveGrid { config, kernel, leaves, soa, box_count, unique, .. } = self;
+        if config.dedup == Dedup::FastUnique {
+            unique.reset(*box_count);
+        }
+        for leaf in leaves.as_slice() {
+            let (cols, ids) = leaf_columns(soa, leaf);
+            let ordered = |i: usize, j: usize| {
+                let (a, b) = (ids[i], ids[j]);
+                if a < b { [a, b] } else { [b, a] }
+            };
+            match config.dedup {
+                Dedup::ReferencePoint => {
+                    leaf_hits(*kernel, &cols, leaf.count as usize, |i, j| {
+                        let a_min = [cols.min[0][i], cols.min[1][i], cols.min[2][i]];
+                        let b_min = [cols.min[0][j], cols.min[1][j], cols.min[2][j]];
+                        if leaf.region.owns_pair(a_min, b_min) {
+                            out.push(ordered(i, j));
+                        }
+                    });
+                }
+                Dedup::FastUnique => {
+                    leaf_hits(*kernel, &cols, leaf.count as usize, |i, j| {
+                        let [a, b] = ordered(i, j);
+                        if unique.insert(a, b) {
+                            out.push([a, b]);
+                        }
+                    });
+                }
+            }
+        }
+    }
+}

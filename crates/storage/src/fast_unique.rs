@@ -1,0 +1,547 @@
+//! `FastUnique`: tiny sets of `u32` whose membership test compares every
+//! inline slot at once (the compiler turns the fold into a few SIMD
+//! compares), with a spill so that no value is ever lost.
+
+use ahash::AHashSet;
+use core::fmt;
+
+/// Value of an unused inline slot in [`FastUnique`]. It can still be inserted:
+/// it is always stored in the spill, never inline.
+const EMPTY: u32 = u32::MAX;
+
+/// A small set of `u32` with `N` inline slots and a spill for the rest.
+///
+/// Membership compares all `N` slots branch-free, whatever the fill — unused
+/// slots hold `u32::MAX`, which is never stored inline — so for small `N` it
+/// is a handful of vector compares, faster than hashing. When the inline
+/// slots are full, further values go to a sorted spill `Vec` (binary search):
+/// any number of values may be inserted, none is lost, nothing panics.
+/// `u32::MAX` itself is a valid value; it always lives in the spill.
+///
+/// [`clear`](FastUnique::clear) keeps the spill's storage.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_storage::FastUnique;
+///
+/// let mut partners: FastUnique = FastUnique::new();
+/// assert!(partners.insert(7));
+/// assert!(!partners.insert(7)); // already there
+/// assert!(partners.insert(u32::MAX));
+/// assert!(partners.contains(7) && partners.contains(u32::MAX));
+/// assert_eq!(partners.len(), 2);
+/// ```
+#[derive(Clone)]
+pub struct FastUnique<const N: usize = 16> {
+    /// `slots[..fill]` are values; the rest hold `EMPTY`.
+    slots: [u32; N],
+    fill: usize,
+    /// Sorted, no duplicates; holds overflow values and `EMPTY` itself.
+    spill: Vec<u32>,
+}
+
+impl<const N: usize> Default for FastUnique<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> fmt::Debug for FastUnique<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.iter()).finish()
+    }
+}
+
+impl<const N: usize> FastUnique<N> {
+    /// An empty set; allocates nothing until the inline slots overflow.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let set = broadphase_storage::FastUnique::<8>::new();
+    /// assert!(set.is_empty());
+    /// ```
+    #[inline]
+    pub const fn new() -> Self {
+        Self { slots: [EMPTY; N], fill: 0, spill: Vec::new() }
+    }
+
+    /// Whether any inline slot holds `v`: all `N` slots compared, no branch.
+    #[inline]
+    fn inline_contains(&self, v: u32) -> bool {
+        self.slots.iter().fold(false, |acc, &s| acc | (s == v))
+    }
+
+    /// Whether `v` is in the set.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut set = broadphase_storage::FastUnique::<4>::new();
+    /// set.insert(3);
+    /// assert!(set.contains(3));
+    /// assert!(!set.contains(4));
+    /// assert!(!set.contains(u32::MAX)); // unused slots never match
+    /// ```
+    #[inline]
+    pub fn contains(&self, v: u32) -> bool {
+        (v != EMPTY && self.inline_contains(v))
+            || (!self.spill.is_empty() && self.spill.binary_search(&v).is_ok())
+    }
+
+    /// Adds `v`; returns `true` if it was not already in the set.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut set = broadphase_storage::FastUnique::<2>::new();
+    /// assert!(set.insert(1) && set.insert(2) && set.insert(3)); // 3 spills
+    /// assert!(!set.insert(3));
+    /// assert_eq!(set.len(), 3);
+    /// ```
+    #[inline]
+    pub fn insert(&mut self, v: u32) -> bool {
+        if v != EMPTY && self.inline_contains(v) {
+            return false;
+        }
+        if v != EMPTY && self.fill < N {
+            self.slots[self.fill] = v;
+            self.fill += 1;
+            return true;
+        }
+        self.insert_spill(v)
+    }
+
+    #[cold]
+    fn insert_spill(&mut self, v: u32) -> bool {
+        match self.spill.binary_search(&v) {
+            Ok(_) => false,
+            Err(at) => {
+                self.spill.insert(at, v);
+                true
+            }
+        }
+    }
+
+    /// The number of values in the set.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut set = broadphase_storage::FastUnique::<16>::new();
+    /// (0..20).for_each(|v| { set.insert(v); });
+    /// assert_eq!(set.len(), 20);
+    /// ```
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.fill + self.spill.len()
+    }
+
+    /// Whether the set is empty.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut set = broadphase_storage::FastUnique::<16>::new();
+    /// assert!(set.is_empty());
+    /// set.insert(0);
+    /// assert!(!set.is_empty());
+    /// ```
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Empties the set; the spill keeps its storage.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut set = broadphase_storage::FastUnique::<16>::new();
+    /// set.insert(5);
+    /// set.clear();
+    /// assert!(!set.contains(5) && set.is_empty());
+    /// ```
+    #[inline]
+    pub fn clear(&mut self) {
+        self.slots[..self.fill].fill(EMPTY);
+        self.fill = 0;
+        self.spill.clear();
+    }
+
+    /// The values: inline ones in insertion order, then the spill ascending.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut set = broadphase_storage::FastUnique::<16>::new();
+    /// set.insert(9);
+    /// set.insert(4);
+    /// assert_eq!(set.iter().collect::<Vec<_>>(), [9, 4]);
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.slots[..self.fill].iter().chain(&self.spill).copied()
+    }
+}
+
+/// Inline slots per set in [`FastUniqueSets`].
+///
+/// 8, not 16: eight `u32` are 32 bytes — one AVX2 compare, or two SSE ones —
+/// and two sets share a cache line without straddling one. In broad-phase
+/// scenes a box has few partners (the dense 20k-box scene has ~1.5 pairs per
+/// box; a pair is usually recorded under one of its two ids), so 8 slots
+/// rarely spill, while 16 would double the memory touched per set (64 MB
+/// instead of 32 MB at a million sets) for slots that mostly stay unused.
+const SLOTS: usize = 8;
+
+/// One set's inline slots, aligned so a set never straddles a cache line.
+#[repr(C, align(32))]
+#[derive(Clone, Copy, Debug)]
+struct SetSlots([u32; SLOTS]);
+
+const _: () = assert!(size_of::<SetSlots>() == 32 && align_of::<SetSlots>() == 32);
+
+/// Many small sets, one per id, for merging and de-duplicating partner lists
+/// (for example pairs found by several regions of a partition).
+///
+/// Each set has 8 inline slots in one flat buffer; membership compares all 8
+/// at once, masked by the set's fill count, so stale slots from an earlier
+/// frame never need clearing. A set that overflows keeps going in a shared
+/// spill (`AHashSet<u64>` keyed by `set << 32 | value`): any number of values
+/// per set, any `u32` value (`u32::MAX` included).
+///
+/// [`reset`](FastUniqueSets::reset) zeroes the fill counts in O(set count)
+/// and keeps every buffer, so a warm frame of the same shape allocates
+/// nothing.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_storage::FastUniqueSets;
+///
+/// let mut seen = FastUniqueSets::new();
+/// seen.reset(100);
+/// assert!(seen.insert(3, 17)); // pair (3, 17) is new
+/// assert!(!seen.insert(3, 17)); // found again by another region
+/// assert!(seen.contains(3, 17) && !seen.contains(17, 3));
+/// seen.reset(100);
+/// assert!(!seen.contains(3, 17));
+/// ```
+#[derive(Clone, Default)]
+pub struct FastUniqueSets {
+    /// At least `fills.len()` entries; entries past a set's fill are stale.
+    slots: Vec<SetSlots>,
+    /// Per set: inline slots in use, `0..=SLOTS`. Its length is the set count.
+    fills: Vec<u8>,
+    spill: AHashSet<u64>,
+}
+
+impl fmt::Debug for FastUniqueSets {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FastUniqueSets")
+            .field("set_count", &self.set_count())
+            .field("spilled", &self.spilled())
+            .finish_non_exhaustive()
+    }
+}
+
+impl FastUniqueSets {
+    /// No sets; call [`reset`](FastUniqueSets::reset) before inserting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let sets = broadphase_storage::FastUniqueSets::new();
+    /// assert_eq!(sets.set_count(), 0);
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Empties every set and makes `set_count` of them (ids
+    /// `0..set_count`). O(`set_count`); buffers are kept and only grow.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut sets = broadphase_storage::FastUniqueSets::new();
+    /// sets.reset(2);
+    /// sets.insert(1, 5);
+    /// sets.reset(10);
+    /// assert!(!sets.contains(1, 5));
+    /// assert_eq!(sets.set_count(), 10);
+    /// ```
+    pub fn reset(&mut self, set_count: usize) {
+        self.fills.clear();
+        self.fills.resize(set_count, 0);
+        if self.slots.len() < set_count {
+            self.slots.resize(set_count, SetSlots([0; SLOTS]));
+        }
+        self.spill.clear();
+    }
+
+    /// The number of sets made by the last [`reset`](FastUniqueSets::reset).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut sets = broadphase_storage::FastUniqueSets::new();
+    /// sets.reset(4);
+    /// assert_eq!(sets.set_count(), 4);
+    /// ```
+    #[inline]
+    pub fn set_count(&self) -> usize {
+        self.fills.len()
+    }
+
+    #[inline]
+    fn spill_key(set: u32, value: u32) -> u64 {
+        (u64::from(set) << 32) | u64::from(value)
+    }
+
+    /// Whether one of the first `fill` slots holds `v`: all slots compared,
+    /// masked by position against a constant `0..SLOTS`, no branch (this
+    /// form compiles to vector compares; `enumerate` did not).
+    #[inline]
+    fn inline_contains(slots: &SetSlots, fill: usize, v: u32) -> bool {
+        const POSITION: [u32; SLOTS] = [0, 1, 2, 3, 4, 5, 6, 7];
+        let fill = fill as u32; // at most SLOTS
+        slots.0.iter().zip(&POSITION).fold(false, |acc, (&s, &i)| acc | ((s == v) & (i < fill)))
+    }
+
+    /// Adds `value` to set `set`; returns `true` if it was not already there.
+    ///
+    /// # Panics
+    ///
+    /// If `set >= self.set_count()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut sets = broadphase_storage::FastUniqueSets::new();
+    /// sets.reset(1);
+    /// assert!(sets.insert(0, u32::MAX));
+    /// assert!(!sets.insert(0, u32::MAX));
+    /// ```
+    #[inline]
+    pub fn insert(&mut self, set: u32, value: u32) -> bool {
+        let s = set as usize;
+        let fill = usize::from(self.fills[s]);
+        if Self::inline_contains(&self.slots[s], fill, value) {
+            return false;
+        }
+        if fill < SLOTS {
+            self.slots[s].0[fill] = value;
+            self.fills[s] += 1;
+            return true;
+        }
+        self.spill.insert(Self::spill_key(set, value))
+    }
+
+    /// Whether set `set` holds `value`.
+    ///
+    /// # Panics
+    ///
+    /// If `set >= self.set_count()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut sets = broadphase_storage::FastUniqueSets::new();
+    /// sets.reset(3);
+    /// sets.insert(2, 8);
+    /// assert!(sets.contains(2, 8) && !sets.contains(1, 8));
+    /// ```
+    #[inline]
+    pub fn contains(&self, set: u32, value: u32) -> bool {
+        let s = set as usize;
+        let fill = usize::from(self.fills[s]);
+        Self::inline_contains(&self.slots[s], fill, value)
+            || (fill == SLOTS && self.spill.contains(&Self::spill_key(set, value)))
+    }
+
+    /// How many values, over all sets, went to the spill since the last reset.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut sets = broadphase_storage::FastUniqueSets::new();
+    /// sets.reset(1);
+    /// (0..10).for_each(|v| { sets.insert(0, v); });
+    /// assert_eq!(sets.spilled(), 2); // 8 inline slots per set
+    /// ```
+    #[inline]
+    pub fn spilled(&self) -> usize {
+        self.spill.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pool::alloc_count::allocations_in;
+    use std::collections::HashSet;
+
+    /// SplitMix64: a tiny deterministic generator for property-style tests.
+    struct SplitMix64(u64);
+
+    impl SplitMix64 {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+
+        /// Mostly small values (so repeats happen), sometimes u32::MAX.
+        fn value(&mut self, range: u32) -> u32 {
+            let r = self.next();
+            if r.is_multiple_of(17) { u32::MAX } else { (r >> 32) as u32 % range }
+        }
+    }
+
+    fn check_against_hashset<const N: usize>(seed: u64) {
+        let mut rng = SplitMix64(seed);
+        let mut set = FastUnique::<N>::new();
+        for round in 0..20 {
+            set.clear();
+            let mut oracle = HashSet::new();
+            let range = [4, 16, 40, 1000][round % 4];
+            for _ in 0..(round * 13) {
+                let v = rng.value(range);
+                assert_eq!(set.insert(v), oracle.insert(v), "insert {v}");
+                let probe = rng.value(range);
+                assert_eq!(set.contains(probe), oracle.contains(&probe), "probe {probe}");
+            }
+            assert_eq!(set.len(), oracle.len());
+            assert_eq!(set.is_empty(), oracle.is_empty());
+            let listed: Vec<u32> = set.iter().collect();
+            assert_eq!(listed.len(), oracle.len(), "iter yields duplicates");
+            assert_eq!(listed.into_iter().collect::<HashSet<_>>(), oracle);
+        }
+    }
+
+    #[test]
+    fn fast_unique_matches_hashset() {
+        check_against_hashset::<16>(1);
+        check_against_hashset::<8>(2);
+        check_against_hashset::<1>(3);
+        check_against_hashset::<0>(4);
+    }
+
+    #[test]
+    fn fast_unique_u32_max_is_a_value_not_an_empty_slot() {
+        let mut set: FastUnique = FastUnique::default();
+        assert!(!set.contains(u32::MAX));
+        assert!(set.insert(u32::MAX));
+        assert!(!set.insert(u32::MAX));
+        assert!(set.insert(0));
+        assert_eq!(set.len(), 2);
+        assert_eq!(format!("{set:?}"), "{0, 4294967295}");
+    }
+
+    #[test]
+    fn fast_unique_spills_without_losing_values() {
+        let mut set = FastUnique::<16>::new();
+        for v in (0..10_000u32).rev() {
+            assert!(set.insert(v * 7));
+        }
+        assert_eq!(set.len(), 10_000);
+        assert!((0..10_000u32).all(|v| set.contains(v * 7) && !set.contains(v * 7 + 1)));
+        assert!((0..10_000u32).all(|v| !set.insert(v * 7)));
+        set.clear();
+        assert!(set.is_empty() && !set.contains(0) && !set.contains(7 * 9_999));
+    }
+
+    #[test]
+    fn fast_unique_clear_then_refill_allocates_nothing() {
+        let mut set = FastUnique::<4>::new();
+        let fill = |set: &mut FastUnique<4>| {
+            set.clear();
+            (0..50).for_each(|v| assert!(set.insert(v)));
+        };
+        fill(&mut set);
+        assert_eq!(allocations_in(|| fill(&mut set)), 0);
+    }
+
+    #[test]
+    fn sets_match_hashset_oracle() {
+        let mut rng = SplitMix64(99);
+        let mut sets = FastUniqueSets::new();
+        for round in 0..12 {
+            let set_count = [1, 3, 50, 7][round % 4];
+            sets.reset(set_count);
+            let mut oracle = HashSet::new();
+            let range = [8, 12, 30, 200][round / 3 % 4];
+            for _ in 0..2000 {
+                let (set, v) =
+                    (rng.value(set_count as u32 + 1) % set_count as u32, rng.value(range));
+                assert_eq!(sets.insert(set, v), oracle.insert((set, v)), "insert {set} {v}");
+                let (ps, pv) =
+                    (rng.value(set_count as u32 + 1) % set_count as u32, rng.value(range));
+                assert_eq!(sets.contains(ps, pv), oracle.contains(&(ps, pv)));
+            }
+            // Every set's inline part plus its spill holds exactly its values.
+            let expected_spill: usize = (0..set_count as u32)
+                .map(|s| oracle.iter().filter(|(os, _)| *os == s).count().saturating_sub(SLOTS))
+                .sum();
+            assert_eq!(sets.spilled(), expected_spill);
+        }
+    }
+
+    #[test]
+    fn sets_hold_ten_thousand_values_and_u32_max() {
+        let mut sets = FastUniqueSets::new();
+        sets.reset(3);
+        assert!(sets.insert(1, u32::MAX));
+        for v in 0..10_000 {
+            assert!(sets.insert(1, v));
+        }
+        assert!(sets.insert(2, u32::MAX));
+        assert!(!sets.insert(1, u32::MAX) && !sets.insert(1, 9_999));
+        assert!((0..10_000).all(|v| sets.contains(1, v) && !sets.contains(0, v)));
+        assert!(sets.contains(1, u32::MAX) && sets.contains(2, u32::MAX));
+        assert!(!sets.contains(0, u32::MAX) && !sets.contains(1, 10_000));
+        assert_eq!(sets.spilled(), 10_001 - SLOTS);
+    }
+
+    #[test]
+    fn sets_reset_forgets_stale_slots() {
+        let mut sets = FastUniqueSets::new();
+        sets.reset(4);
+        (0..20).for_each(|v| _ = sets.insert(2, v));
+        sets.reset(4);
+        assert_eq!(sets.spilled(), 0);
+        // Slot memory still holds 0..8 for set 2, masked by a zero fill.
+        assert!((0..20).all(|v| !sets.contains(2, v)));
+        assert!(sets.insert(2, 5) && sets.contains(2, 5) && !sets.contains(2, 0));
+        sets.reset(2); // the count may shrink; buffers are kept
+        assert_eq!(sets.set_count(), 2);
+    }
+
+    #[test]
+    #[should_panic]
+    fn sets_out_of_range_panics() {
+        let mut sets = FastUniqueSets::new();
+        sets.reset(2);
+        sets.insert(2, 0);
+    }
+
+    #[test]
+    fn sets_warm_reset_allocates_nothing() {
+        let mut sets = FastUniqueSets::new();
+        let frame = |sets: &mut FastUniqueSets| {
+            sets.reset(1000);
+            for set in 0..1000u32 {
+                for v in 0..(set % 13) {
+                    sets.insert(set, v * 31 + set);
+                }
+            }
+        };
+        frame(&mut sets);
+        assert!(sets.spilled() > 0, "the frame must exercise the spill");
+        assert_eq!(allocations_in(|| frame(&mut sets)), 0);
+    }
+}

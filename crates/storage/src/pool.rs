@@ -1,0 +1,400 @@
+//! [`Pool`]: a typed growable buffer that a frame resets and refills.
+
+use core::ops::{Index, IndexMut};
+use core::slice::SliceIndex;
+
+/// A typed, growable buffer reused across frames.
+///
+/// A frame calls [`reset`](Pool::reset) (O(1): the length drops to zero, the
+/// capacity is kept), then carves out space with [`allocate`](Pool::allocate),
+/// [`push`](Pool::push) or [`extend_from_slice`](Pool::extend_from_slice),
+/// each of which returns the offset of what it appended. Offsets, not
+/// references, name the pieces, so a node can point at its items while the
+/// pool keeps growing.
+///
+/// Growth is amortised (the backing `Vec` at least doubles when it grows).
+/// Once a pool has reached the largest size a frame needs — after warm-up,
+/// e.g. one frame of the same sizes — `reset` followed by the same
+/// allocations performs **zero heap allocations**: a warm frame only writes
+/// into memory the pool already owns. The pool never shrinks by itself.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_storage::Pool;
+///
+/// let mut counts: Pool<u32> = Pool::new();
+/// for _frame in 0..3 {
+///     counts.reset();
+///     let a = counts.allocate(4, 0); // four zeroed counters at offset a
+///     let b = counts.push(7);
+///     counts[a + 1] += 1;
+///     assert_eq!((a, b), (0, 4));
+///     assert_eq!(counts.as_slice(), &[0, 1, 0, 0, 7]);
+/// }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Pool<T: Copy> {
+    buf: Vec<T>,
+}
+
+impl<T: Copy> Default for Pool<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Copy> Pool<T> {
+    /// An empty pool; allocates nothing until something is appended.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = broadphase_storage::Pool::<f32>::new();
+    /// assert!(pool.is_empty());
+    /// assert_eq!(pool.capacity(), 0);
+    /// ```
+    #[inline]
+    pub const fn new() -> Self {
+        Self { buf: Vec::new() }
+    }
+
+    /// An empty pool with room for at least `n` items before it reallocates.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = broadphase_storage::Pool::<u32>::with_capacity(100);
+    /// assert!(pool.capacity() >= 100);
+    /// assert_eq!(pool.len(), 0);
+    /// ```
+    #[inline]
+    pub fn with_capacity(n: usize) -> Self {
+        Self { buf: Vec::with_capacity(n) }
+    }
+
+    /// Forgets every item in O(1); the capacity is kept for the next frame.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut pool = broadphase_storage::Pool::new();
+    /// pool.allocate(1000, 0u8);
+    /// let cap = pool.capacity();
+    /// pool.reset();
+    /// assert_eq!((pool.len(), pool.capacity()), (0, cap));
+    /// ```
+    #[inline]
+    pub fn reset(&mut self) {
+        // `T: Copy` has no destructor, so this only stores the new length.
+        self.buf.clear();
+    }
+
+    /// Appends `n` copies of `fill` and returns the offset of the first.
+    ///
+    /// `n == 0` is allowed and returns the current length.
+    ///
+    /// # Panics
+    ///
+    /// If the new length overflows `usize` or memory runs out.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut pool = broadphase_storage::Pool::new();
+    /// assert_eq!(pool.allocate(3, 1.5f32), 0);
+    /// assert_eq!(pool.allocate(2, 0.0), 3);
+    /// assert_eq!(&pool[3..5], &[0.0, 0.0]);
+    /// ```
+    #[inline]
+    pub fn allocate(&mut self, n: usize, fill: T) -> usize {
+        let start = self.buf.len();
+        let end = start.checked_add(n).expect("Pool::allocate: length overflows usize");
+        self.buf.resize(end, fill);
+        start
+    }
+
+    /// Appends one item and returns its index.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut pool = broadphase_storage::Pool::new();
+    /// assert_eq!(pool.push('a'), 0);
+    /// assert_eq!(pool.push('b'), 1);
+    /// assert_eq!(pool[1], 'b');
+    /// ```
+    #[inline]
+    pub fn push(&mut self, v: T) -> usize {
+        let index = self.buf.len();
+        self.buf.push(v);
+        index
+    }
+
+    /// Appends a copy of `items` and returns the offset of the first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut pool = broadphase_storage::Pool::new();
+    /// pool.push(9u16);
+    /// assert_eq!(pool.extend_from_slice(&[1, 2, 3]), 1);
+    /// assert_eq!(pool.as_slice(), &[9, 1, 2, 3]);
+    /// ```
+    #[inline]
+    pub fn extend_from_slice(&mut self, items: &[T]) -> usize {
+        let start = self.buf.len();
+        self.buf.extend_from_slice(items);
+        start
+    }
+
+    /// Makes room for at least `additional` more items without reallocating.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut pool = broadphase_storage::Pool::<u64>::new();
+    /// pool.reserve(64);
+    /// assert!(pool.capacity() >= 64);
+    /// ```
+    #[inline]
+    pub fn reserve(&mut self, additional: usize) {
+        self.buf.reserve(additional);
+    }
+
+    /// The number of items appended since the last reset.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut pool = broadphase_storage::Pool::new();
+    /// pool.allocate(5, 0i32);
+    /// assert_eq!(pool.len(), 5);
+    /// ```
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Whether no item was appended since the last reset.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut pool = broadphase_storage::Pool::new();
+    /// assert!(pool.is_empty());
+    /// pool.push(1u8);
+    /// assert!(!pool.is_empty());
+    /// ```
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// How many items fit before the pool must reallocate.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut pool = broadphase_storage::Pool::with_capacity(8);
+    /// pool.push(0u32);
+    /// assert!(pool.capacity() >= 8);
+    /// ```
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+
+    /// The items, in the order they were appended.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut pool = broadphase_storage::Pool::new();
+    /// pool.extend_from_slice(&[3, 1, 2]);
+    /// assert_eq!(pool.as_slice().iter().max(), Some(&3));
+    /// ```
+    #[inline]
+    pub fn as_slice(&self) -> &[T] {
+        &self.buf
+    }
+
+    /// The items, mutable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut pool = broadphase_storage::Pool::new();
+    /// pool.extend_from_slice(&[3, 1, 2]);
+    /// pool.as_mut_slice().sort_unstable();
+    /// assert_eq!(pool.as_slice(), &[1, 2, 3]);
+    /// ```
+    #[inline]
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        &mut self.buf
+    }
+}
+
+/// Indexing by position or range, like a slice (`pool[i]`, `pool[a..b]`).
+impl<T: Copy, I: SliceIndex<[T]>> Index<I> for Pool<T> {
+    type Output = I::Output;
+
+    #[inline]
+    fn index(&self, index: I) -> &I::Output {
+        &self.buf[index]
+    }
+}
+
+/// Mutable indexing by position or range, like a slice.
+impl<T: Copy, I: SliceIndex<[T]>> IndexMut<I> for Pool<T> {
+    #[inline]
+    fn index_mut(&mut self, index: I) -> &mut I::Output {
+        &mut self.buf[index]
+    }
+}
+
+/// A counting global allocator for this crate's unit tests, so that "a warm
+/// frame allocates nothing" is checked rather than assumed. Counts are per
+/// thread, so tests running in parallel do not disturb each other.
+#[cfg(test)]
+pub(crate) mod alloc_count {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    thread_local! {
+        static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+    }
+
+    struct Counting;
+
+    fn bump() {
+        // `try_with`: during thread teardown the counter may be gone.
+        let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+    }
+
+    // SAFETY: every method forwards to `System` with the caller's arguments,
+    // so `System`'s guarantees carry over; counting touches no heap memory
+    // (the thread-local is const-initialised and has no destructor).
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            bump();
+            // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
+            unsafe { System.alloc(layout) }
+        }
+
+        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+            bump();
+            // SAFETY: forwarded unchanged; the caller upholds the contract.
+            unsafe { System.alloc_zeroed(layout) }
+        }
+
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            bump();
+            // SAFETY: `ptr` came from this allocator, i.e. from `System`.
+            unsafe { System.realloc(ptr, layout, new_size) }
+        }
+
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: `ptr` came from this allocator, i.e. from `System`.
+            unsafe { System.dealloc(ptr, layout) }
+        }
+    }
+
+    #[global_allocator]
+    static GLOBAL: Counting = Counting;
+
+    /// Runs `f` and returns how many allocations (and reallocations) this
+    /// thread made meanwhile.
+    pub(crate) fn allocations_in(f: impl FnOnce()) -> u64 {
+        let before = ALLOCATIONS.with(Cell::get);
+        f();
+        ALLOCATIONS.with(Cell::get) - before
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::alloc_count::allocations_in;
+    use super::*;
+
+    #[test]
+    fn allocate_returns_consecutive_offsets_and_fills() {
+        let mut pool = Pool::new();
+        assert_eq!(pool.allocate(3, 7u32), 0);
+        assert_eq!(pool.allocate(0, 9), 3);
+        assert_eq!(pool.allocate(2, 5), 3);
+        assert_eq!(pool.push(1), 5);
+        assert_eq!(pool.extend_from_slice(&[2, 3]), 6);
+        assert_eq!(pool.as_slice(), &[7, 7, 7, 5, 5, 1, 2, 3]);
+        assert_eq!(pool.len(), 8);
+    }
+
+    #[test]
+    fn reset_keeps_capacity_and_storage() {
+        let mut pool = Pool::new();
+        pool.allocate(10_000, 1u64);
+        let (cap, ptr) = (pool.capacity(), pool.as_slice().as_ptr());
+        pool.reset();
+        assert!(pool.is_empty());
+        assert_eq!(pool.capacity(), cap);
+        // New contents are the new fill, never stale data.
+        assert_eq!(pool.allocate(10_000, 2), 0);
+        assert!(pool.as_slice().iter().all(|&v| v == 2));
+        assert_eq!(pool.as_slice().as_ptr(), ptr);
+    }
+
+    #[test]
+    fn warm_frame_allocates_nothing() {
+        let mut pool = Pool::new();
+        let frame = |pool: &mut Pool<u32>| {
+            pool.reset();
+            for i in 0..500 {
+                let at = pool.allocate(i % 7, i as u32);
+                pool[at..].fill(3);
+                pool.push(i as u32);
+            }
+            pool.extend_from_slice(&[1; 100]);
+        };
+        assert!(allocations_in(|| frame(&mut pool)) > 0, "counter must see the cold frame");
+        for _ in 0..3 {
+            assert_eq!(allocations_in(|| frame(&mut pool)), 0);
+        }
+    }
+
+    #[test]
+    fn growth_is_amortised() {
+        let mut pool = Pool::new();
+        let n = allocations_in(|| {
+            for i in 0..100_000u32 {
+                pool.push(i);
+            }
+        });
+        assert!(n <= 32, "{n} reallocations for 100k pushes");
+    }
+
+    #[test]
+    fn indexing_by_position_and_range() {
+        let mut pool: Pool<i32> = Pool::default();
+        pool.extend_from_slice(&[1, 2, 3, 4]);
+        pool[0] = 10;
+        pool[1..3].copy_from_slice(&[20, 30]);
+        assert_eq!(pool[..], [10, 20, 30, 4]);
+        assert_eq!(pool[3], 4);
+        pool.as_mut_slice()[3] = 40;
+        assert_eq!(&pool[2..], &[30, 40]);
+    }
+
+    #[test]
+    #[should_panic]
+    fn index_past_len_panics_even_within_capacity() {
+        let mut pool = Pool::with_capacity(16);
+        pool.push(1u8);
+        let _ = pool[1];
+    }
+
+    #[test]
+    fn with_capacity_does_not_reallocate_within_capacity() {
+        let mut pool = Pool::with_capacity(64);
+        assert_eq!(allocations_in(|| _ = pool.allocate(64, 0u16)), 0);
+    }
+}
