@@ -391,6 +391,48 @@ impl SoaBoxes {
         }
     }
 
+    /// Appends a group of boxes as one padded block, the fast way to fill a
+    /// leaf: every column grows once, then each slot is written in place.
+    /// Returns the first slot of the group; the group's slots are a multiple
+    /// of [`LANES`] long, sentinels after the boxes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use broadphase_storage::{Aabb, LANES, SoaBoxes, SENTINEL_ID};
+    /// use glam::Vec3;
+    /// let mut soa = SoaBoxes::new();
+    /// let unit = Aabb::new(Vec3::ZERO, Vec3::ONE);
+    /// assert_eq!(soa.push_group([(7, unit), (8, unit)]), 0);
+    /// assert_eq!(soa.push_group([(9, unit)]), LANES);
+    /// assert_eq!(soa.ids()[..3], [7, 8, SENTINEL_ID]);
+    /// assert_eq!(soa.ids()[LANES], 9);
+    /// ```
+    pub fn push_group<I>(&mut self, group: I) -> usize
+    where
+        I: IntoIterator<Item = (u32, Aabb)>,
+        I::IntoIter: ExactSizeIterator,
+    {
+        let group = group.into_iter();
+        let start = self.len();
+        let end = start + group.len().next_multiple_of(LANES);
+        for axis in 0..3 {
+            self.min[axis].resize(end, f32::INFINITY);
+            self.max[axis].resize(end, f32::NEG_INFINITY);
+        }
+        self.ids.resize(end, SENTINEL_ID);
+        let [min_x, min_y, min_z] = self.min.each_mut().map(|c| &mut c.as_mut_slice()[start..end]);
+        let [max_x, max_y, max_z] = self.max.each_mut().map(|c| &mut c.as_mut_slice()[start..end]);
+        let ids = &mut self.ids[start..end];
+        for (slot, (id, b)) in group.enumerate() {
+            debug_assert_ne!(id, SENTINEL_ID, "SoaBoxes::push_group: u32::MAX is the padding id");
+            ids[slot] = id;
+            (min_x[slot], min_y[slot], min_z[slot]) = (b.min.x, b.min.y, b.min.z);
+            (max_x[slot], max_y[slot], max_z[slot]) = (b.max.x, b.max.y, b.max.z);
+        }
+        start
+    }
+
     /// The minimum coordinates on `axis` (0 = x, 1 = y, 2 = z), one per slot;
     /// 64-byte aligned.
     ///

@@ -84,12 +84,14 @@ impl AdaptiveGrid {
             if depth >= config.max_depth {
                 return None;
             }
-            let planes = planes_over_extent(items, &window);
-            // Cell range of every item per axis, and how many cells each axis
-            // copies boxes into.
+            let planes = planes_over_extent(items, &window, task.count, config.leaf_capacity);
+            // Cell range of every item per axis, how many cells each axis
+            // copies boxes into, and the box count per cell, in one pass.
             ranges.reset();
+            ranges.allocate(items.len(), 0);
             let mut spans = [0u64; 3];
-            for item in items {
+            let mut counts = [0u32; 64];
+            for (item, packed_out) in items.iter().zip(ranges.as_mut_slice()) {
                 let mut packed = 0u16;
                 for axis in 0..3 {
                     let first = cell_of(&planes[axis], item.bounds.min[axis]);
@@ -97,7 +99,8 @@ impl AdaptiveGrid {
                     spans[axis] += (last - first + 1) as u64;
                     packed |= ((first | last << 2) as u16) << (4 * axis);
                 }
-                ranges.push(packed);
+                *packed_out = packed;
+                for_each_cell(packed, |cell| counts[cell] += 1);
             }
             let limit = f64::from(config.max_axis_replication) * task.count as f64;
             let mut split_axes = [false; 3];
@@ -111,12 +114,15 @@ impl AdaptiveGrid {
             if split_axes == [false; 3] {
                 return None;
             }
-            // Drop the ranges of unsplit axes: all their boxes are in cell 0.
-            let keep = (0..3).filter(|&a| split_axes[a]).fold(0u16, |m, a| m | 0xF << (4 * a));
-            let mut counts = [0u32; 64];
-            for packed in ranges.as_mut_slice() {
-                *packed &= keep;
-                for_each_cell(*packed, |cell| counts[cell] += 1);
+            if chosen != planes {
+                // An axis was dropped for copying too much: its boxes all go
+                // to cell 0 there, so clear its ranges and count again.
+                let keep = (0..3).filter(|&a| split_axes[a]).fold(0u16, |m, a| m | 0xF << (4 * a));
+                counts = [0u32; 64];
+                for packed in ranges.as_mut_slice() {
+                    *packed &= keep;
+                    for_each_cell(*packed, |cell| counts[cell] += 1);
+                }
             }
             let copies: usize = counts.iter().map(|&c| c as usize).sum();
             if ranges_len_exceeds_budget(items_total, copies, self.box_count) {
@@ -179,11 +185,8 @@ impl AdaptiveGrid {
 
     /// Copies a node's boxes into the SoA buffer as one padded leaf.
     fn make_leaf(&mut self, task: &Task) {
-        let start = self.soa.len();
-        for item in &self.scratch.items.as_slice()[task.start..task.start + task.count] {
-            self.soa.push(item.id, &item.bounds);
-        }
-        self.soa.pad_to_lanes();
+        let items = &self.scratch.items.as_slice()[task.start..task.start + task.count];
+        let start = self.soa.push_group(items.iter().map(|item| (item.id, item.bounds)));
         let leaf = self.leaves.push(Leaf {
             start: start as u32,
             count: task.count as u32,
@@ -194,22 +197,54 @@ impl AdaptiveGrid {
     }
 }
 
-/// Three planes per axis cutting the extent the items cover inside `window`
-/// into 4 equal cells; an axis with no extent is not split.
-fn planes_over_extent(items: &[Item], window: &Region) -> [[f32; 3]; 3] {
+/// Split planes over the extent the items cover inside `window`: 1, 2 or
+/// 4 equal cells per axis, as few as give about one cell per
+/// `leaf_capacity` boxes. A node just over the leaf limit is halved rather
+/// than cut into 64 slivers of a few boxes each, whose per-leaf overhead
+/// would dominate.
+fn planes_over_extent(
+    items: &[Item],
+    window: &Region,
+    count: usize,
+    leaf_capacity: usize,
+) -> [[f32; 3]; 3] {
     let mut lo = [f32::INFINITY; 3];
     let mut hi = [f32::NEG_INFINITY; 3];
     for item in items {
+        // Plain compares, not f32::min/max: the input is validated NaN-free,
+        // and these compile to single minss/maxss instead of NaN handling.
         for axis in 0..3 {
-            lo[axis] = lo[axis].min(item.bounds.min[axis].max(window.lo[axis]));
-            hi[axis] = hi[axis].max(item.bounds.max[axis].min(window.hi[axis]));
+            let (min, max) = (item.bounds.min[axis], item.bounds.max[axis]);
+            let clamped_min = if min > window.lo[axis] { min } else { window.lo[axis] };
+            let clamped_max = if max < window.hi[axis] { max } else { window.hi[axis] };
+            lo[axis] = if clamped_min < lo[axis] { clamped_min } else { lo[axis] };
+            hi[axis] = if clamped_max > hi[axis] { clamped_max } else { hi[axis] };
         }
     }
     // f64: the extent of two f32 coordinates near ±3.4e38 overflows f32.
+    let extent: [f64; 3] = core::array::from_fn(|a| f64::from(hi[a]) - f64::from(lo[a]));
+    let wanted_cells = count.div_ceil(leaf_capacity.max(1)).clamp(2, 64);
+    let mut divisions = [1usize; 3];
+    while divisions.iter().product::<usize>() < wanted_cells {
+        // Halve the axis whose cells are longest; stop when none can be.
+        let widest = (0..3).filter(|&a| divisions[a] < 4 && extent[a] > 0.0).max_by(|&a, &b| {
+            (extent[a] / divisions[a] as f64).total_cmp(&(extent[b] / divisions[b] as f64))
+        });
+        match widest {
+            Some(axis) => divisions[axis] *= 2,
+            None => break,
+        }
+    }
     core::array::from_fn(|axis| {
-        let (lo, hi) = (f64::from(lo[axis]), f64::from(hi[axis]));
-        let step = (hi - lo) / 4.0;
-        if hi > lo { [1.0, 2.0, 3.0].map(|k| (lo + step * k) as f32) } else { UNSPLIT }
+        let step = extent[axis] / divisions[axis] as f64;
+        let plane = |k: usize| {
+            if k < divisions[axis] {
+                (f64::from(lo[axis]) + step * k as f64) as f32
+            } else {
+                f32::INFINITY
+            }
+        };
+        if divisions[axis] == 1 { UNSPLIT } else { [plane(1), plane(2), plane(3)] }
     })
 }
 
@@ -233,6 +268,11 @@ fn for_each_cell(packed: u16, mut visit: impl FnMut(usize)) {
         (bits & 3, (bits >> 2) & 3)
     };
     let ((x0, x1), (y0, y1), (z0, z1)) = (range(0), range(1), range(2));
+    if (x0, y0, z0) == (x1, y1, z1) {
+        // Most boxes are in one cell; skip the loop nest for them.
+        visit(x0 | y0 << 2 | z0 << 4);
+        return;
+    }
     for z in z0..=z1 {
         for y in y0..=y1 {
             for x in x0..=x1 {
