@@ -26,33 +26,26 @@ impl AdaptiveGrid {
     /// ```
     pub fn pairs(&mut self, out: &mut Vec<[u32; 2]>) {
         out.clear();
-        let AdaptiveGrid { config, kernel, leaves, soa, box_count, unique, .. } = self;
+        let AdaptiveGrid { config, kernel, leaves, soa, box_count, unique, slot_pairs, .. } = self;
         if config.dedup == Dedup::FastUnique {
             unique.reset(*box_count);
         }
         for leaf in leaves.as_slice() {
             let (cols, ids) = leaf_columns(soa, leaf);
-            let ordered = |i: usize, j: usize| {
-                let (a, b) = (ids[i], ids[j]);
-                if a < b { [a, b] } else { [b, a] }
-            };
-            match config.dedup {
-                Dedup::ReferencePoint => {
-                    leaf_hits(*kernel, &cols, leaf.count as usize, |i, j| {
-                        let a_min = [cols.min[0][i], cols.min[1][i], cols.min[2][i]];
-                        let b_min = [cols.min[0][j], cols.min[1][j], cols.min[2][j]];
-                        if leaf.region.owns_pair(a_min, b_min) {
-                            out.push(ordered(i, j));
-                        }
-                    });
-                }
-                Dedup::FastUnique => {
-                    leaf_hits(*kernel, &cols, leaf.count as usize, |i, j| {
-                        let [a, b] = ordered(i, j);
-                        if unique.insert(a, b) {
-                            out.push([a, b]);
-                        }
-                    });
+            slot_pairs.clear();
+            leaf_hits(*kernel, &cols, leaf.count as usize, slot_pairs);
+            for &[i, j] in slot_pairs.iter() {
+                let (i, j) = (i as usize, j as usize);
+                let (a, b) = (ids[i].min(ids[j]), ids[i].max(ids[j]));
+                let keep = match config.dedup {
+                    Dedup::ReferencePoint => leaf.region.owns_pair(
+                        [cols.min[0][i], cols.min[1][i], cols.min[2][i]],
+                        [cols.min[0][j], cols.min[1][j], cols.min[2][j]],
+                    ),
+                    Dedup::FastUnique => unique.insert(a, b),
+                };
+                if keep {
+                    out.push([a, b]);
                 }
             }
         }

@@ -41,13 +41,20 @@ impl AdaptiveGrid {
         if node.is_leaf {
             let leaf = &self.leaves[node.first_child as usize];
             let (cols, ids) = leaf_columns(&self.soa, leaf);
+            // The kernel appends candidate slots; keep, as ids, those whose
+            // reference point this leaf owns.
+            let first = out.len();
+            row_hits(self.kernel, &cols, query, leaf.count as usize, out);
             let q_min = query.min.to_array();
-            row_hits(self.kernel, &cols, query, leaf.count as usize, |j| {
-                let b_min = [cols.min[0][j], cols.min[1][j], cols.min[2][j]];
-                if leaf.region.owns_pair(q_min, b_min) {
-                    out.push(ids[j]);
+            let mut kept = first;
+            for k in first..out.len() {
+                let j = out[k] as usize;
+                if leaf.region.owns_pair(q_min, [cols.min[0][j], cols.min[1][j], cols.min[2][j]]) {
+                    out[kept] = ids[j];
+                    kept += 1;
                 }
-            });
+            }
+            out.truncate(kept);
             return;
         }
         let mut cells = !0u64;

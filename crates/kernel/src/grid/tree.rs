@@ -167,6 +167,8 @@ pub struct AdaptiveGrid {
     pub(crate) box_count: usize,
     pub(crate) scratch: BuildScratch,
     pub(crate) unique: FastUniqueSets,
+    /// Slot pairs one leaf's kernel found, before de-duplication.
+    pub(crate) slot_pairs: Vec<[u32; 2]>,
 }
 
 impl Default for AdaptiveGrid {
@@ -195,6 +197,7 @@ impl AdaptiveGrid {
             box_count: 0,
             scratch: BuildScratch::default(),
             unique: FastUniqueSets::new(),
+            slot_pairs: Vec::new(),
         }
     }
 
