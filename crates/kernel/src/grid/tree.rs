@@ -47,6 +47,11 @@ impl Region {
 
     /// Whether the min corner of the intersection of two overlapping boxes
     /// lies here: the one leaf that reports the pair (reference-point rule).
+    ///
+    /// For two boxes stored in this leaf the `< hi` half always holds (a box
+    /// reaches a cell only if its min is below the cell's upper plane); the
+    /// `lo <=` half is the one that decides, and
+    /// `tests/boxes_on_split_planes.rs` fails if it is off by one.
     #[inline(always)]
     pub(crate) fn owns_pair(&self, a_min: [f32; 3], b_min: [f32; 3]) -> bool {
         self.contains([a_min[0].max(b_min[0]), a_min[1].max(b_min[1]), a_min[2].max(b_min[2])])

@@ -1,0 +1,169 @@
+//! Every SIMD pair kernel the CPU runs finds exactly what its scalar twin
+//! finds — the same pair set and the same query hits — on the shared scenes
+//! and on random dense scenes, and kernel selection never hands out a kernel
+//! the CPU cannot run.
+//!
+//! Run also with `--features scalar`, where only the scalar kernel is
+//! available and every SIMD request must fall back to it.
+
+use broadphase::glam::Vec3;
+use broadphase::{Aabb, AdaptiveGrid, Dedup, GridConfig, PairKernel};
+use broadphase_scenes::{SplitMix64, dense20k, mixed100k, object_box, query_boxes};
+
+const DEDUPS: [Dedup; 2] = [Dedup::ReferencePoint, Dedup::FastUnique];
+
+fn grid(kernel: PairKernel, dedup: Dedup, leaf_capacity: usize) -> AdaptiveGrid {
+    AdaptiveGrid::with_config(GridConfig { kernel, dedup, leaf_capacity, ..GridConfig::default() })
+}
+
+/// Sorted pairs of `boxes` with one kernel.
+fn sorted_pairs(grid: &mut AdaptiveGrid, boxes: &[Aabb]) -> Vec<[u32; 2]> {
+    grid.build(boxes).expect("valid scene");
+    let mut pairs = Vec::new();
+    grid.pairs(&mut pairs);
+    pairs.sort_unstable();
+    pairs
+}
+
+/// Sorted hits of each query.
+fn sorted_hits(grid: &AdaptiveGrid, queries: &[Aabb]) -> Vec<Vec<u32>> {
+    queries
+        .iter()
+        .map(|q| {
+            let mut hits = Vec::new();
+            grid.query(q, &mut hits).expect("valid query");
+            hits.sort_unstable();
+            hits
+        })
+        .collect()
+}
+
+/// Queries for a scene: the shared query boxes, a few scene boxes
+/// themselves, a point on a box corner, and one box over everything.
+fn queries_for(boxes: &[Aabb]) -> Vec<Aabb> {
+    let mut qs = query_boxes(200, 17);
+    qs.extend(boxes.iter().step_by(boxes.len() / 50 + 1).copied());
+    qs.push(Aabb::new(boxes[0].min, boxes[0].min));
+    qs.push(Aabb::new(Vec3::splat(-1e9), Vec3::splat(1e9)));
+    qs
+}
+
+/// Checks every available kernel against the scalar one on `boxes`.
+fn all_kernels_agree(name: &str, boxes: &[Aabb], leaf_capacity: usize) {
+    let queries = queries_for(boxes);
+    for dedup in DEDUPS {
+        let mut scalar = grid(PairKernel::Scalar, dedup, leaf_capacity);
+        assert_eq!(scalar.pair_kernel(), PairKernel::Scalar);
+        let expected = sorted_pairs(&mut scalar, boxes);
+        let expected_hits = sorted_hits(&scalar, &queries);
+        for kernel in PairKernel::available() {
+            let mut simd = grid(kernel, dedup, leaf_capacity);
+            assert_eq!(simd.pair_kernel(), kernel, "an available kernel is used as asked");
+            let got = sorted_pairs(&mut simd, boxes);
+            assert!(
+                got == expected,
+                "{name}, {kernel:?}, {dedup:?}, leaf {leaf_capacity}: {} pairs, scalar {}",
+                got.len(),
+                expected.len()
+            );
+            let hits = sorted_hits(&simd, &queries);
+            for ((q, got), want) in queries.iter().zip(&hits).zip(&expected_hits) {
+                assert_eq!(got, want, "{name}, {kernel:?}, {dedup:?}: query {q:?}");
+            }
+        }
+    }
+}
+
+/// dense20k: many boxes per leaf, so every lane and tile of the kernels runs.
+#[test]
+fn kernels_agree_on_dense20k() {
+    let scene = dense20k();
+    all_kernels_agree(scene.name, &scene.boxes, GridConfig::default().leaf_capacity);
+}
+
+/// mixed100k: widths over two orders of magnitude, boxes copied into many cells.
+#[test]
+fn kernels_agree_on_mixed100k() {
+    let scene = mixed100k();
+    all_kernels_agree(scene.name, &scene.boxes, GridConfig::default().leaf_capacity);
+}
+
+/// Random dense scenes of every size up to a few leaves, including sizes
+/// that leave partly filled SIMD rows (padding lanes), with small and large
+/// leaves.
+#[test]
+fn kernels_agree_on_random_dense_scenes() {
+    let mut rng = SplitMix64::new(0xD15E_A5E5);
+    for round in 0..60 {
+        let count = match round {
+            0..20 => round + 1,
+            _ => 1 + rng.below(3_000),
+        };
+        let side = 2.0 * (count as f32).cbrt() + 1.0;
+        let boxes: Vec<Aabb> = (0..count)
+            .map(|_| {
+                let c = Vec3::new(
+                    rng.range_f32(0.0, side),
+                    rng.range_f32(0.0, side),
+                    rng.range_f32(0.0, side),
+                );
+                if rng.below(4) == 0 {
+                    object_box(c)
+                } else {
+                    Aabb::from_center_half_extent(c, Vec3::splat(rng.range_f32(0.0, 1.5)))
+                }
+            })
+            .collect();
+        for leaf_capacity in [1, 7, 64, 512] {
+            all_kernels_agree(&format!("random dense {count}"), &boxes, leaf_capacity);
+        }
+    }
+}
+
+/// `Auto` resolves to a kernel this CPU runs; an available kernel resolves
+/// to itself; an unavailable one falls back to an available one (and the
+/// grid reports the kernel it really runs).
+#[test]
+fn kernel_selection_only_picks_available_kernels() {
+    let available = PairKernel::available();
+    assert_eq!(available[0], PairKernel::Scalar, "scalar is always available, first");
+    assert!(available.contains(&PairKernel::Auto.resolve()));
+    assert_ne!(PairKernel::Auto.resolve(), PairKernel::Auto);
+    assert_eq!(AdaptiveGrid::default().pair_kernel(), PairKernel::Auto.resolve());
+
+    let all = [
+        PairKernel::Auto,
+        PairKernel::Scalar,
+        PairKernel::Sse2,
+        PairKernel::Avx2,
+        PairKernel::Avx512,
+    ];
+    for requested in all {
+        let resolved = requested.resolve();
+        assert!(available.contains(&resolved), "{requested:?} resolved to {resolved:?}");
+        assert!(resolved.is_supported());
+        if requested != PairKernel::Auto {
+            assert_eq!(requested.is_supported(), available.contains(&requested));
+            if requested.is_supported() {
+                assert_eq!(resolved, requested);
+            } else {
+                assert_ne!(resolved, requested, "an unsupported kernel must not run");
+            }
+        }
+        let grid = grid(requested, Dedup::ReferencePoint, 64);
+        assert_eq!(grid.pair_kernel(), resolved);
+    }
+}
+
+/// A grid asked for every kernel, supported or not, still gives the scalar
+/// pairs: a fallback kernel is a working kernel.
+#[test]
+fn unavailable_kernel_request_still_gives_correct_pairs() {
+    let scene = dense20k();
+    let boxes = &scene.boxes[..5_000];
+    let expected = sorted_pairs(&mut grid(PairKernel::Scalar, Dedup::ReferencePoint, 64), boxes);
+    for requested in [PairKernel::Auto, PairKernel::Sse2, PairKernel::Avx2, PairKernel::Avx512] {
+        let got = sorted_pairs(&mut grid(requested, Dedup::ReferencePoint, 64), boxes);
+        assert!(got == expected, "{requested:?}: {} pairs, scalar {}", got.len(), expected.len());
+    }
+}
