@@ -3,7 +3,7 @@
 
 pub use broadphase_kernel::{
     Aabb, AdaptiveGrid, Axis, Corner, Dedup, GridConfig, InputError, MAX_BOXES, PairKernel,
-    SortAndSweep, TreeError, brute_force_pairs, brute_force_query,
+    PairsError, SortAndSweep, TreeError, brute_force_pairs, brute_force_query,
 };
 pub use glam;
 

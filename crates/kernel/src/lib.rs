@@ -40,5 +40,5 @@ mod grid;
 mod reference;
 
 pub use broadphase_storage::{Aabb, Axis, Corner, InputError, MAX_BOXES};
-pub use grid::{AdaptiveGrid, Dedup, GridConfig, PairKernel, TreeError};
+pub use grid::{AdaptiveGrid, Dedup, GridConfig, PairKernel, PairsError, TreeError};
 pub use reference::{SortAndSweep, brute_force_pairs, brute_force_query};

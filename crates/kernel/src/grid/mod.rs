@@ -10,5 +10,6 @@ mod tree;
 mod validate;
 
 pub use config::{Dedup, GridConfig, PairKernel};
+pub use pairs::PairsError;
 pub use tree::AdaptiveGrid;
 pub use validate::TreeError;

@@ -91,6 +91,7 @@ pub(crate) mod x86 {
     //! multiple of `LANES` long.
     use super::{Columns, emit};
     use broadphase_storage::Aabb;
+    use core::ops::Range;
     use std::arch::x86_64::*;
 
     /// Loads `N` floats of a column starting at slot `at`, unchecked: the
@@ -223,13 +224,19 @@ pub(crate) mod x86 {
     /// at every step (seen in the disassembly).
     macro_rules! entry_points {
         ($leaf:ident, $query:ident, $row:ident, $feature:literal) => {
-            /// Appends `[i, j]` for every overlapping pair of slots `i < j < count`.
+            /// Appends `[i, j]` for every overlapping pair of slots
+            /// `i < j < count` with `i` in `rows`.
             ///
             /// # Safety
             /// The CPU has the feature; columns padded to a multiple of 16.
             #[target_feature(enable = $feature)]
-            pub(crate) unsafe fn $leaf(cols: &Columns<'_>, count: usize, hits: &mut Vec<[u32; 2]>) {
-                for i in 0..count {
+            pub(crate) unsafe fn $leaf(
+                cols: &Columns<'_>,
+                rows: Range<usize>,
+                count: usize,
+                hits: &mut Vec<[u32; 2]>,
+            ) {
+                for i in rows {
                     let row = cols.row(i);
                     // SAFETY: same feature and padding contract as ours.
                     unsafe { $row(cols, &row, i + 1, count, |j| hits.push([i as u32, j as u32])) };
@@ -260,7 +267,8 @@ pub(crate) mod x86 {
 use crate::grid::config::PairKernel;
 
 /// Appends to `hits` the slot pair `[i, j]` (`i < j`) of every overlapping
-/// pair among a leaf's first `count` slots, with the resolved kernel.
+/// pair among a leaf's first `count` slots whose first slot `i` is in
+/// `rows`, with the resolved kernel.
 ///
 /// `kernel` must come from [`PairKernel::resolve`], which only returns
 /// kernels the CPU supports; `cols` must be padded to [`LANES`].
@@ -268,6 +276,7 @@ use crate::grid::config::PairKernel;
 pub(crate) fn leaf_hits(
     kernel: PairKernel,
     cols: &Columns<'_>,
+    rows: core::ops::Range<usize>,
     count: usize,
     hits: &mut Vec<[u32; 2]>,
 ) {
@@ -276,15 +285,15 @@ pub(crate) fn leaf_hits(
         #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
         // SAFETY: resolve() returned this kernel only after detecting its
         // feature; the assert above checked the padding.
-        PairKernel::Sse2 => unsafe { x86::leaf_hits_sse2(cols, count, hits) },
+        PairKernel::Sse2 => unsafe { x86::leaf_hits_sse2(cols, rows, count, hits) },
         #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
         // SAFETY: as above.
-        PairKernel::Avx2 => unsafe { x86::leaf_hits_avx2(cols, count, hits) },
+        PairKernel::Avx2 => unsafe { x86::leaf_hits_avx2(cols, rows, count, hits) },
         #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
         // SAFETY: as above.
-        PairKernel::Avx512 => unsafe { x86::leaf_hits_avx512(cols, count, hits) },
+        PairKernel::Avx512 => unsafe { x86::leaf_hits_avx512(cols, rows, count, hits) },
         _ => {
-            for i in 0..count {
+            for i in rows {
                 let row = cols.row(i);
                 row_hits_scalar(cols, &row, i + 1, count, |j| hits.push([i as u32, j as u32]));
             }

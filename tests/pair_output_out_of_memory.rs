@@ -1,0 +1,73 @@
+//! When the pair output cannot grow, `try_pairs` reports it instead of
+//! aborting the process.
+//!
+//! A pile of n coincident boxes has n(n-1)/2 pairs; a game that feeds
+//! arbitrary input (a level editor, a network peer) can ask for more output
+//! than memory holds. Rust aborts on a failed `Vec` growth, so `try_pairs`
+//! grows the output with `try_reserve`. This test's allocator refuses any
+//! single allocation above a limit, standing in for an exhausted machine.
+
+use broadphase::{AdaptiveGrid, PairsError};
+use broadphase_scenes::pile;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Largest single allocation allowed, in bytes (`usize::MAX`: no limit).
+static LIMIT: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+struct RefusingAllocator;
+
+// SAFETY: forwards to the system allocator, or returns null (a legal
+// "allocation failed" answer) when the request is over the limit.
+unsafe impl GlobalAlloc for RefusingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if layout.size() > LIMIT.load(Ordering::Relaxed) {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: same contract as ours.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as ours.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if new_size > LIMIT.load(Ordering::Relaxed) {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: same contract as ours.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: RefusingAllocator = RefusingAllocator;
+
+#[test]
+fn pile_output_past_memory_is_an_error_not_an_abort() {
+    let boxes = pile().boxes; // 2,000 coincident boxes: 1,999,000 pairs, 16 MB
+    let mut grid = AdaptiveGrid::default();
+    grid.build(&boxes).unwrap();
+
+    let mut pairs = Vec::new();
+    LIMIT.store(4 << 20, Ordering::Relaxed);
+    let result = grid.try_pairs(&mut pairs);
+    LIMIT.store(usize::MAX, Ordering::Relaxed);
+
+    let Err(PairsError::OutOfMemory { found }) = result else {
+        panic!("a 16 MB output fit under a 4 MB allocation limit: {result:?}");
+    };
+    assert_eq!(found, pairs.len());
+    assert!(found > 0 && found < 1_999_000);
+    // What was written is still right: each pair once, a < b.
+    pairs.sort_unstable();
+    pairs.dedup();
+    assert_eq!(pairs.len(), found, "a partial output repeated a pair");
+    assert!(pairs.iter().all(|&[a, b]| a < b && (b as usize) < boxes.len()));
+
+    // With memory back, the same grid gives the whole answer.
+    grid.try_pairs(&mut pairs).unwrap();
+    assert_eq!(pairs.len(), 1_999_000);
+}
