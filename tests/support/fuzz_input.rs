@@ -1,0 +1,149 @@
+//! Decoding arbitrary bytes into a box scene and a grid configuration, and
+//! the check every decoded scene must pass. Shared, by `#[path]`, between
+//! the cargo-fuzz target (`fuzz/fuzz_targets/grid_pairs.rs`) and the stable
+//! test that replays the committed corpus (`tests/fuzz_corpus_replays.rs`),
+//! so a fuzz finding is a regression test as soon as its file is committed.
+
+use broadphase::glam::Vec3;
+use broadphase::{
+    Aabb, AdaptiveGrid, Dedup, GridConfig, PairKernel, SortAndSweep, brute_force_pairs,
+    brute_force_query,
+};
+
+/// Most boxes one input decodes to: brute force is the oracle, and it is
+/// quadratic.
+pub(crate) const MAX_FUZZ_BOXES: usize = 300;
+
+/// Coordinates that break naive grids: signed zeros, infinities, NaN, the
+/// largest finite floats, subnormals, and far-apart magnitudes.
+const SPECIAL: [f32; 16] = [
+    0.0,
+    -0.0,
+    f32::INFINITY,
+    f32::NEG_INFINITY,
+    f32::NAN,
+    f32::MAX,
+    f32::MIN,
+    3.0e38,
+    -3.0e38,
+    f32::MIN_POSITIVE,
+    1.0e-40, // subnormal
+    -1.0e-40,
+    1.0e30,
+    -1.0e30,
+    9000.0,
+    -9000.0,
+];
+
+/// A cursor over the fuzzer's bytes; reading past the end gives zeros, so
+/// every input decodes to something.
+struct Bytes<'a> {
+    data: &'a [u8],
+    at: usize,
+}
+
+impl Bytes<'_> {
+    fn u8(&mut self) -> u8 {
+        let byte = self.data.get(self.at).copied().unwrap_or(0);
+        self.at += 1;
+        byte
+    }
+
+    fn exhausted(&self) -> bool {
+        self.at >= self.data.len()
+    }
+}
+
+/// One coordinate: mostly small values on a quarter grid (so boxes touch and
+/// coincide), sometimes raw bits, specials, copies and large offsets.
+fn coordinate(bytes: &mut Bytes<'_>, previous: f32) -> f32 {
+    let tag = bytes.u8();
+    match tag % 8 {
+        0..=3 => f32::from(bytes.u8() as i8) / 4.0,
+        4 => f32::from_le_bytes([bytes.u8(), bytes.u8(), bytes.u8(), bytes.u8()]),
+        5 => SPECIAL[usize::from(bytes.u8()) % SPECIAL.len()],
+        6 => previous,
+        _ => f32::from(i16::from_le_bytes([bytes.u8(), bytes.u8()])) * 1000.0,
+    }
+}
+
+/// Decodes bytes into a grid configuration and a list of boxes. The second
+/// byte picks the mode: in *sanitized* mode every box is made valid
+/// (non-finite coordinates become 0 or ±`f32::MAX`, corners ordered), so
+/// half of all inputs exercise pairs on hostile but legal coordinates; in
+/// *raw* mode a flag per box decides whether its corners are ordered, and
+/// NaN and infinities stay, so the error path is exercised too.
+pub(crate) fn decode(data: &[u8]) -> (GridConfig, Vec<Aabb>) {
+    let mut bytes = Bytes { data, at: 0 };
+    let config_byte = bytes.u8();
+    let sanitized = bytes.u8() & 1 == 1;
+    let kernels = PairKernel::available();
+    let config = GridConfig {
+        leaf_capacity: [1, 2, 4, 16, 64][usize::from(config_byte & 7) % 5],
+        dedup: if config_byte & 8 == 0 { Dedup::ReferencePoint } else { Dedup::FastUnique },
+        kernel: kernels[usize::from(config_byte >> 4) % kernels.len()],
+        ..GridConfig::default()
+    };
+    let mut boxes = Vec::new();
+    let mut previous = [0.0f32; 6];
+    while !bytes.exhausted() && boxes.len() < MAX_FUZZ_BOXES {
+        let flags = bytes.u8();
+        let mut c = [0.0f32; 6];
+        for (k, value) in c.iter_mut().enumerate() {
+            *value = coordinate(&mut bytes, previous[k]);
+            if sanitized && !value.is_finite() {
+                *value = if value.is_nan() { 0.0 } else { value.signum() * f32::MAX };
+            }
+        }
+        if sanitized || flags & 1 == 0 {
+            for axis in 0..3 {
+                if c[axis] > c[axis + 3] {
+                    c.swap(axis, axis + 3);
+                }
+            }
+        }
+        previous = c;
+        boxes.push(Aabb::new(Vec3::new(c[0], c[1], c[2]), Vec3::new(c[3], c[4], c[5])));
+    }
+    (config, boxes)
+}
+
+/// Builds the decoded scene and checks the grid against the oracles: the
+/// same typed error as `validate_boxes` for invalid input (and an empty
+/// grid after it), otherwise exactly brute force's pairs and query results
+/// and a tree that passes `validate`. Panics on any difference.
+pub(crate) fn check_grid(data: &[u8]) {
+    let (config, boxes) = decode(data);
+    let mut grid = AdaptiveGrid::with_config(config);
+    let mut expected = Vec::new();
+    let oracle = brute_force_pairs(&boxes, &mut expected);
+    match (grid.build(&boxes), oracle) {
+        (Err(found), Err(wanted)) => {
+            // NaN != NaN, so compare the report, which names index and axis.
+            assert_eq!(found.to_string(), wanted.to_string());
+            assert!(grid.is_empty());
+            let mut pairs = vec![[0, 0]];
+            grid.pairs(&mut pairs);
+            assert!(pairs.is_empty(), "a failed build left pairs behind");
+        }
+        (Ok(()), Ok(())) => {
+            grid.validate(&boxes).unwrap_or_else(|e| panic!("{e} with {config:?}"));
+            let mut pairs = Vec::new();
+            grid.pairs(&mut pairs);
+            pairs.sort_unstable();
+            assert_eq!(pairs, expected, "pairs differ from brute force with {config:?}");
+            let mut swept = Vec::new();
+            SortAndSweep::default().pairs(&boxes, &mut swept).expect("valid boxes");
+            swept.sort_unstable();
+            assert_eq!(swept, expected, "sort-and-sweep differs from brute force");
+            let (mut hits, mut wanted) = (Vec::new(), Vec::new());
+            for query in boxes.iter().take(8) {
+                grid.query(query, &mut hits).expect("a valid box is a valid query");
+                brute_force_query(&boxes, query, &mut wanted).expect("valid boxes");
+                hits.sort_unstable();
+                assert_eq!(hits, wanted, "query {query:?} differs with {config:?}");
+            }
+        }
+        (found, wanted) => panic!("grid said {found:?}, brute force said {wanted:?}"),
+    }
+}
