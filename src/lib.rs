@@ -5,6 +5,12 @@ pub use broadphase_kernel::{
     Aabb, AdaptiveGrid, Axis, Corner, Dedup, GridConfig, InputError, MAX_BOXES, PairKernel,
     PairsError, SortAndSweep, TreeError, brute_force_pairs, brute_force_query,
 };
+pub use broadphase_kernel::{
+    CellHash, CountingSortGrid, CountingSortGridConfig, NeighborLists, NeighborRule,
+    NeighborSearch, PointError, RowLookup, ScanKernel, SpatialHash, SpatialHashConfig,
+    SpatialIndex, SpatialIndexConfig, brute_force_neighbor_pairs, brute_force_neighbor_rows,
+    brute_force_neighbors_within, brute_force_sphere_contacts, brute_force_spheres_touching,
+};
 pub use glam;
 
 /// The storage building blocks the kernel is made of, for users who build
@@ -15,3 +21,4 @@ pub mod storage {
         AlignedF32, FastUnique, FastUniqueSets, LANES, Pool, SENTINEL_ID, SoaBoxes, validate_boxes,
     };
 }
+

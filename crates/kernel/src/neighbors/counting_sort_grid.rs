@@ -1,0 +1,386 @@
+//! [`CountingSortGrid`]: the Fluids v3 neighbor search, a dense grid over
+//! the data's bounds filled by a stable counting sort.
+
+use super::api::{Index, impl_neighbor_search};
+use super::scan::ScanKernel;
+use super::search::{CellBox, Cells, Stencil};
+use super::sorted::{Shape, Sorted, cell_size, counting_sort, stencil_k, widest};
+use glam::Vec3;
+
+/// Tuning of [`CountingSortGrid`]. Every field is safe to change.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_kernel::{CountingSortGrid, CountingSortGridConfig};
+/// let grid = CountingSortGrid::with_config(CountingSortGridConfig {
+///     cells_per_radius: 2,
+///     ..CountingSortGridConfig::default()
+/// });
+/// assert_eq!(grid.config().cells_per_radius, 2);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CountingSortGridConfig {
+    /// Cells per search radius, 1 to 3. With 1 (the default, and the
+    /// source's choice) a cell is a little larger than the radius and a
+    /// particle's search visits the 3×3×3 cells around it (9 rows of 3);
+    /// with 2, cells of half the size and 5×5×5 cells (25 rows of 5).
+    pub cells_per_radius: u32,
+    /// The grid never has more than this many cells per particle (and at
+    /// least 4096): when the data's bounds would need more cells of the
+    /// preferred size, the cells grow. This bounds the memory of a sparse
+    /// or spread-out set; such sets are better served by
+    /// [`SpatialHash`](crate::SpatialHash) or [`SpatialIndex`](crate::SpatialIndex).
+    pub max_cells_per_point: u32,
+    /// Which scan kernel runs (every kernel gives the same results).
+    pub kernel: ScanKernel,
+}
+
+impl Default for CountingSortGridConfig {
+    fn default() -> Self {
+        Self { cells_per_radius: 1, max_cells_per_point: 8, kernel: ScanKernel::Auto }
+    }
+}
+
+/// Fixed-radius neighbor search with a dense grid and a counting sort (the
+/// GPU fluid simulator Fluids v3, run on one CPU thread).
+///
+/// Build, in three stages: **insert** gives each particle its cell index
+/// (cells of about the search radius over the data's bounds) and its slot
+/// among the particles of that cell; **counting sort** turns the per-cell
+/// counts into offsets with a prefix sum, so particle `i` goes to
+/// `offset[cell] + slot` (stable: equal cells keep the input order); the
+/// particles are then gathered into SoA columns in that order. **Search**
+/// visits the `(2r/cell + 1)³` cells around a particle; cells are numbered
+/// x fastest, so each row of 3 cells along x is one contiguous range of
+/// slots, 9 ranges in all, scanned 8 particles a step with squared
+/// distances.
+///
+/// Best when the particles fill a compact box: the grid costs one offset
+/// per cell of the bounds, empty or not (capped by
+/// [`CountingSortGridConfig::max_cells_per_point`]). See `docs/NEIGHBORS.md`
+/// for when to pick which structure.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_kernel::{CountingSortGrid, NeighborLists, NeighborSearch};
+/// use glam::Vec3;
+///
+/// // A 10×10×10 lattice of spacing 1: with radius 1, interior points have 6 neighbors.
+/// let points: Vec<Vec3> = (0..1000)
+///     .map(|i| Vec3::new((i % 10) as f32, ((i / 10) % 10) as f32, (i / 100) as f32))
+///     .collect();
+/// let mut grid = CountingSortGrid::default();
+/// grid.build(&points, 1.0)?;
+/// let mut lists = NeighborLists::default();
+/// grid.neighbor_lists(&mut lists);
+/// assert_eq!(lists.neighbors(555).len(), 6);
+/// assert_eq!(lists.total(), 2 * 3 * 9 * 100); // 2,700 lattice edges, each in two rows
+/// # Ok::<(), broadphase_kernel::PointError>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct CountingSortGrid {
+    config: CountingSortGridConfig,
+    sorted: Sorted,
+    /// `offsets[c]..offsets[c + 1]` are the slots of cell `c`; `cells + 1` entries.
+    offsets: Vec<u32>,
+    /// Cells per axis.
+    dims: [i32; 3],
+    /// The min corner of the bounds (cell (0, 0, 0) starts there).
+    origin: [f64; 3],
+    inv_cell: f64,
+    k: i32,
+    /// Per particle (caller order): its cell index, then its sorted slot.
+    keys: Vec<u32>,
+    dst: Vec<u32>,
+}
+
+impl CountingSortGrid {
+    /// An empty grid with `config`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_kernel::{CountingSortGrid, CountingSortGridConfig, NeighborSearch};
+    /// let grid = CountingSortGrid::with_config(CountingSortGridConfig::default());
+    /// assert!(grid.is_empty());
+    /// ```
+    pub fn with_config(config: CountingSortGridConfig) -> Self {
+        Self { config, ..Self::default() }
+    }
+
+    /// The configuration.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_kernel::CountingSortGrid;
+    /// assert_eq!(CountingSortGrid::default().config().cells_per_radius, 1);
+    /// ```
+    pub fn config(&self) -> &CountingSortGridConfig {
+        &self.config
+    }
+
+    /// Cells per axis of the last build (`[0, 0, 0]` when empty).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_kernel::{CountingSortGrid, NeighborSearch};
+    /// use glam::Vec3;
+    /// let mut grid = CountingSortGrid::default();
+    /// grid.build(&[Vec3::ZERO, Vec3::new(10.0, 0.0, 0.0)], 1.0)?;
+    /// assert_eq!(grid.dims(), [10, 1, 1]); // cells a hair larger than 1
+    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// ```
+    pub fn dims(&self) -> [u32; 3] {
+        self.dims.map(|d| d as u32)
+    }
+
+    #[inline(always)]
+    fn linear(&self, x: i32, y: i32, z: i32) -> usize {
+        // dims are positive and their product fits u32.
+        x as usize + self.dims[0] as usize * (y as usize + self.dims[1] as usize * z as usize)
+    }
+}
+
+impl Index for CountingSortGrid {
+    fn reset(&mut self) {
+        self.sorted.clear();
+        self.offsets.clear();
+        self.dims = [0; 3];
+    }
+
+    fn index(
+        &mut self,
+        points: &[Vec3],
+        radii: Option<&[f32]>,
+        bounds: Option<(Vec3, Vec3)>,
+        shape: Shape,
+    ) {
+        let Some((lo, hi)) = bounds else {
+            self.sorted.shape = shape;
+            return;
+        };
+        let n = points.len();
+        let extent = [0, 1, 2].map(|a| f64::from(hi[a]) - f64::from(lo[a]));
+        let max_cells = (n as f64 * f64::from(self.config.max_cells_per_point.max(1)))
+            .clamp(4096.0, f64::from(u32::MAX - 1));
+        let reach = shape.reach();
+        let k = stencil_k(self.config.cells_per_radius);
+        let mut cell = cell_size(reach, k, widest(lo, hi), n);
+        // Grow the cells until the grid fits the budget.
+        let mut dims = [0f64; 3];
+        for _ in 0..200 {
+            dims = extent.map(|e| (e / cell).floor() + 1.0);
+            let count = dims[0] * dims[1] * dims[2];
+            if count <= max_cells {
+                break;
+            }
+            cell *= (count / max_cells).cbrt().max(1.01);
+        }
+        // A cell larger than needed lets a smaller stencil suffice.
+        let needed = (cell_size(reach, 1, 0.0, n) / cell).ceil();
+        self.k = (needed as i32).clamp(1, k as i32);
+        self.dims = dims.map(|d| d as i32);
+        self.origin = [0, 1, 2].map(|a| f64::from(lo[a]));
+        self.inv_cell = 1.0 / cell;
+
+        // Insert: the cell of every particle.
+        let mut keys = std::mem::take(&mut self.keys);
+        keys.clear();
+        // The same map as `cell_of`, with everything hoisted: clamping in
+        // floating point first makes truncation a floor.
+        let (origin, inv) = (self.origin, self.inv_cell);
+        let last = self.dims.map(|d| f64::from(d - 1));
+        let (dx, dy) = (self.dims[0] as u32, self.dims[1] as u32);
+        let axis =
+            |v: f32, a: usize| ((f64::from(v) - origin[a]) * inv).max(0.0).min(last[a]) as u32;
+        // The linear index fits u32: at most max_cells < u32::MAX cells.
+        keys.extend(points.iter().map(|p| axis(p.x, 0) + dx * (axis(p.y, 1) + dy * axis(p.z, 2))));
+        let cells = self.dims.iter().map(|&d| d as usize).product();
+        // Counting sort: slots, prefix sum, sorted index per particle.
+        counting_sort(&keys, cells, &mut self.offsets, &mut self.dst);
+        self.keys = keys;
+        self.sorted.scatter(points, radii, &self.dst, shape);
+        self.sorted.estimate_rows(lo, hi, cell, self.k);
+    }
+}
+
+impl Cells for CountingSortGrid {
+    type Finger = ();
+
+    fn sorted(&self) -> &Sorted {
+        &self.sorted
+    }
+
+    fn kernel(&self) -> ScanKernel {
+        self.config.kernel
+    }
+
+    fn k(&self) -> i32 {
+        self.k
+    }
+
+    #[inline(always)]
+    fn cell_of(&self, p: [f64; 3]) -> [i32; 3] {
+        // Clamped to the grid in floating point, where truncation is then a
+        // floor: monotone in each coordinate.
+        let axis = |a: usize| {
+            let last = f64::from(self.dims[a] - 1);
+            ((p[a] - self.origin[a]) * self.inv_cell).max(0.0).min(last) as i32
+        };
+        [axis(0), axis(1), axis(2)]
+    }
+
+    type Runs = GridRuns;
+
+    fn runs_from(&self, from: usize) -> GridRuns {
+        let cells = self.offsets.len().saturating_sub(1);
+        if cells == 0 {
+            return GridRuns { cell: 0, xyz: [0; 3], from };
+        }
+        // The cell holding slot `from`: the last cell starting at or before it.
+        let cell = self.offsets[..cells].partition_point(|&o| o as usize <= from).max(1) - 1;
+        let [dx, dy, _] = self.dims.map(|d| d as usize);
+        let xyz = [cell % dx, (cell / dx) % dy, cell / (dx * dy)].map(|c| c as i32);
+        GridRuns { cell, xyz, from }
+    }
+
+    #[inline]
+    fn next_run(&self, runs: &mut GridRuns, to: usize) -> Option<(usize, usize, [i32; 3])> {
+        let cells = self.offsets.len().saturating_sub(1);
+        while runs.cell < cells && (self.offsets[runs.cell] as usize) < to {
+            let start = (self.offsets[runs.cell] as usize).max(runs.from);
+            let end = (self.offsets[runs.cell + 1] as usize).min(to);
+            let xyz = runs.xyz;
+            runs.cell += 1;
+            runs.xyz[0] += 1;
+            if runs.xyz[0] == self.dims[0] {
+                runs.xyz[0] = 0;
+                runs.xyz[1] += 1;
+                if runs.xyz[1] == self.dims[1] {
+                    runs.xyz[1] = 0;
+                    runs.xyz[2] += 1;
+                }
+            }
+            if start < end {
+                return Some((start, end, xyz));
+            }
+        }
+        None
+    }
+
+    fn later_ranges(&self, cell: [i32; 3], _: &mut (), out: &mut Stencil) {
+        self.later_rows(cell, out);
+    }
+
+    #[inline]
+    fn ranges(&self, cells: CellBox, _: &mut (), out: &mut Stencil) {
+        out.clear();
+        let lo = [0, 1, 2].map(|a| cells.lo[a].max(0));
+        let hi = [0, 1, 2].map(|a| cells.hi[a].min(self.dims[a] - 1));
+        if (0..3).any(|a| lo[a] > hi[a]) {
+            return;
+        }
+        for z in lo[2]..=hi[2] {
+            for y in lo[1]..=hi[1] {
+                // Cells are numbered x fastest: a row of cells is one range.
+                let first = self.linear(lo[0], y, z);
+                let last = self.linear(hi[0], y, z);
+                out.push(self.offsets[first], self.offsets[last + 1]);
+            }
+        }
+    }
+}
+
+/// A point's coordinates in `f64`, where cells are computed.
+#[inline(always)]
+pub(crate) fn wide(p: Vec3) -> [f64; 3] {
+    [f64::from(p.x), f64::from(p.y), f64::from(p.z)]
+}
+
+/// A position in the grid's cells (see [`Cells::next_run`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GridRuns {
+    cell: usize,
+    xyz: [i32; 3],
+    from: usize,
+}
+
+impl CountingSortGrid {
+    /// The later half of the rows around `cell` (see [`Cells::later_ranges`]).
+    fn later_rows(&self, cell: [i32; 3], out: &mut Stencil) {
+        out.clear();
+        let k = self.k;
+        let (lo_x, hi_x) = ((cell[0] - k).max(0), (cell[0] + k).min(self.dims[0] - 1));
+        for dz in 0..=k {
+            let z = cell[2] + dz;
+            if z >= self.dims[2] {
+                break;
+            }
+            let first_dy = if dz == 0 { 0 } else { -k };
+            for y in (cell[1] + first_dy).max(0)..=(cell[1] + k).min(self.dims[1] - 1) {
+                let (first, last) = (self.linear(lo_x, y, z), self.linear(hi_x, y, z));
+                out.push(self.offsets[first], self.offsets[last + 1]);
+            }
+        }
+    }
+}
+
+impl_neighbor_search!(CountingSortGrid);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::NeighborSearch;
+
+    #[test]
+    fn grid_is_capped_for_spread_out_points() {
+        let points = [Vec3::ZERO, Vec3::splat(1e30), Vec3::splat(-3e38)];
+        let mut grid = CountingSortGrid::default();
+        grid.build(&points, 0.001).unwrap();
+        let cells: u64 = grid.dims().iter().map(|&d| u64::from(d)).product();
+        assert!(cells <= 4096, "{:?}", grid.dims());
+        let mut pairs = Vec::new();
+        grid.neighbor_pairs(&mut pairs);
+        assert!(pairs.is_empty());
+    }
+
+    #[test]
+    fn offsets_count_every_particle_once() {
+        let points: Vec<Vec3> = (0..200).map(|i| Vec3::splat((i % 17) as f32 * 0.3)).collect();
+        let mut grid = CountingSortGrid::default();
+        grid.build(&points, 0.5).unwrap();
+        assert_eq!(*grid.offsets.last().unwrap() as usize, points.len());
+        assert!(grid.offsets.windows(2).all(|w| w[0] <= w[1]));
+        let mut seen = vec![false; points.len()];
+        let mut runs = 0;
+        grid.for_each_run(0, points.len(), |start, end, cell| {
+            runs += 1;
+            for (s, seen) in seen.iter_mut().enumerate().take(end).skip(start) {
+                assert!(!*seen);
+                *seen = true;
+                let p = grid.sorted.position(s).map(f64::from);
+                assert_eq!(grid.cell_of(p), cell);
+            }
+        });
+        assert!(seen.iter().all(|&s| s));
+        let mut cells: Vec<[i32; 3]> =
+            points.iter().map(|p| grid.cell_of(p.to_array().map(f64::from))).collect();
+        cells.sort_unstable();
+        cells.dedup();
+        assert_eq!(runs, cells.len());
+    }
+
+    #[test]
+    fn radius_zero_finds_coincident_points() {
+        let points = [Vec3::ONE, Vec3::ZERO, Vec3::ONE, Vec3::new(1.0, 1.0, 1.0 + 1e-6)];
+        let mut grid = CountingSortGrid::default();
+        grid.build(&points, 0.0).unwrap();
+        let mut pairs = Vec::new();
+        grid.neighbor_pairs(&mut pairs);
+        assert_eq!(pairs, [[0, 2]]);
+    }
+}

@@ -1,0 +1,231 @@
+//! Per-particle neighbor lists in compressed sparse row (CSR) form, the
+//! layout SPH loops read: one `offsets` array and one flat `indices` array.
+
+use super::scan::MAX_LANES;
+
+/// Neighbor lists in CSR form: row `i` is `indices[offsets[i]..offsets[i + 1]]`.
+///
+/// Filled by [`NeighborSearch::neighbor_lists`](crate::NeighborSearch::neighbor_lists)
+/// (rows and entries are the caller's indices) or
+/// [`NeighborSearch::sorted_neighbor_lists`](crate::NeighborSearch::sorted_neighbor_lists)
+/// (rows and entries are sorted slots). A row never holds its own particle;
+/// the order of the entries within a row is unspecified but deterministic.
+///
+/// Keep one across frames: its buffers grow to the largest frame and are
+/// reused, so a warm fill allocates nothing (the entry buffer is not
+/// shrunk, and its tail past [`total`](Self::total) is scratch).
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_kernel::{CountingSortGrid, NeighborLists, NeighborSearch};
+/// use glam::Vec3;
+///
+/// let points = [Vec3::ZERO, Vec3::X, Vec3::new(5.0, 0.0, 0.0)];
+/// let mut grid = CountingSortGrid::default();
+/// grid.build(&points, 1.5)?;
+/// let mut lists = NeighborLists::default();
+/// grid.neighbor_lists(&mut lists);
+/// assert_eq!(lists.len(), 3);
+/// assert_eq!(lists.neighbors(0), [1]);
+/// assert_eq!(lists.neighbors(1), [0]);
+/// assert!(lists.neighbors(2).is_empty());
+/// assert_eq!(lists.offsets(), [0, 1, 2, 2]);
+/// # Ok::<(), broadphase_kernel::PointError>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct NeighborLists {
+    /// `rows + 1` entries once filled; empty when never filled.
+    pub(crate) offsets: Vec<usize>,
+    /// Entries, then scratch up to the buffer's length.
+    pub(crate) indices: Vec<u32>,
+    /// The lists in sorted order, kept to remap them into caller order.
+    pub(crate) scratch_offsets: Vec<usize>,
+    pub(crate) scratch_indices: Vec<u32>,
+}
+
+impl NeighborLists {
+    /// Number of rows (particles).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(broadphase_kernel::NeighborLists::default().len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    /// Whether there are no rows.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(broadphase_kernel::NeighborLists::default().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Total number of entries over all rows (each neighbor pair counts
+    /// twice, once in each row).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_kernel::{NeighborLists, NeighborSearch, SpatialHash};
+    /// use glam::Vec3;
+    /// let mut hash = SpatialHash::default();
+    /// hash.build(&[Vec3::ZERO, Vec3::X, Vec3::Y], 1.0)?;
+    /// let mut lists = NeighborLists::default();
+    /// hash.neighbor_lists(&mut lists);
+    /// assert_eq!(lists.total(), 4); // 0-1 and 0-2, both ways; 1-2 is √2 apart
+    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// ```
+    pub fn total(&self) -> usize {
+        self.offsets.last().copied().unwrap_or(0)
+    }
+
+    /// The neighbors of row `row`.
+    ///
+    /// # Panics
+    ///
+    /// If `row >= self.len()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_kernel::{NeighborLists, NeighborSearch, SpatialIndex};
+    /// use glam::Vec3;
+    /// let mut index = SpatialIndex::default();
+    /// index.build(&[Vec3::ZERO, Vec3::X], 1.0)?;
+    /// let mut lists = NeighborLists::default();
+    /// index.neighbor_lists(&mut lists);
+    /// assert_eq!(lists.neighbors(1), [0]);
+    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// ```
+    pub fn neighbors(&self, row: usize) -> &[u32] {
+        &self.indices[self.offsets[row]..self.offsets[row + 1]]
+    }
+
+    /// The row offsets: `len() + 1` entries, starting at 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_kernel::{CountingSortGrid, NeighborLists, NeighborSearch};
+    /// use glam::Vec3;
+    /// let mut grid = CountingSortGrid::default();
+    /// grid.build(&[Vec3::ZERO, Vec3::X], 1.0)?;
+    /// let mut lists = NeighborLists::default();
+    /// grid.neighbor_lists(&mut lists);
+    /// assert_eq!(lists.offsets(), [0, 1, 2]);
+    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// ```
+    pub fn offsets(&self) -> &[usize] {
+        &self.offsets
+    }
+
+    /// Every entry, row after row: `total()` of them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_kernel::{CountingSortGrid, NeighborLists, NeighborSearch};
+    /// use glam::Vec3;
+    /// let mut grid = CountingSortGrid::default();
+    /// grid.build(&[Vec3::ZERO, Vec3::X], 1.0)?;
+    /// let mut lists = NeighborLists::default();
+    /// grid.neighbor_lists(&mut lists);
+    /// assert_eq!(lists.indices(), [1, 0]);
+    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// ```
+    pub fn indices(&self) -> &[u32] {
+        &self.indices[..self.total()]
+    }
+
+    /// The rows in order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_kernel::{CountingSortGrid, NeighborLists, NeighborSearch};
+    /// use glam::Vec3;
+    /// let points = [Vec3::ZERO, Vec3::X, Vec3::new(0.5, 0.0, 0.0)];
+    /// let mut grid = CountingSortGrid::default();
+    /// grid.build(&points, 1.0)?;
+    /// let mut lists = NeighborLists::default();
+    /// grid.neighbor_lists(&mut lists);
+    /// let counts: Vec<usize> = lists.rows().map(<[u32]>::len).collect();
+    /// assert_eq!(counts, [2, 2, 2]);
+    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// ```
+    pub fn rows(&self) -> impl ExactSizeIterator<Item = &[u32]> + '_ {
+        self.offsets.windows(2).map(|w| &self.indices[w[0]..w[1]])
+    }
+
+    /// Makes the entry buffer at least `needed + MAX_LANES` long (the scan
+    /// kernel stores whole steps), growing geometrically.
+    #[inline]
+    pub(crate) fn reserve_entries(indices: &mut Vec<u32>, needed: usize) {
+        let want = needed + MAX_LANES;
+        if indices.len() < want {
+            let grown = want.max(indices.len() * 2);
+            indices.resize(grown, 0);
+        }
+    }
+
+    /// Rewrites the lists kept in sorted order (rows and entries are slots,
+    /// in `scratch_*`) into caller order in `offsets`/`indices`, through
+    /// `order` (slot → caller index).
+    ///
+    /// Rows are read in slot order and written to scattered places: the
+    /// destination offset and row of the slot `AHEAD` rows later are
+    /// prefetched, so the misses overlap instead of stalling each row.
+    pub(crate) fn remap_from_scratch(&mut self, order: &[u32]) {
+        const AHEAD: usize = 8;
+        let n = order.len();
+        debug_assert_eq!(self.scratch_offsets.len(), n + 1);
+        self.offsets.clear();
+        self.offsets.resize(n + 1, 0);
+        for (slot, &caller) in order.iter().enumerate() {
+            self.offsets[caller as usize + 1] =
+                self.scratch_offsets[slot + 1] - self.scratch_offsets[slot];
+        }
+        let mut sum = 0;
+        for offset in self.offsets.iter_mut() {
+            sum += *offset;
+            *offset = sum;
+        }
+        let total = sum;
+        Self::reserve_entries(&mut self.indices, total);
+        for (slot, &caller) in order.iter().enumerate() {
+            if let Some(&later) = order.get(slot + 2 * AHEAD) {
+                prefetch(&self.offsets[later as usize]);
+            }
+            if let Some(&soon) = order.get(slot + AHEAD) {
+                prefetch(self.indices.as_ptr().wrapping_add(self.offsets[soon as usize]));
+            }
+            let (from, to) = (self.scratch_offsets[slot], self.scratch_offsets[slot + 1]);
+            let at = self.offsets[caller as usize];
+            let row = &mut self.indices[at..at + (to - from)];
+            for (dst, &s) in row.iter_mut().zip(&self.scratch_indices[from..to]) {
+                *dst = order[s as usize];
+            }
+        }
+    }
+}
+
+/// Asks the CPU to start loading the cache line at `p` (any address: a
+/// prefetch never faults). A no-op off x86-64.
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE is part of the x86-64 baseline, and a prefetch reads
+    // nothing architecturally: any address is allowed.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}

@@ -1,0 +1,265 @@
+//! The input contract of neighbor search: finite points, finite non-negative
+//! radii, ids that fit `u32`; and [`PointError`], the typed error that names
+//! the first thing that breaks it.
+
+use broadphase_storage::Axis;
+use core::fmt;
+use glam::Vec3;
+
+/// The most points one structure accepts: ids are `u32`.
+pub(crate) const MAX_POINTS: usize = u32::MAX as usize;
+
+/// Input that breaks the neighbor-search contract.
+///
+/// Every structure checks its input in slice order and reports the *first*
+/// problem, so the same input gives the same error everywhere. A failed
+/// build leaves the structure empty and reusable.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_kernel::{Axis, CountingSortGrid, NeighborSearch, PointError};
+/// use glam::Vec3;
+///
+/// let mut grid = CountingSortGrid::default();
+/// let points = [Vec3::ZERO, Vec3::new(1.0, f32::NAN, 0.0)];
+/// assert!(matches!(
+///     grid.build(&points, 1.0),
+///     Err(PointError::NotFinite { index: 1, axis: Axis::Y, .. })
+/// ));
+/// assert!(matches!(grid.build(&points[..1], -1.0), Err(PointError::InvalidRadius { .. })));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PointError {
+    /// A coordinate of a point (or sphere center) is NaN or infinite. A bad
+    /// query point is reported with `index` 0.
+    NotFinite {
+        /// Index of the point in the caller's slice (0 for a query point).
+        index: usize,
+        /// The axis of the bad coordinate.
+        axis: Axis,
+        /// The coordinate itself.
+        value: f32,
+    },
+    /// The radius given to a build or a query is NaN, infinite or negative.
+    InvalidRadius {
+        /// The radius given.
+        value: f32,
+    },
+    /// A sphere's radius is NaN, infinite or negative.
+    InvalidSphereRadius {
+        /// Index of the sphere in the caller's slices.
+        index: usize,
+        /// The radius given.
+        value: f32,
+    },
+    /// A query radius is larger than the structure was built for.
+    QueryRadiusTooLarge {
+        /// The radius asked for.
+        radius: f32,
+        /// The largest radius a query may use: the build radius for points,
+        /// the largest sphere radius for spheres.
+        max: f32,
+    },
+    /// `centers` and `radii` have different lengths.
+    LengthMismatch {
+        /// Number of centers.
+        centers: usize,
+        /// Number of radii.
+        radii: usize,
+    },
+    /// More points than `u32` ids can name.
+    TooManyPoints {
+        /// How many points were given.
+        count: usize,
+    },
+}
+
+impl fmt::Display for PointError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            PointError::NotFinite { index, axis, value } => {
+                write!(f, "point {index}: {axis:?} coordinate is {value}, not a finite number")
+            }
+            PointError::InvalidRadius { value } => {
+                write!(f, "radius {value} is not a finite number >= 0")
+            }
+            PointError::InvalidSphereRadius { index, value } => {
+                write!(f, "sphere {index}: radius {value} is not a finite number >= 0")
+            }
+            PointError::QueryRadiusTooLarge { radius, max } => {
+                write!(
+                    f,
+                    "query radius {radius} is larger than the {max} the structure was built for"
+                )
+            }
+            PointError::LengthMismatch { centers, radii } => {
+                write!(f, "{centers} centers but {radii} radii")
+            }
+            PointError::TooManyPoints { count } => {
+                write!(f, "{count} points given; at most {MAX_POINTS} fit u32 ids")
+            }
+        }
+    }
+}
+
+impl std::error::Error for PointError {}
+
+/// Checks one radius argument: finite and `>= 0`.
+pub(crate) fn check_radius(radius: f32) -> Result<(), PointError> {
+    if radius.is_finite() && radius >= 0.0 {
+        Ok(())
+    } else {
+        Err(PointError::InvalidRadius { value: radius })
+    }
+}
+
+/// Checks one query point; a bad coordinate is reported with index 0.
+pub(crate) fn check_point(point: Vec3) -> Result<(), PointError> {
+    first_bad_coordinate(0, point)
+}
+
+fn first_bad_coordinate(index: usize, p: Vec3) -> Result<(), PointError> {
+    for axis in Axis::ALL {
+        let value = p[axis as usize];
+        if !value.is_finite() {
+            return Err(PointError::NotFinite { index, axis, value });
+        }
+    }
+    Ok(())
+}
+
+/// Checks every point and returns the bounds of the set (`None` when empty).
+///
+/// One pass: a running min/max and a running "all finite" flag; only a set
+/// that fails pays for the search of the first bad point.
+pub(crate) fn validate_points(points: &[Vec3]) -> Result<Option<(Vec3, Vec3)>, PointError> {
+    if points.len() > MAX_POINTS {
+        return Err(PointError::TooManyPoints { count: points.len() });
+    }
+    let Some(&first) = points.first() else { return Ok(None) };
+    let (mut lo, mut hi) = (first, first);
+    let mut finite = true;
+    for p in points {
+        lo = lo.min(*p);
+        hi = hi.max(*p);
+        // `&`, not `&&`: no branch per point.
+        finite &= p.x.is_finite() & p.y.is_finite() & p.z.is_finite();
+    }
+    if finite {
+        return Ok(Some((lo, hi)));
+    }
+    for (index, p) in points.iter().enumerate() {
+        first_bad_coordinate(index, *p)?;
+    }
+    unreachable!("a non-finite coordinate was seen but not found again")
+}
+
+/// Checks spheres (centers, then radii, in index order) and returns the
+/// bounds of the centers and the largest radius.
+pub(crate) fn validate_spheres(
+    centers: &[Vec3],
+    radii: &[f32],
+) -> Result<(Option<(Vec3, Vec3)>, f32), PointError> {
+    if centers.len() != radii.len() {
+        return Err(PointError::LengthMismatch { centers: centers.len(), radii: radii.len() });
+    }
+    let bounds = match validate_points(centers) {
+        Ok(bounds) => bounds,
+        // A bad radius before the first bad center comes first in index order.
+        Err(e @ PointError::NotFinite { index, .. }) => {
+            return Err(first_bad_radius(&radii[..index]).unwrap_or(e));
+        }
+        Err(e) => return Err(e),
+    };
+    if let Some(e) = first_bad_radius(radii) {
+        return Err(e);
+    }
+    let max_radius = radii.iter().fold(0.0f32, |m, &r| m.max(r));
+    Ok((bounds, max_radius))
+}
+
+/// The first sphere radius that is NaN, infinite or negative.
+fn first_bad_radius(radii: &[f32]) -> Option<PointError> {
+    let valid = 0.0..f32::INFINITY; // NaN is not contained
+    let ok = radii.iter().fold(true, |ok, r| ok & valid.contains(r));
+    if ok {
+        return None;
+    }
+    radii.iter().enumerate().find_map(|(index, &value)| {
+        (!valid.contains(&value)).then_some(PointError::InvalidSphereRadius { index, value })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_of_good_points() {
+        let points = [Vec3::new(1.0, -2.0, 3.0), Vec3::new(-1.0, 5.0, 0.0)];
+        let (lo, hi) = validate_points(&points).unwrap().unwrap();
+        assert_eq!(lo, Vec3::new(-1.0, -2.0, 0.0));
+        assert_eq!(hi, Vec3::new(1.0, 5.0, 3.0));
+        assert_eq!(validate_points(&[]), Ok(None));
+    }
+
+    #[test]
+    fn first_bad_point_is_named() {
+        let mut points = vec![Vec3::ONE; 10];
+        points[7].z = f32::NEG_INFINITY;
+        points[3].y = f32::NAN;
+        let err = validate_points(&points).unwrap_err();
+        assert!(matches!(err, PointError::NotFinite { index: 3, axis: Axis::Y, .. }), "{err:?}");
+        points[3].y = 0.0;
+        let err = validate_points(&points).unwrap_err();
+        assert_eq!(
+            err,
+            PointError::NotFinite { index: 7, axis: Axis::Z, value: f32::NEG_INFINITY }
+        );
+    }
+
+    #[test]
+    fn radii_are_checked_in_index_order_with_centers() {
+        let centers = vec![Vec3::ONE; 5];
+        let mut radii = vec![1.0; 5];
+        assert_eq!(validate_spheres(&centers, &radii).map(|(_, m)| m), Ok(1.0));
+        radii[4] = -0.5;
+        assert_eq!(
+            validate_spheres(&centers, &radii).unwrap_err(),
+            PointError::InvalidSphereRadius { index: 4, value: -0.5 }
+        );
+        let mut bad_center = centers.clone();
+        bad_center[2].x = f32::INFINITY;
+        assert!(matches!(
+            validate_spheres(&bad_center, &radii),
+            Err(PointError::NotFinite { index: 2, .. })
+        ));
+        radii[1] = f32::NAN;
+        assert!(matches!(
+            validate_spheres(&bad_center, &radii),
+            Err(PointError::InvalidSphereRadius { index: 1, .. })
+        ));
+        assert_eq!(
+            validate_spheres(&centers, &radii[..3]).unwrap_err(),
+            PointError::LengthMismatch { centers: 5, radii: 3 }
+        );
+    }
+
+    #[test]
+    fn radius_argument() {
+        assert!(check_radius(0.0).is_ok());
+        for bad in [-1.0, f32::NAN, f32::INFINITY, -0.0001] {
+            assert!(matches!(check_radius(bad), Err(PointError::InvalidRadius { .. })));
+        }
+        assert!(check_point(Vec3::new(0.0, 0.0, f32::NAN)).is_err());
+    }
+
+    #[test]
+    fn messages_name_the_problem() {
+        let e = PointError::NotFinite { index: 4, axis: Axis::X, value: f32::NAN };
+        assert!(e.to_string().contains("point 4"));
+        let e = PointError::QueryRadiusTooLarge { radius: 3.0, max: 2.0 };
+        assert!(e.to_string().contains("larger"));
+    }
+}

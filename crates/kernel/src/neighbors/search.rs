@@ -1,0 +1,499 @@
+//! The search every structure shares: stencils of slot ranges around a cell,
+//! and the three walks over them (pairs, neighbor lists, one query).
+//!
+//! A structure only says where particles are: it sorts them into cells
+//! ([`Sorted`]), lists the runs of slots that share a cell, and turns a box
+//! of cells into a few disjoint slot ranges (one per row of cells for the
+//! grid and the index, one per bucket for the hash). The walks here do the
+//! rest: for each run, the ranges of the `±k` cells around it are computed
+//! once and scanned for every particle of the run.
+
+use super::csr::NeighborLists;
+use super::points::{PointError, check_point, check_radius};
+#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+use super::scan::{Avx2, Avx512};
+use super::scan::{
+    Columns, Contact, Kernel, MAX_LANES, NO_SKIP, Portable, ScanKernel, Test, Within,
+};
+use super::sorted::{ABSOLUTE_SLACK, Shape, Sorted};
+use super::stencil::Steps;
+pub(crate) use super::stencil::{CellBox, MAX_RANGES, Stencil, around};
+use glam::Vec3;
+use std::ops::Range;
+
+/// What a structure provides to the shared walks.
+pub(crate) trait Cells {
+    /// State carried from one run's stencil to the next run's, in slot
+    /// order (the index keeps its last binary-search answers here).
+    type Finger: Default;
+
+    /// The particles, sorted by cell.
+    fn sorted(&self) -> &Sorted;
+
+    /// The scan kernel the configuration asks for (only SIMD builds can
+    /// run another than the portable one).
+    #[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
+    fn kernel(&self) -> ScanKernel;
+
+    /// The stencil half-width in cells: every particle within reach of a
+    /// particle of cell `c` lies in the cells `c ± k`.
+    fn k(&self) -> i32;
+
+    /// The cell holding position `p` (computed in `f64` like the build's,
+    /// clamped like it: monotone in each coordinate).
+    fn cell_of(&self, p: [f64; 3]) -> [i32; 3];
+
+    /// A position in the sequence of runs of slots that share a cell.
+    type Runs: Copy;
+
+    /// The runs starting with the one that holds slot `from` (clipped to it).
+    fn runs_from(&self, from: usize) -> Self::Runs;
+
+    /// The next maximal run `(start, end, cell)` of slots below `to` that
+    /// share a cell, in slot order; `None` past `to`.
+    fn next_run(&self, runs: &mut Self::Runs, to: usize) -> Option<(usize, usize, [i32; 3])>;
+
+    /// Calls `f(start, end, cell)` for each run of `from..to`.
+    fn for_each_run(&self, from: usize, to: usize, mut f: impl FnMut(usize, usize, [i32; 3])) {
+        let mut runs = self.runs_from(from);
+        while let Some((start, end, cell)) = self.next_run(&mut runs, to) {
+            f(start, end, cell);
+        }
+    }
+
+    /// Replaces `out` with disjoint slot ranges that hold every particle
+    /// whose cell lies in `cells` (and possibly others).
+    fn ranges(&self, cells: CellBox, finger: &mut Self::Finger, out: &mut Stencil);
+
+    /// Like [`ranges`](Self::ranges) for the `±k` box around `cell`, but
+    /// may leave out ranges that lie wholly before the slots of `cell`: the
+    /// pair walk needs only partners in later slots. Structures whose slots
+    /// follow their cells' (z, y, x) order skip the rows before the cell's.
+    fn later_ranges(&self, cell: [i32; 3], finger: &mut Self::Finger, out: &mut Stencil) {
+        self.ranges(around(cell, self.k()), finger, out);
+    }
+}
+
+/// What "neighbor" means for a built structure.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_kernel::{NeighborRule, NeighborSearch, SpatialHash};
+/// use glam::Vec3;
+///
+/// let mut hash = SpatialHash::default();
+/// hash.build_spheres(&[Vec3::ZERO, Vec3::X], &[0.25, 0.75])?;
+/// assert_eq!(hash.rule(), NeighborRule::Contact { max_radius: 0.75 });
+/// # Ok::<(), broadphase_kernel::PointError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NeighborRule {
+    /// Built from points: `i` and `j` are neighbors when
+    /// `distance(p_i, p_j) <= radius` (inclusive).
+    Within {
+        /// The build radius.
+        radius: f32,
+    },
+    /// Built from spheres: `i` and `j` are in contact when
+    /// `distance(c_i, c_j) <= r_i + r_j` (inclusive: touching counts).
+    Contact {
+        /// The largest sphere radius of the build.
+        max_radius: f32,
+    },
+}
+
+impl From<Shape> for NeighborRule {
+    fn from(shape: Shape) -> Self {
+        match shape {
+            Shape::Points { radius } => NeighborRule::Within { radius },
+            Shape::Spheres { max_radius } => NeighborRule::Contact { max_radius },
+        }
+    }
+}
+
+/// Candidates scanned per flush in the walks that report through a
+/// callback or a caller's `Vec` (a stack buffer, so they never allocate).
+const PIECE: usize = 128;
+
+/// Calls `f(a, b)` (caller indices, `a < b`) for every neighbor pair whose
+/// lower slot is in `slots`.
+pub(crate) fn pairs_in<C: Cells>(c: &C, slots: Range<usize>, mut f: impl FnMut(u32, u32)) {
+    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    match simd_for(c) {
+        // SAFETY: `simd_for` returns a kernel only where its feature was detected.
+        Some(Simd::Avx2(k)) => return unsafe { avx2::pairs(k, c, slots, &mut f) },
+        // SAFETY: as above.
+        Some(Simd::Avx512(k)) => return unsafe { avx512::pairs(k, c, slots, &mut f) },
+        None => {}
+    }
+    pairs_shape(Portable, c, slots, &mut f);
+}
+
+/// A SIMD kernel, as a value that proves its CPU feature was detected.
+#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+enum Simd {
+    Avx2(Avx2),
+    Avx512(Avx512),
+}
+
+/// The SIMD kernel the structure's configuration resolves to, if any.
+#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[inline]
+fn simd_for<C: Cells>(c: &C) -> Option<Simd> {
+    let wanted = match c.kernel() {
+        // Long rows fill 16 lanes; short ones waste half of them.
+        ScanKernel::Auto if c.sorted().long_rows => ScanKernel::Avx512,
+        other => other,
+    };
+    match wanted.resolve() {
+        ScanKernel::Avx2 => Avx2::detect().map(Simd::Avx2),
+        ScanKernel::Avx512 => Avx512::detect().map(Simd::Avx512),
+        _ => None,
+    }
+}
+
+#[inline(always)]
+fn pairs_shape<C: Cells, K: Kernel>(
+    kernel: K,
+    c: &C,
+    slots: Range<usize>,
+    f: &mut impl FnMut(u32, u32),
+) {
+    let sorted = c.sorted();
+    match sorted.shape {
+        Shape::Points { radius } => {
+            let r2 = radius * radius;
+            pairs_walk(kernel, c, slots, |_| Within { r2 }, f);
+        }
+        Shape::Spheres { .. } => {
+            let r = &sorted.r;
+            pairs_walk(kernel, c, slots, |s| Contact { rp: r[s] }, f);
+        }
+    }
+}
+
+#[inline(always)]
+fn pairs_walk<C: Cells, K: Kernel, T: Test>(
+    kernel: K,
+    c: &C,
+    slots: Range<usize>,
+    test_for: impl Fn(usize) -> T,
+    f: &mut impl FnMut(u32, u32),
+) {
+    let sorted = c.sorted();
+    let cols = Columns::new(sorted);
+    let order = &sorted.order;
+    let mut stencil = Stencil::default();
+    let mut later = Stencil::default();
+    let mut steps = Steps::default();
+    let mut finger = C::Finger::default();
+    let mut buf = [0u32; PIECE + MAX_LANES];
+    let to = slots.end.min(sorted.len());
+    let mut runs = c.runs_from(slots.start);
+    while let Some((start, end, cell)) = c.next_run(&mut runs, to) {
+        c.later_ranges(cell, &mut finger, &mut stencil);
+        // Each pair once, from its lower slot: ranges before the run hold
+        // no partner; the range holding the run is scanned from the slot
+        // after each particle; later ranges are scanned whole, by steps
+        // listed once for the run.
+        let mut own = [0u32; 2];
+        later.clear();
+        for &[lo, hi] in stencil.ranges() {
+            if (lo as usize) <= start && start < hi as usize {
+                own = [lo, hi];
+            } else if lo as usize > start {
+                later.push(lo, hi);
+            }
+        }
+        let listed = steps.cover(later.ranges(), K::LANES);
+        for s in start..end {
+            let p = sorted.position(s);
+            let probe = kernel.probe(test_for(s), p, NO_SKIP);
+            let a = order[s];
+            let mut emit = |buf: &[u32]| {
+                for &j in buf {
+                    let b = order[j as usize];
+                    f(a.min(b), a.max(b));
+                }
+            };
+            // The own range, from s + 1, in pieces that fit the buffer.
+            let mut at = s + 1;
+            while at < own[1] as usize {
+                let piece_end = (own[1] as usize).min(at + PIECE);
+                let mut n = 0;
+                while at < piece_end {
+                    n = kernel.step::<T>(&cols, &probe, at, piece_end, &mut buf, n);
+                    at += K::LANES;
+                }
+                at = piece_end;
+                emit(&buf[..n]);
+            }
+            if listed {
+                let mut n = 0;
+                for &[at, end] in steps.as_slice() {
+                    n = kernel.step::<T>(&cols, &probe, at as usize, end as usize, &mut buf, n);
+                    if n > PIECE {
+                        emit(&buf[..n]);
+                        n = 0;
+                    }
+                }
+                emit(&buf[..n]);
+            } else {
+                for &[lo, hi] in later.ranges() {
+                    let mut at = lo as usize;
+                    while at < hi as usize {
+                        let piece_end = (hi as usize).min(at + PIECE);
+                        let n =
+                            kernel.scan(&cols, test_for(s), p, at, piece_end, NO_SKIP, &mut buf, 0);
+                        emit(&buf[..n]);
+                        at = piece_end;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Fills `lists` with the rows of the slots in `slots`, in sorted order:
+/// row `i` is slot `slots.start + i`, entries are slots.
+pub(crate) fn sorted_rows<C: Cells>(c: &C, slots: Range<usize>, lists: &mut NeighborLists) {
+    let (offsets, indices) = (&mut lists.offsets, &mut lists.indices);
+    rows_into(c, slots, offsets, indices);
+}
+
+/// Fills `offsets` and `indices` with the sorted-order rows of `slots`.
+pub(crate) fn rows_into<C: Cells>(
+    c: &C,
+    slots: Range<usize>,
+    offsets: &mut Vec<usize>,
+    indices: &mut Vec<u32>,
+) {
+    let sorted = c.sorted();
+    let to = slots.end.min(sorted.len());
+    let from = slots.start.min(to);
+    offsets.clear();
+    offsets.reserve(to - from + 1);
+    offsets.push(0);
+    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    match simd_for(c) {
+        // SAFETY: `simd_for` returns a kernel only where its feature was detected.
+        Some(Simd::Avx2(k)) => return unsafe { avx2::rows(k, c, from..to, offsets, indices) },
+        // SAFETY: as above.
+        Some(Simd::Avx512(k)) => return unsafe { avx512::rows(k, c, from..to, offsets, indices) },
+        None => {}
+    }
+    rows_shape(Portable, c, from..to, offsets, indices);
+}
+
+#[inline(always)]
+fn rows_shape<C: Cells, K: Kernel>(
+    kernel: K,
+    c: &C,
+    slots: Range<usize>,
+    offsets: &mut Vec<usize>,
+    indices: &mut Vec<u32>,
+) {
+    let sorted = c.sorted();
+    match sorted.shape {
+        Shape::Points { radius } => {
+            let r2 = radius * radius;
+            rows_walk(kernel, c, slots, |_| Within { r2 }, offsets, indices);
+        }
+        Shape::Spheres { .. } => {
+            let r = &sorted.r;
+            rows_walk(kernel, c, slots, |s| Contact { rp: r[s] }, offsets, indices);
+        }
+    }
+}
+
+#[inline(always)]
+fn rows_walk<C: Cells, K: Kernel, T: Test>(
+    kernel: K,
+    c: &C,
+    slots: Range<usize>,
+    test_for: impl Fn(usize) -> T,
+    offsets: &mut Vec<usize>,
+    indices: &mut Vec<u32>,
+) {
+    let sorted = c.sorted();
+    let cols = Columns::new(sorted);
+    let k = c.k();
+    let mut stencil = Stencil::default();
+    let mut steps = Steps::default();
+    let mut finger = C::Finger::default();
+    let mut pos = 0usize;
+    let mut runs = c.runs_from(slots.start);
+    while let Some((start, end, cell)) = c.next_run(&mut runs, slots.end) {
+        c.ranges(around(cell, k), &mut finger, &mut stencil);
+        let most = stencil.total();
+        let listed = steps.cover(stencil.ranges(), K::LANES);
+        for s in start..end {
+            NeighborLists::reserve_entries(indices, pos + most);
+            let p = sorted.position(s);
+            if listed {
+                let probe = kernel.probe(test_for(s), p, s);
+                for &[at, end] in steps.as_slice() {
+                    pos = kernel.step::<T>(&cols, &probe, at as usize, end as usize, indices, pos);
+                }
+            } else {
+                for &[lo, hi] in stencil.ranges() {
+                    pos = kernel.scan(
+                        &cols,
+                        test_for(s),
+                        p,
+                        lo as usize,
+                        hi as usize,
+                        s,
+                        indices,
+                        pos,
+                    );
+                }
+            }
+            offsets.push(pos);
+        }
+    }
+}
+
+/// Fills `lists` with every particle's row in caller order.
+pub(crate) fn caller_rows<C: Cells>(c: &C, lists: &mut NeighborLists) {
+    let n = c.sorted().len();
+    rows_into(c, 0..n, &mut lists.scratch_offsets, &mut lists.scratch_indices);
+    lists.remap_from_scratch(&c.sorted().order);
+}
+
+/// The particles within `radius` of `point` (points), or touching the ball
+/// of `radius` around it (spheres), as caller indices in `out`.
+pub(crate) fn query<C: Cells>(
+    c: &C,
+    point: Vec3,
+    radius: f32,
+    out: &mut Vec<u32>,
+) -> Result<(), PointError> {
+    check_point(point)?;
+    check_radius(radius)?;
+    let sorted = c.sorted();
+    let max = match sorted.shape {
+        Shape::Points { radius } | Shape::Spheres { max_radius: radius } => radius,
+    };
+    if radius > max {
+        return Err(PointError::QueryRadiusTooLarge { radius, max });
+    }
+    out.clear();
+    if sorted.len() == 0 {
+        return Ok(());
+    }
+    let reach = match sorted.shape {
+        Shape::Points { .. } => radius,
+        Shape::Spheres { max_radius } => radius + max_radius,
+    };
+    // Pad the reach beyond any f32 rounding of the distance test (2⁻²¹
+    // relative, and underflow of tiny squares); in f64 the bounds
+    // themselves round negligibly.
+    let pad = f64::from(reach) * (1.0 + 1.0 / 1_048_576.0) + ABSOLUTE_SLACK;
+    let p = [f64::from(point.x), f64::from(point.y), f64::from(point.z)];
+    let lo = c.cell_of([p[0] - pad, p[1] - pad, p[2] - pad]);
+    let hi = c.cell_of([p[0] + pad, p[1] + pad, p[2] + pad]);
+    let mut stencil = Stencil::default();
+    c.ranges(CellBox { lo, hi }, &mut C::Finger::default(), &mut stencil);
+    let q = point.to_array();
+    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    match simd_for(c) {
+        // SAFETY: `simd_for` returns a kernel only where its feature was detected.
+        Some(Simd::Avx2(k)) => unsafe { avx2::query(k, sorted, &stencil, radius, q, out) },
+        // SAFETY: as above.
+        Some(Simd::Avx512(k)) => unsafe { avx512::query(k, sorted, &stencil, radius, q, out) },
+        None => query_shape(Portable, sorted, &stencil, radius, q, out),
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(feature = "scalar"))))]
+    query_shape(Portable, sorted, &stencil, radius, q, out);
+    Ok(())
+}
+
+#[inline(always)]
+fn query_shape<K: Kernel>(
+    kernel: K,
+    sorted: &Sorted,
+    stencil: &Stencil,
+    radius: f32,
+    q: [f32; 3],
+    out: &mut Vec<u32>,
+) {
+    match sorted.shape {
+        Shape::Points { .. } => {
+            query_walk(kernel, sorted, stencil, Within { r2: radius * radius }, q, out);
+        }
+        Shape::Spheres { .. } => {
+            query_walk(kernel, sorted, stencil, Contact { rp: radius }, q, out)
+        }
+    }
+}
+
+#[inline(always)]
+fn query_walk<K: Kernel, T: Test>(
+    kernel: K,
+    sorted: &Sorted,
+    stencil: &Stencil,
+    test: T,
+    p: [f32; 3],
+    out: &mut Vec<u32>,
+) {
+    let cols = Columns::new(sorted);
+    let mut buf = [0u32; PIECE + MAX_LANES];
+    for &[lo, hi] in stencil.ranges() {
+        let (mut lo, hi) = (lo as usize, hi as usize);
+        while lo < hi {
+            let piece_end = hi.min(lo + PIECE);
+            let n = kernel.scan(&cols, test, p, lo, piece_end, NO_SKIP, &mut buf, 0);
+            out.extend(buf[..n].iter().map(|&j| sorted.order[j as usize]));
+            lo = piece_end;
+        }
+    }
+}
+
+/// The walks compiled with a SIMD feature enabled, so that kernel's
+/// intrinsics inline into them. Callers must have detected the feature (a
+/// kernel value is the proof).
+macro_rules! simd_walks {
+    ($module:ident, $feature:literal) => {
+        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        mod $module {
+            use super::{Cells, Kernel, Range, Sorted, Stencil};
+
+            #[target_feature(enable = $feature)]
+            pub(super) fn pairs<C: Cells, K: Kernel>(
+                kernel: K,
+                c: &C,
+                slots: Range<usize>,
+                f: &mut impl FnMut(u32, u32),
+            ) {
+                super::pairs_shape(kernel, c, slots, f);
+            }
+
+            #[target_feature(enable = $feature)]
+            pub(super) fn rows<C: Cells, K: Kernel>(
+                kernel: K,
+                c: &C,
+                slots: Range<usize>,
+                offsets: &mut Vec<usize>,
+                indices: &mut Vec<u32>,
+            ) {
+                super::rows_shape(kernel, c, slots, offsets, indices);
+            }
+
+            #[target_feature(enable = $feature)]
+            pub(super) fn query<K: Kernel>(
+                kernel: K,
+                sorted: &Sorted,
+                stencil: &Stencil,
+                radius: f32,
+                q: [f32; 3],
+                out: &mut Vec<u32>,
+            ) {
+                super::query_shape(kernel, sorted, stencil, radius, q, out);
+            }
+        }
+    };
+}
+simd_walks!(avx2, "avx2");
+simd_walks!(avx512, "avx512f");

@@ -1,0 +1,203 @@
+//! The x86-64 SIMD twins of the scan kernel: AVX2 (8 lanes, a table lookup
+//! and `vpermd` compact the hits) and AVX-512F (16 lanes, `vpcompressd`).
+//!
+//! A kernel value ([`Avx2`], [`Avx512`]) exists only where its CPU feature
+//! was detected, so its intrinsics are sound wherever it is called; the
+//! walks call it from functions compiled with the feature enabled
+//! (`search.rs`) so that the intrinsics also inline.
+
+use super::scan::{COMPRESS, Columns, HITS, Kernel, LANES, Portable, PortableProbe, Test};
+use std::arch::x86_64::*;
+
+/// The AVX2 kernel. A value exists only where AVX2 was detected.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Avx2(());
+
+impl Avx2 {
+    /// The kernel, if this CPU has AVX2.
+    #[inline]
+    pub(crate) fn detect() -> Option<Self> {
+        std::arch::is_x86_feature_detected!("avx2").then_some(Avx2(()))
+    }
+}
+
+/// A particle broadcast to eight lanes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Avx2Probe {
+    p: [__m256; 3],
+    value: __m256,
+    /// The skipped slot in every lane (-1 for none: slots are below 2³¹).
+    own: __m256i,
+    /// The same particle for the portable kernel (slots beyond 2³¹).
+    scalar: PortableProbe,
+}
+
+impl Kernel for Avx2 {
+    const LANES: usize = LANES;
+    type Probe = Avx2Probe;
+
+    #[inline(always)]
+    fn probe<T: Test>(self, test: T, p: [f32; 3], skip: usize) -> Avx2Probe {
+        let own = i32::try_from(skip).unwrap_or(-1);
+        // SAFETY: AVX2 (hence AVX) is present: `self` exists only where
+        // `detect` found it. Broadcasts touch no memory.
+        unsafe {
+            Avx2Probe {
+                p: p.map(|v| _mm256_set1_ps(v)),
+                value: _mm256_set1_ps(test.value()),
+                own: _mm256_set1_epi32(own),
+                scalar: Portable.probe(test, p, skip),
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn step<T: Test>(
+        self,
+        c: &Columns<'_>,
+        probe: &Avx2Probe,
+        at: usize,
+        end: usize,
+        buf: &mut [u32],
+        pos: usize,
+    ) -> usize {
+        // Loads read `at..at + LANES` of each column, the store writes
+        // `pos..pos + LANES`; lanes are compared as i32, so slots stay
+        // below 2³¹ (more particles take the portable kernel).
+        assert!(at + LANES <= c.x.len() && pos + LANES <= buf.len());
+        assert!(!T::SPHERES || at + LANES <= c.r.len());
+        if end > i32::MAX as usize {
+            return Portable.step::<T>(c, &probe.scalar, at, end, buf, pos);
+        }
+        // SAFETY: the intrinsics need AVX2 (and AVX, SSE2, which it
+        // implies): `self` exists only where `detect` found it. The
+        // loads stay inside the columns and the store inside `buf` by
+        // the asserts above (`c.y`, `c.z` are as long as `c.x`, checked
+        // by `Columns::new`); only unaligned loads and stores are used.
+        unsafe {
+            let [px, py, pz] = probe.p;
+            // p - x: the negation of the oracles' x - p, exactly, so the
+            // squares are the same; it lets the loads fold in.
+            let dx = _mm256_sub_ps(px, _mm256_loadu_ps(c.x.as_ptr().add(at)));
+            let dy = _mm256_sub_ps(py, _mm256_loadu_ps(c.y.as_ptr().add(at)));
+            let dz = _mm256_sub_ps(pz, _mm256_loadu_ps(c.z.as_ptr().add(at)));
+            // (dx² + dy²) + dz², no fused multiply-add: the oracles' rounding.
+            let d2 = _mm256_add_ps(
+                _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
+                _mm256_mul_ps(dz, dz),
+            );
+            let limit = if T::SPHERES {
+                let t = _mm256_add_ps(probe.value, _mm256_loadu_ps(c.r.as_ptr().add(at)));
+                _mm256_mul_ps(t, t)
+            } else {
+                probe.value
+            };
+            let slots = _mm256_add_epi32(
+                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                _mm256_set1_epi32(at as i32),
+            );
+            let valid = _mm256_andnot_si256(
+                _mm256_cmpeq_epi32(slots, probe.own),
+                _mm256_cmpgt_epi32(_mm256_set1_epi32(end as i32), slots),
+            );
+            let hits =
+                _mm256_and_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d2, limit), _mm256_castsi256_ps(valid));
+            let mask = _mm256_movemask_ps(hits) as usize;
+            let lanes = _mm_loadl_epi64(COMPRESS[mask].as_ptr().cast());
+            let packed = _mm256_permutevar8x32_epi32(slots, _mm256_cvtepu8_epi32(lanes));
+            _mm256_storeu_si256(buf.as_mut_ptr().add(pos).cast(), packed);
+            pos + usize::from(HITS[mask])
+        }
+    }
+}
+
+/// The AVX-512F kernel. A value exists only where AVX-512F was detected.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Avx512(());
+
+impl Avx512 {
+    /// The kernel, if this CPU has AVX-512F.
+    #[inline]
+    pub(crate) fn detect() -> Option<Self> {
+        std::arch::is_x86_feature_detected!("avx512f").then_some(Avx512(()))
+    }
+}
+
+/// A particle broadcast to sixteen lanes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Avx512Probe {
+    p: [__m512; 3],
+    value: __m512,
+    own: __m512i,
+    scalar: PortableProbe,
+}
+
+impl Kernel for Avx512 {
+    const LANES: usize = 16;
+    type Probe = Avx512Probe;
+
+    #[inline(always)]
+    fn probe<T: Test>(self, test: T, p: [f32; 3], skip: usize) -> Avx512Probe {
+        let own = i32::try_from(skip).unwrap_or(-1);
+        // SAFETY: AVX-512F is present: `self` exists only where `detect`
+        // found it. Broadcasts touch no memory.
+        unsafe {
+            Avx512Probe {
+                p: p.map(|v| _mm512_set1_ps(v)),
+                value: _mm512_set1_ps(test.value()),
+                own: _mm512_set1_epi32(own),
+                scalar: Portable.probe(test, p, skip),
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn step<T: Test>(
+        self,
+        c: &Columns<'_>,
+        probe: &Avx512Probe,
+        at: usize,
+        end: usize,
+        buf: &mut [u32],
+        pos: usize,
+    ) -> usize {
+        const W: usize = 16;
+        assert!(at + W <= c.x.len() && pos + W <= buf.len());
+        assert!(!T::SPHERES || at + W <= c.r.len());
+        if end > i32::MAX as usize {
+            let mid = Portable.step::<T>(c, &probe.scalar, at, end, buf, pos);
+            return Portable.step::<T>(c, &probe.scalar, at + LANES, end, buf, mid);
+        }
+        // SAFETY: the intrinsics need AVX-512F: `self` exists only where
+        // `detect` found it. The loads stay inside the columns and the
+        // store inside `buf` by the asserts above (`c.y`, `c.z` are as
+        // long as `c.x`, checked by `Columns::new`); only unaligned
+        // loads and stores are used.
+        unsafe {
+            let [px, py, pz] = probe.p;
+            let dx = _mm512_sub_ps(px, _mm512_loadu_ps(c.x.as_ptr().add(at)));
+            let dy = _mm512_sub_ps(py, _mm512_loadu_ps(c.y.as_ptr().add(at)));
+            let dz = _mm512_sub_ps(pz, _mm512_loadu_ps(c.z.as_ptr().add(at)));
+            let d2 = _mm512_add_ps(
+                _mm512_add_ps(_mm512_mul_ps(dx, dx), _mm512_mul_ps(dy, dy)),
+                _mm512_mul_ps(dz, dz),
+            );
+            let limit = if T::SPHERES {
+                let t = _mm512_add_ps(probe.value, _mm512_loadu_ps(c.r.as_ptr().add(at)));
+                _mm512_mul_ps(t, t)
+            } else {
+                probe.value
+            };
+            let slots = _mm512_add_epi32(
+                _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                _mm512_set1_epi32(at as i32),
+            );
+            let valid = _mm512_cmplt_epi32_mask(slots, _mm512_set1_epi32(end as i32))
+                & _mm512_cmpneq_epi32_mask(slots, probe.own);
+            let hits = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(valid, d2, limit);
+            let packed = _mm512_maskz_compress_epi32(hits, slots);
+            _mm512_storeu_si512(buf.as_mut_ptr().add(pos).cast(), packed);
+            pos + hits.count_ones() as usize
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! Regression: a warm frame of neighbor search allocates nothing. Each
+//! structure rebuilt on the same particles, with pairs, neighbor lists (both
+//! orders) and queries into reused buffers, must make zero heap allocations
+//! after two warm-up frames.
+//!
+//! The counting allocator is global to this test binary, so the file holds
+//! a single `#[test]`, and only allocations made by the counting thread
+//! while counting is switched on are counted.
+
+use broadphase::glam::Vec3;
+use broadphase::{
+    CountingSortGrid, NeighborLists, NeighborSearch, RowLookup, SpatialHash, SpatialIndex,
+    SpatialIndexConfig,
+};
+use broadphase_scenes::{SPH1M_RADIUS, particles5k, sph};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Forwards to [`System`], counting allocations and reallocations made on a
+/// thread that has switched counting on.
+struct CountingAllocator;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    // `const` initialisation and no destructor: reading it never allocates.
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+}
+
+fn note_allocation() {
+    if COUNTING.try_with(Cell::get).unwrap_or(false) {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+// SAFETY: every method forwards to `System` with the caller's arguments
+// unchanged, so `System`'s guarantees are ours; counting touches only an
+// atomic and a const-initialised thread-local, neither of which allocates.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note_allocation();
+        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note_allocation();
+        // SAFETY: the caller upholds `GlobalAlloc::alloc_zeroed`'s contract.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note_allocation();
+        // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller upholds `GlobalAlloc::dealloc`'s contract.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
+
+const FRAMES: usize = 30;
+const WARM_UP: usize = 2;
+
+/// One frame: build, pairs, lists in both orders, a few queries. Returns
+/// a fingerprint of the results so frames can be compared.
+fn frame(
+    s: &mut impl NeighborSearch,
+    points: &[Vec3],
+    radii: Option<&[f32]>,
+    radius: f32,
+    bufs: &mut (Vec<[u32; 2]>, NeighborLists, Vec<u32>),
+) -> (usize, usize, usize) {
+    match radii {
+        Some(radii) => s.build_spheres(points, radii).expect("valid scene"),
+        None => s.build(points, radius).expect("valid scene"),
+    }
+    s.neighbor_pairs(&mut bufs.0);
+    s.neighbor_lists(&mut bufs.1);
+    let caller_total = bufs.1.total();
+    s.sorted_neighbor_lists(0..s.len() / 2, &mut bufs.1);
+    let mut hits = 0;
+    for p in points.iter().step_by(97) {
+        s.query(*p, radius, &mut bufs.2).expect("valid query");
+        hits += bufs.2.len();
+    }
+    (bufs.0.len(), caller_total, hits)
+}
+
+/// Allocations of each frame after the warm-up.
+fn allocations_per_warm_frame(
+    s: &mut impl NeighborSearch,
+    points: &[Vec3],
+    radii: Option<&[f32]>,
+    radius: f32,
+) -> Vec<usize> {
+    let mut bufs = (Vec::new(), NeighborLists::default(), Vec::new());
+    let mut first = None;
+    let mut per_frame = Vec::new();
+    for n in 0..FRAMES {
+        ALLOCATIONS.store(0, Ordering::Relaxed);
+        COUNTING.set(n >= WARM_UP);
+        let result = frame(s, points, radii, radius, &mut bufs);
+        COUNTING.set(false);
+        assert_eq!(*first.get_or_insert(result), result, "frame {n}");
+        if n >= WARM_UP {
+            per_frame.push(ALLOCATIONS.load(Ordering::Relaxed));
+        }
+    }
+    assert!(first.is_some_and(|r| r.0 > 0));
+    per_frame
+}
+
+/// Every structure on an SPH lattice and on particles5k's spheres: zero
+/// allocations in every warm frame.
+#[test]
+fn warm_frames_allocate_nothing() {
+    let points = sph(24);
+    let spheres = particles5k();
+    let mut failures = Vec::new();
+    let mut check = |name: &str, counts: Vec<usize>| {
+        let total: usize = counts.iter().sum();
+        if total != 0 {
+            failures.push(format!("{name}: {total} allocations in {} warm frames", counts.len()));
+        }
+    };
+    macro_rules! both_scenes {
+        ($name:expr, $make:expr) => {
+            check(
+                concat!($name, " sph"),
+                allocations_per_warm_frame(&mut $make, &points, None, SPH1M_RADIUS),
+            );
+            check(
+                concat!($name, " particles5k"),
+                allocations_per_warm_frame(&mut $make, &spheres.centers, Some(&spheres.radii), 3.0),
+            );
+        };
+    }
+    both_scenes!("grid", CountingSortGrid::default());
+    both_scenes!("hash", SpatialHash::default());
+    both_scenes!("index", SpatialIndex::default());
+    both_scenes!(
+        "index with map",
+        SpatialIndex::with_config(SpatialIndexConfig {
+            lookup: RowLookup::HashMap,
+            ..SpatialIndexConfig::default()
+        })
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
