@@ -11,6 +11,10 @@ pub use broadphase_kernel::{
     SpatialIndex, SpatialIndexConfig, brute_force_neighbor_pairs, brute_force_neighbor_rows,
     brute_force_neighbors_within, brute_force_sphere_contacts, brute_force_spheres_touching,
 };
+pub use broadphase_partition::{
+    BuildError, GridTree, GridTreeConfig, JobContext, JobError, JobGroup, JobSystem,
+    JobSystemBuilder, PartitionError, RegionDedup, TreeStats,
+};
 pub use glam;
 
 /// The storage building blocks the kernel is made of, for users who build
@@ -21,4 +25,3 @@ pub mod storage {
         AlignedF32, FastUnique, FastUniqueSets, LANES, Pool, SENTINEL_ID, SoaBoxes, validate_boxes,
     };
 }
-

@@ -1,0 +1,189 @@
+//! All-cores benchmarks: the grid tree on 1 thread and on every thread,
+//! against the single-thread kernel, on the shared scenes.
+//!
+//! Every timed loop reuses its tree, job system and output `Vec` across
+//! iterations, as a game does from one frame to the next (warm frames).
+//! Before anything is timed, the tree's pairs (on 1 and on all threads)
+//! must equal the kernel's as a set, so a fast wrong answer is never
+//! recorded.
+//!
+//! Groups (criterion ids are `group/function`):
+//!
+//! - one per scene (`uniform1m`, `clusters16_40k`, `stretched40k`):
+//!   - `kernel/total`: [`AdaptiveGrid`] build then pairs, one thread;
+//!   - `tree/1`: [`GridTree::pairs`] on a 1-thread [`JobSystem`] (no
+//!     worker: the calling thread runs every job);
+//!   - `tree/N` for every N in 2.. up to the available cores;
+//!   - `tree_shared/N`: [`GridTree::pairs_shared`] on all cores, the
+//!     same frame without the copy of the input;
+//! - `dedup`: the tree on all cores with [`RegionDedup::ReferencePoint`]
+//!   and with [`RegionDedup::ShardedFastUnique`] (id `scene/rule`);
+//! - `split_threshold`: the tree on all cores on the two 40k scenes for
+//!   [`GridTreeConfig::split_threshold`] in 2,500, 5,000 (the default),
+//!   10,000 (the source's) and 20,000 (id `scene/threshold`).
+//!
+//! Before each scene group, a plain loop times 15 frames of each variant
+//! and prints the medians and the speedup of all threads over 1 (the
+//! criterion figures are the ones to record; the printout is the quick
+//! read, and what CI logs show).
+//!
+//! ```text
+//! cargo bench --bench partition                # everything, ~3 minutes on 2 cores
+//! cargo bench --bench partition -- uniform1m/  # one scene
+//! ```
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use broadphase::{Aabb, AdaptiveGrid, GridTree, GridTreeConfig, JobSystem, RegionDedup};
+use broadphase_scenes::{Scene, clusters16_40k, stretched40k, uniform1m};
+use criterion::{Criterion, SamplingMode, criterion_main};
+
+/// Thread counts timed: 1, then every count up to the available cores.
+fn thread_counts() -> Vec<usize> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (1..=cores.max(2)).collect()
+}
+
+fn kernel_frame(grid: &mut AdaptiveGrid, boxes: &[Aabb], out: &mut Vec<[u32; 2]>) {
+    grid.build(boxes).expect("scenes are valid");
+    grid.pairs(out);
+}
+
+/// Panics unless the tree on `jobs` gives the kernel's pairs.
+fn check(scene: &Scene, jobs: &JobSystem, config: GridTreeConfig) {
+    let mut expected = Vec::new();
+    kernel_frame(&mut AdaptiveGrid::default(), &scene.boxes, &mut expected);
+    let mut pairs = Vec::new();
+    GridTree::with_config(config).pairs(jobs, &scene.boxes, &mut pairs).expect("valid");
+    pairs.sort_unstable();
+    expected.sort_unstable();
+    assert!(
+        pairs == expected,
+        "{}: tree on {} threads ({config:?}) differs from the kernel",
+        scene.name,
+        jobs.threads()
+    );
+}
+
+/// Median wall time of `frames` runs of `f`, in ms, after two warm-ups.
+fn median_ms(frames: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    f();
+    let mut times: Vec<f64> = (0..frames)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[frames / 2]
+}
+
+/// The quick printout: medians of plain loops and the speedup.
+fn print_summary(scene: &Scene, systems: &[JobSystem]) {
+    let boxes = &scene.boxes;
+    let mut out = Vec::new();
+    let mut grid = AdaptiveGrid::default();
+    let kernel = median_ms(15, || kernel_frame(&mut grid, boxes, &mut out));
+    let mut line = format!("{:>15}: kernel {kernel:.3} ms", scene.name);
+    let mut one = 0.0;
+    for jobs in systems {
+        let mut tree = GridTree::default();
+        let t = median_ms(15, || tree.pairs(jobs, boxes, &mut out).expect("valid"));
+        if jobs.threads() == 1 {
+            one = t;
+        }
+        line += &format!(" | tree {} thr {t:.3} ms ({:.2}x)", jobs.threads(), one / t);
+    }
+    println!("{line}   [speedup vs tree on 1 thread; {} pairs]", out.len());
+}
+
+fn scene_group(c: &mut Criterion, scene: &Scene, systems: &[JobSystem]) {
+    for jobs in systems {
+        check(scene, jobs, GridTreeConfig::default());
+    }
+    print_summary(scene, systems);
+    let big = scene.boxes.len() > 100_000;
+    let mut group = c.benchmark_group(scene.name);
+    group.sampling_mode(SamplingMode::Flat);
+    if big {
+        group.sample_size(10).measurement_time(Duration::from_secs(8));
+    } else {
+        group.sample_size(30).measurement_time(Duration::from_secs(3));
+    }
+    let boxes = &scene.boxes;
+    let mut out = Vec::new();
+    let mut grid = AdaptiveGrid::default();
+    group.bench_function("kernel/total", |b| {
+        b.iter(|| kernel_frame(&mut grid, black_box(boxes), &mut out))
+    });
+    for jobs in systems {
+        let mut tree = GridTree::default();
+        group.bench_function(format!("tree/{}", jobs.threads()), |b| {
+            b.iter(|| tree.pairs(jobs, black_box(boxes), &mut out).expect("valid"))
+        });
+    }
+    let all = systems.last().expect("at least one system");
+    let shared = Arc::new(boxes.clone());
+    let mut tree = GridTree::default();
+    group.bench_function(format!("tree_shared/{}", all.threads()), |b| {
+        b.iter(|| tree.pairs_shared(all, black_box(&shared), &mut out).expect("valid"))
+    });
+    group.finish();
+}
+
+fn dedup_group(c: &mut Criterion, scenes: &[Scene], jobs: &JobSystem) {
+    let mut group = c.benchmark_group("dedup");
+    group.sampling_mode(SamplingMode::Flat).sample_size(10);
+    group.measurement_time(Duration::from_secs(5));
+    for scene in scenes {
+        for (rule, dedup) in [
+            ("reference_point", RegionDedup::ReferencePoint),
+            ("sharded_fast_unique", RegionDedup::ShardedFastUnique),
+        ] {
+            let config = GridTreeConfig { dedup, ..GridTreeConfig::default() };
+            check(scene, jobs, config);
+            let mut tree = GridTree::with_config(config);
+            let mut out = Vec::new();
+            group.bench_function(format!("{}/{rule}", scene.name), |b| {
+                b.iter(|| tree.pairs(jobs, black_box(&scene.boxes), &mut out).expect("valid"))
+            });
+        }
+    }
+    group.finish();
+}
+
+fn threshold_group(c: &mut Criterion, scenes: &[Scene], jobs: &JobSystem) {
+    let mut group = c.benchmark_group("split_threshold");
+    group.sampling_mode(SamplingMode::Flat).sample_size(20);
+    group.measurement_time(Duration::from_secs(3));
+    for scene in scenes.iter().filter(|s| s.boxes.len() < 100_000) {
+        for split_threshold in [2_500, 5_000, 10_000, 20_000] {
+            let config = GridTreeConfig { split_threshold, ..GridTreeConfig::default() };
+            check(scene, jobs, config);
+            let mut tree = GridTree::with_config(config);
+            let mut out = Vec::new();
+            group.bench_function(format!("{}/{split_threshold}", scene.name), |b| {
+                b.iter(|| tree.pairs(jobs, black_box(&scene.boxes), &mut out).expect("valid"))
+            });
+        }
+    }
+    group.finish();
+}
+
+fn benches() {
+    let mut c = Criterion::default().configure_from_args();
+    let systems: Vec<JobSystem> = thread_counts().into_iter().map(JobSystem::new).collect();
+    let scenes = [uniform1m(), clusters16_40k(), stretched40k()];
+    for scene in &scenes {
+        scene_group(&mut c, scene, &systems);
+    }
+    let all = systems.last().expect("at least one system");
+    dedup_group(&mut c, &scenes, all);
+    threshold_group(&mut c, &scenes, all);
+}
+
+criterion_main!(benches);

@@ -1,0 +1,466 @@
+//! The job system: persistent workers, their deques, sleeping and waking.
+
+use core::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use crossbeam_utils::Backoff;
+use parking_lot::{Condvar, Mutex};
+
+use super::group::{GroupState, Job, JobContext, JobGroup, run_job};
+use super::scratch::ScratchMap;
+
+/// Longest a parked thread sleeps before it looks at the queues again. The
+/// wake-up protocol does not lose notifications; this bound only makes a
+/// lost one (a bug) cost latency instead of a hang.
+const PARK_TIMEOUT: Duration = Duration::from_millis(5);
+
+/// One thread that runs jobs: its deque (jobs it spawns go here, last in
+/// first out; others steal from the far end) and its scratch memory.
+#[derive(Debug)]
+pub(crate) struct Participant {
+    /// 0 for the thread that waits on a group, 1.. for worker threads.
+    pub(crate) index: usize,
+    pub(crate) deque: Worker<Job>,
+    pub(crate) scratch: ScratchMap,
+}
+
+/// What every participant shares.
+pub(crate) struct Shared {
+    injector: Injector<Job>,
+    /// One per participant, in participant order.
+    stealers: Vec<Stealer<Job>>,
+    shutdown: AtomicBool,
+    /// Threads between announcing they will sleep and waking up.
+    sleepers: AtomicUsize,
+    sleep_lock: Mutex<()>,
+    wake: Condvar,
+}
+
+impl fmt::Debug for Shared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Shared")
+            .field("participants", &self.stealers.len())
+            .field("sleepers", &self.sleepers.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Shared {
+    /// Queues a job from outside any job (global injector).
+    pub(crate) fn inject(&self, job: Job) {
+        self.injector.push(job);
+        self.notify_one();
+    }
+
+    /// Wakes one sleeping thread, if any sleeps, after work was queued.
+    pub(crate) fn notify_one(&self) {
+        // Pairs with the fence in `park`: either the sleeper sees the new
+        // job when it re-checks the queues, or we see it counted here.
+        fence(Ordering::SeqCst);
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
+            let _guard = self.sleep_lock.lock();
+            self.wake.notify_one();
+        }
+    }
+
+    /// Wakes every sleeping thread (shutdown, or a group finished and its
+    /// waiter may be asleep).
+    pub(crate) fn notify_all(&self) {
+        fence(Ordering::SeqCst);
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
+            let _guard = self.sleep_lock.lock();
+            self.wake.notify_all();
+        }
+    }
+
+    fn has_work(&self) -> bool {
+        !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+    }
+
+    /// Takes the next job for participant `me`: its own deque first, then a
+    /// batch from the injector, then one stolen from another participant.
+    pub(crate) fn find_job(&self, local: &Worker<Job>, me: usize) -> Option<Job> {
+        if let Some(job) = local.pop() {
+            return Some(job);
+        }
+        let n = self.stealers.len();
+        loop {
+            let mut retry = false;
+            match self.injector.steal_batch_and_pop(local) {
+                Steal::Success(job) => return Some(job),
+                Steal::Retry => retry = true,
+                Steal::Empty => {}
+            }
+            // Start after ourselves so thieves spread over victims.
+            for k in 1..n {
+                match self.stealers[(me + k) % n].steal() {
+                    Steal::Success(job) => return Some(job),
+                    Steal::Retry => retry = true,
+                    Steal::Empty => {}
+                }
+            }
+            if !retry {
+                return None;
+            }
+        }
+    }
+
+    /// Sleeps until work may be available, `done()` holds, or shutdown.
+    pub(crate) fn park(&self, done: impl Fn() -> bool) {
+        let mut guard = self.sleep_lock.lock();
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        if !self.has_work() && !done() && !self.shutdown.load(Ordering::SeqCst) {
+            self.wake.wait_for(&mut guard, PARK_TIMEOUT);
+        }
+        self.sleepers.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A fixed set of persistent worker threads fed through crossbeam-deque:
+/// a global [`Injector`](crossbeam_deque::Injector) for jobs queued from
+/// outside, and one [`Worker`](crossbeam_deque::Worker) deque per thread
+/// for the sub-jobs its jobs spawn, which idle threads steal.
+///
+/// `threads` counts every thread that runs jobs, **including the one that
+/// waits**: [`JobGroup::wait`] does not block idle, it runs queued jobs
+/// until its group is done. So `JobSystem::new(2)` starts one worker
+/// thread, and `JobSystem::new(1)` starts none (jobs run inside `wait`).
+/// Threads are started once and live until the system is dropped, which
+/// stops and joins them. Each participant (worker thread, or the waiting
+/// caller) keeps typed scratch memory across jobs and frames
+/// ([`JobContext::scratch`]).
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_partition::JobSystem;
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+///
+/// let jobs = JobSystem::new(2);
+/// let sum = Arc::new(AtomicUsize::new(0));
+/// let group = jobs.group();
+/// for i in 0..100 {
+///     let sum = Arc::clone(&sum);
+///     group.spawn(move |_ctx| {
+///         sum.fetch_add(i, Ordering::Relaxed);
+///     });
+/// }
+/// group.wait()?; // this thread runs jobs too while it waits
+/// assert_eq!(sum.load(Ordering::Relaxed), 4950);
+/// # Ok::<(), broadphase_partition::JobError>(())
+/// ```
+#[derive(Debug)]
+pub struct JobSystem {
+    pub(crate) shared: Arc<Shared>,
+    /// The waiting thread's participant slot (index 0); whoever waits on a
+    /// group locks it to help, a second concurrent waiter parks instead.
+    pub(crate) caller: Mutex<Participant>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl JobSystem {
+    /// A job system of `threads` threads in all, the caller's included
+    /// (`threads - 1` worker threads are started); `0` means one per
+    /// available core.
+    ///
+    /// # Panics
+    ///
+    /// If the operating system refuses to start a thread; use
+    /// [`JobSystem::builder`] to get that as an error instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_partition::JobSystem;
+    /// assert_eq!(JobSystem::new(3).threads(), 3);
+    /// assert!(JobSystem::new(0).threads() >= 1);
+    /// ```
+    pub fn new(threads: usize) -> Self {
+        match Self::builder().threads(threads).build() {
+            Ok(system) => system,
+            Err(e) => panic!("broadphase JobSystem::new({threads}): {e}"),
+        }
+    }
+
+    /// A builder, for thread names, stack size, or start-up errors as values.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_partition::JobSystem;
+    /// let jobs = JobSystem::builder().threads(2).thread_name("physics").build()?;
+    /// assert_eq!(jobs.threads(), 2);
+    /// # Ok::<(), broadphase_partition::BuildError>(())
+    /// ```
+    pub fn builder() -> JobSystemBuilder {
+        JobSystemBuilder::default()
+    }
+
+    /// Threads that run jobs, the waiting caller's included.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(broadphase_partition::JobSystem::new(1).threads(), 1);
+    /// ```
+    pub fn threads(&self) -> usize {
+        self.shared.stealers.len()
+    }
+
+    /// A new, empty group of jobs to spawn into and wait on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let jobs = broadphase_partition::JobSystem::new(2);
+    /// let group = jobs.group();
+    /// group.spawn(|ctx| assert!(ctx.worker_index() < 2));
+    /// group.wait()?;
+    /// # Ok::<(), broadphase_partition::JobError>(())
+    /// ```
+    pub fn group(&self) -> JobGroup<'_> {
+        JobGroup::new(self, Arc::new(GroupState::default()))
+    }
+
+    /// Runs one job (which may spawn sub-jobs) and waits for it and all its
+    /// descendants, helping with them.
+    ///
+    /// # Errors
+    ///
+    /// [`JobError`](crate::JobError) if a job of the group panicked.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_partition::{JobError, JobSystem};
+    /// let jobs = JobSystem::new(2);
+    /// let err = jobs.run(|_ctx| panic!("boom")).unwrap_err();
+    /// assert!(matches!(err, JobError::Panicked { ref message, count: 1 } if message == "boom"));
+    /// ```
+    pub fn run<F>(&self, f: F) -> Result<(), super::JobError>
+    where
+        F: FnOnce(&mut JobContext<'_>) + Send + 'static,
+    {
+        let group = self.group();
+        group.spawn(f);
+        group.wait()
+    }
+
+    /// Runs queued jobs on the calling thread (as participant 0) until
+    /// `done()` holds; parks when there is nothing to run.
+    pub(crate) fn help_until(&self, done: &dyn Fn() -> bool) {
+        let backoff = Backoff::new();
+        while !done() {
+            if let Some(mut me) = self.caller.try_lock() {
+                let me = &mut *me;
+                while !done() {
+                    match self.shared.find_job(&me.deque, me.index) {
+                        Some(job) => {
+                            run_job(&self.shared, me, job);
+                            backoff.reset();
+                        }
+                        None => break,
+                    }
+                }
+            }
+            if done() {
+                break;
+            }
+            if backoff.is_completed() {
+                self.shared.park(done);
+                backoff.reset();
+            } else {
+                backoff.snooze();
+            }
+        }
+    }
+}
+
+impl Drop for JobSystem {
+    fn drop(&mut self) {
+        self.shared.shutdown.store(true, Ordering::SeqCst);
+        {
+            let _guard = self.shared.sleep_lock.lock();
+            self.shared.wake.notify_all();
+        }
+        for handle in self.handles.drain(..) {
+            // Jobs run under catch_unwind, so a worker never unwinds.
+            let _ = handle.join();
+        }
+    }
+}
+
+fn worker_main(shared: Arc<Shared>, mut me: Participant) {
+    let backoff = Backoff::new();
+    loop {
+        if let Some(job) = shared.find_job(&me.deque, me.index) {
+            run_job(&shared, &mut me, job);
+            backoff.reset();
+            continue;
+        }
+        if shared.shutdown.load(Ordering::SeqCst) {
+            return;
+        }
+        if backoff.is_completed() {
+            shared.park(|| false);
+            backoff.reset();
+        } else {
+            backoff.snooze();
+        }
+    }
+}
+
+/// Configures a [`JobSystem`]; `build` reports start-up failure as a value.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_partition::JobSystemBuilder;
+/// let jobs = JobSystemBuilder::default().threads(4).stack_size(1 << 20).build()?;
+/// assert_eq!(jobs.threads(), 4);
+/// # Ok::<(), broadphase_partition::BuildError>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct JobSystemBuilder {
+    threads: usize,
+    thread_name: Option<String>,
+    stack_size: Option<usize>,
+}
+
+impl JobSystemBuilder {
+    /// Threads in all, the waiting caller's included; `0` (the default)
+    /// means one per available core.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let jobs = broadphase_partition::JobSystem::builder().threads(1).build()?;
+    /// assert_eq!(jobs.threads(), 1);
+    /// # Ok::<(), broadphase_partition::BuildError>(())
+    /// ```
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// Worker threads are named `{name}-1`, `{name}-2`, …
+    /// (default `broadphase`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let jobs = broadphase_partition::JobSystem::builder().thread_name("bp").build()?;
+    /// # Ok::<(), broadphase_partition::BuildError>(())
+    /// ```
+    pub fn thread_name(mut self, name: impl Into<String>) -> Self {
+        self.thread_name = Some(name.into());
+        self
+    }
+
+    /// Stack size of each worker thread, in bytes (default: the platform's).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let jobs = broadphase_partition::JobSystem::builder().stack_size(4 << 20).build()?;
+    /// # Ok::<(), broadphase_partition::BuildError>(())
+    /// ```
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stack_size = Some(bytes);
+        self
+    }
+
+    /// Starts the worker threads.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::Spawn`] if the operating system refuses a thread;
+    /// threads already started are stopped and joined first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let jobs = broadphase_partition::JobSystem::builder().threads(2).build()?;
+    /// assert_eq!(jobs.threads(), 2);
+    /// # Ok::<(), broadphase_partition::BuildError>(())
+    /// ```
+    pub fn build(self) -> Result<JobSystem, BuildError> {
+        let threads = if self.threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            self.threads
+        };
+        let deques: Vec<Worker<Job>> = (0..threads).map(|_| Worker::new_lifo()).collect();
+        let shared = Arc::new(Shared {
+            injector: Injector::new(),
+            stealers: deques.iter().map(Worker::stealer).collect(),
+            shutdown: AtomicBool::new(false),
+            sleepers: AtomicUsize::new(0),
+            sleep_lock: Mutex::new(()),
+            wake: Condvar::new(),
+        });
+        let mut deques = deques.into_iter().enumerate();
+        let (_, caller_deque) = deques.next().expect("threads >= 1");
+        let mut system = JobSystem {
+            shared: Arc::clone(&shared),
+            caller: Mutex::new(Participant {
+                index: 0,
+                deque: caller_deque,
+                scratch: ScratchMap::default(),
+            }),
+            handles: Vec::with_capacity(threads - 1),
+        };
+        let name = self.thread_name.as_deref().unwrap_or("broadphase");
+        for (index, deque) in deques {
+            let me = Participant { index, deque, scratch: ScratchMap::default() };
+            let shared = Arc::clone(&shared);
+            let mut builder = std::thread::Builder::new().name(format!("{name}-{index}"));
+            if let Some(bytes) = self.stack_size {
+                builder = builder.stack_size(bytes);
+            }
+            // On error `system` drops here, stopping the threads started so far.
+            let handle =
+                builder.spawn(move || worker_main(shared, me)).map_err(BuildError::Spawn)?;
+            system.handles.push(handle);
+        }
+        Ok(system)
+    }
+}
+
+/// Why a [`JobSystem`] could not start.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_partition::BuildError;
+/// let e = BuildError::Spawn(std::io::Error::other("no threads left"));
+/// assert!(e.to_string().contains("no threads left"));
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The operating system refused to start a worker thread.
+    Spawn(std::io::Error),
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::Spawn(e) => write!(f, "could not start a worker thread: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BuildError::Spawn(e) => Some(e),
+        }
+    }
+}

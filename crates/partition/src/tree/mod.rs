@@ -1,0 +1,13 @@
+//! The load-balancer grid tree: the root split in parallel chunks, one job
+//! per node below it, one kernel job per region, a deterministic merge.
+
+mod buffers;
+mod config;
+mod frame;
+mod merge;
+mod node;
+mod plan;
+mod root;
+
+pub use config::{GridTreeConfig, RegionDedup};
+pub use frame::{GridTree, PartitionError, TreeStats};

@@ -1,0 +1,111 @@
+//! Same output from 1, 2, 4 and 8 threads: the grid tree's pairs, in
+//! order, hash the same whatever the thread count, frame after frame, for
+//! both cross-region de-duplication schemes and several thresholds.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use broadphase::glam::Vec3;
+use broadphase::{Aabb, GridTree, GridTreeConfig, JobSystem, RegionDedup};
+use broadphase_scenes::{SplitMix64, clusters16_40k, dense20k, object_box, pile, uniform};
+
+/// Runs `f` on its own thread; a hang fails the test instead of stalling.
+fn within<T: Send + 'static>(seconds: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
+    });
+    match rx.recv_timeout(Duration::from_secs(seconds)) {
+        Ok(Ok(value)) => value,
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(_) => panic!("did not finish within {seconds} s"),
+    }
+}
+
+/// Hash of the pairs in output order (not sorted: the order is part of
+/// the contract), and their count.
+fn fingerprint(pairs: &[[u32; 2]]) -> (u64, usize) {
+    let mut hasher = DefaultHasher::new();
+    pairs.hash(&mut hasher);
+    (hasher.finish(), pairs.len())
+}
+
+fn scenes() -> Vec<(&'static str, Vec<Aabb>)> {
+    let mut huge = uniform(8_000, 21).boxes;
+    huge.push(Aabb::new(Vec3::splat(-1e9), Vec3::splat(1e9)));
+    // A cluster in one root cell of more than 65,536 boxes: split again in
+    // parallel passes, whose chunking follows the thread count.
+    let mut rng = SplitMix64::new(41);
+    let cluster: Vec<Aabb> = (0..88_000)
+        .map(|i| {
+            let side = if i % 11 == 0 { 20_000.0 } else { 1_500.0 };
+            let c = Vec3::new(
+                rng.range_f32(0.0, side),
+                rng.range_f32(0.0, side),
+                rng.range_f32(0.0, side),
+            );
+            object_box(c)
+        })
+        .collect();
+    vec![
+        ("cluster beside a sparse world", cluster),
+        ("clusters16_40k", clusters16_40k().boxes),
+        ("dense20k", dense20k().boxes),
+        ("pile", pile().boxes),
+        ("uniform 8k + huge box", huge),
+    ]
+}
+
+#[test]
+fn output_hash_is_the_same_for_1_2_4_and_8_threads() {
+    within(120, || {
+        let systems: Vec<JobSystem> = [1, 2, 4, 8].into_iter().map(JobSystem::new).collect();
+        for (name, boxes) in scenes() {
+            for split_threshold in [64, 2_000] {
+                for dedup in [RegionDedup::ReferencePoint, RegionDedup::ShardedFastUnique] {
+                    let config = GridTreeConfig { split_threshold, dedup, ..Default::default() };
+                    let mut reference = None;
+                    for jobs in &systems {
+                        let mut tree = GridTree::with_config(config);
+                        let mut pairs = Vec::new();
+                        for frame in 0..3 {
+                            tree.pairs(jobs, &boxes, &mut pairs).unwrap();
+                            let print = fingerprint(&pairs);
+                            let what = format!(
+                                "{name}, {config:?}, {} threads, frame {frame}",
+                                jobs.threads()
+                            );
+                            match reference {
+                                None => reference = Some((print, what)),
+                                Some((expected, ref first)) => {
+                                    assert_eq!(print, expected, "{what} differs from {first}")
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Below the split threshold the tree runs the kernel on the calling
+/// thread: its output is the kernel's, in the kernel's order.
+#[test]
+fn small_inputs_give_the_kernels_exact_output() {
+    within(60, || {
+        let boxes = uniform(4_000, 8).boxes;
+        assert!(boxes.len() <= GridTreeConfig::default().split_threshold);
+        let mut grid = broadphase::AdaptiveGrid::default();
+        grid.build(&boxes).unwrap();
+        let mut expected = Vec::new();
+        grid.pairs(&mut expected);
+        for threads in [1, 2, 4, 8] {
+            let mut pairs = Vec::new();
+            GridTree::default().pairs(&JobSystem::new(threads), &boxes, &mut pairs).unwrap();
+            assert_eq!(pairs, expected, "{threads} threads");
+        }
+    });
+}
