@@ -25,3 +25,10 @@ pub mod storage {
         AlignedF32, FastUnique, FastUniqueSets, LANES, Pool, SENTINEL_ID, SoaBoxes, validate_boxes,
     };
 }
+
+/// The broad phase as a `hecs` system: [`BroadPhasePlugin`](ecs::BroadPhasePlugin),
+/// its components (`Collider`, `Static`, `CollisionLayers`), its events and
+/// errors, and the `hecs` it is built for. See `docs/ECS.md`.
+pub mod ecs {
+    pub use broadphase_ecs::*;
+}

@@ -1,0 +1,286 @@
+//! ECS plugin benchmarks: what the `hecs` system costs on top of the raw
+//! broad-phase call, and what a large static set costs per frame.
+//!
+//! Groups (criterion ids are `group/function`):
+//!
+//! - `ecs_overhead`: mixed100k (100,000 boxes, 22,239 pairs) as 100,000
+//!   dynamic entities with an `Aabb` component each.
+//!   - `raw_partition`: [`GridTree::pairs`] on the boxes as a slice, on a
+//!     [`JobSystem`] with one thread per core: the raw partition call;
+//!   - `raw_partition_shared`: [`GridTree::pairs_shared`], the same without
+//!     the copy of the input, which is what the plugin calls;
+//!   - `raw_kernel`: [`AdaptiveGrid::build`] + [`AdaptiveGrid::pairs`], the
+//!     single-thread kernel, for scale;
+//!   - `plugin`: [`BroadPhasePlugin::run`] on the world (default config,
+//!     one thread per core): gather from hecs, the dynamic pass, pairs
+//!     mapped to entities and sorted, started/ended (target: at most
+//!     1.15 × `raw_partition`).
+//! - `static_scene`: 1,000 moving boxes (cubes, widths log-uniform in
+//!   [0.5, 50), mixed100k's distribution) and mixed100k's 100,000 boxes;
+//!   every iteration moves the 1,000 by ±0.5 on x (events every frame).
+//!   - `dynamic1k`: the 1,000 movers alone;
+//!   - `static100k_dynamic1k`: the movers and the 100,000 marked `Static`
+//!     (default [`StaticChanges::Detect`]: every run checks the static
+//!     entities for changes);
+//!   - `static100k_dynamic1k_notify`: the same with
+//!     [`StaticChanges::Notify`] (the game reports static changes);
+//!   - `all_dynamic_101k`: the same 101,000 entities, none static (the
+//!     target: `static100k_dynamic1k` costs about what `dynamic1k` does).
+//!
+//! Before timing, each setup's pairs are checked: the plugin's against the
+//! kernel's mapped to entities, and the static scene's against the
+//! all-dynamic one minus the static-static pairs. After each group a line
+//! per world gives the plugin's per-stage medians (from `FrameStats`) over
+//! 100 extra frames, and after `ecs_overhead` a line gives the medians of
+//! 200 rounds that run `raw_partition`, `raw_partition_shared` and `plugin`
+//! one after the other (a paired comparison: criterion's separate timing
+//! windows can see different loads on a shared machine).
+//!
+//! ```text
+//! cargo bench --bench ecs                  # both groups, ~1 minute on 2 cores
+//! cargo bench --bench ecs -- static_scene  # one group
+//! ```
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use broadphase::ecs::hecs::{Entity, World};
+use broadphase::ecs::{Aabb, BroadPhasePlugin, FrameStats, PluginConfig, Static, StaticChanges};
+use broadphase::glam::Vec3;
+use broadphase::{AdaptiveGrid, GridTree, JobSystem};
+use broadphase_scenes::{SplitMix64, mixed100k};
+use criterion::{BenchmarkGroup, Criterion, criterion_main, measurement::WallTime};
+
+/// Timing settings shared by every group.
+fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
+    group
+        .sample_size(30)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+}
+
+/// Rounds of the interleaved comparison after `ecs_overhead`.
+const INTERLEAVED_ROUNDS: usize = 200;
+
+/// The median of `times`, in milliseconds.
+fn median_ms(times: &mut [Duration]) -> f64 {
+    times.sort_unstable();
+    times[times.len() / 2].as_secs_f64() * 1e3
+}
+
+/// Marks the entities `static_scene` moves each frame.
+struct Mover;
+
+/// Per-stage medians over `frames` more runs of `plugin` on `world`,
+/// moving the movers between runs as the timed loop does.
+fn stage_medians(plugin: &mut BroadPhasePlugin, world: &mut World, frames: usize) -> String {
+    let mut history: Vec<FrameStats> = Vec::with_capacity(frames);
+    for frame in 0..frames {
+        move_movers(world, frame);
+        plugin.run(world).expect("valid world");
+        history.push(*plugin.stats());
+    }
+    let last = history[frames - 1];
+    let mut line = format!(
+        "{} dynamic + {} static boxes, {} pairs; median ms:",
+        last.dynamic_boxes, last.static_boxes, last.pairs
+    );
+    for stage in 0..7 {
+        let mut ms: Vec<f64> = history.iter().map(|s| s.times.as_ms()[stage].1).collect();
+        ms.sort_unstable_by(f64::total_cmp);
+        line += &format!(" {} {:.3}", last.times.as_ms()[stage].0, ms[frames / 2]);
+    }
+    line
+}
+
+/// Shifts every [`Mover`] by +0.5 or -0.5 on x, alternating by frame.
+fn move_movers(world: &mut World, frame: usize) {
+    let dx = if frame.is_multiple_of(2) { 0.5 } else { -0.5 };
+    for (b, _) in world.query_mut::<(&mut Aabb, &Mover)>() {
+        b.min.x += dx;
+        b.max.x += dx;
+    }
+}
+
+/// The plugin against the raw partition and kernel calls on mixed100k.
+fn ecs_overhead(c: &mut Criterion) {
+    let scene = mixed100k();
+    let mut world = World::new();
+    let entities: Vec<Entity> = world.spawn_batch(scene.boxes.iter().map(|b| (*b,))).collect();
+
+    // Checked before timing: the plugin's pairs are the kernel's.
+    let mut grid = AdaptiveGrid::default();
+    let mut raw = Vec::new();
+    grid.build(&scene.boxes).expect("valid scene");
+    grid.pairs(&mut raw);
+    let mut expected: Vec<(Entity, Entity)> = raw
+        .iter()
+        .map(|&[a, b]| {
+            let (a, b) = (entities[a as usize], entities[b as usize]);
+            if a < b { (a, b) } else { (b, a) }
+        })
+        .collect();
+    expected.sort_unstable();
+    let mut plugin = BroadPhasePlugin::new();
+    plugin.run(&mut world).expect("valid world");
+    assert_eq!(plugin.pairs(), expected, "plugin pairs differ from the kernel's");
+
+    let jobs = JobSystem::new(0);
+    let mut tree = GridTree::default();
+    let mut tree_pairs = Vec::new();
+    tree.pairs(&jobs, &scene.boxes, &mut tree_pairs).expect("valid scene");
+    tree_pairs.sort_unstable();
+    raw.sort_unstable();
+    assert_eq!(tree_pairs, raw, "partition pairs differ from the kernel's");
+
+    let mut group = c.benchmark_group("ecs_overhead");
+    configure(&mut group);
+    group.bench_function("raw_partition", |b| {
+        b.iter(|| {
+            tree.pairs(&jobs, black_box(&scene.boxes), &mut tree_pairs).expect("valid scene");
+            black_box(tree_pairs.len())
+        })
+    });
+    let shared = std::sync::Arc::new(scene.boxes.clone());
+    group.bench_function("raw_partition_shared", |b| {
+        b.iter(|| {
+            tree.pairs_shared(&jobs, black_box(&shared), &mut tree_pairs).expect("valid scene");
+            black_box(tree_pairs.len())
+        })
+    });
+    group.bench_function("raw_kernel", |b| {
+        b.iter(|| {
+            grid.build(black_box(&scene.boxes)).expect("valid scene");
+            grid.pairs(&mut raw);
+            black_box(raw.len())
+        })
+    });
+    group.bench_function("plugin", |b| {
+        b.iter(|| {
+            plugin.run(black_box(&mut world)).expect("valid world");
+            black_box(plugin.pairs().len())
+        })
+    });
+    group.finish();
+    eprintln!("ecs_overhead/plugin stages: {}", stage_medians(&mut plugin, &mut world, 100));
+
+    // Criterion times each function in its own window; on a shared machine
+    // the load can change between windows. Interleaving the three calls
+    // frame by frame gives a paired comparison that load drift cannot skew.
+    let (mut copy, mut no_copy, mut ecs) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..INTERLEAVED_ROUNDS {
+        let t = Instant::now();
+        tree.pairs(&jobs, black_box(&scene.boxes), &mut tree_pairs).expect("valid scene");
+        copy.push(t.elapsed());
+        let t = Instant::now();
+        tree.pairs_shared(&jobs, black_box(&shared), &mut tree_pairs).expect("valid scene");
+        no_copy.push(t.elapsed());
+        let t = Instant::now();
+        plugin.run(black_box(&mut world)).expect("valid world");
+        ecs.push(t.elapsed());
+    }
+    let (copy, no_copy, ecs) = (median_ms(&mut copy), median_ms(&mut no_copy), median_ms(&mut ecs));
+    eprintln!(
+        "ecs_overhead interleaved medians over {INTERLEAVED_ROUNDS} rounds: raw_partition {copy:.3} ms, \
+         raw_partition_shared {no_copy:.3} ms, plugin {ecs:.3} ms; plugin / raw_partition {:.3}, \
+         plugin / raw_partition_shared {:.3}",
+        ecs / copy,
+        ecs / no_copy
+    );
+}
+
+/// 1,000 cubes with mixed100k's distribution (another seed).
+fn movers() -> Vec<Aabb> {
+    let mut rng = SplitMix64::new(0xEC5_0001);
+    let ln_100 = 100.0_f64.ln();
+    (0..1_000)
+        .map(|_| {
+            let c = Vec3::new(
+                rng.range_f32(0.0, 2000.0),
+                rng.range_f32(0.0, 2000.0),
+                rng.range_f32(0.0, 2000.0),
+            );
+            let width = (0.5 * (f64::from(rng.next_f32()) * ln_100).exp()) as f32;
+            Aabb::from_center_half_extent(c, Vec3::splat(width * 0.5))
+        })
+        .collect()
+}
+
+/// The movers, and mixed100k's boxes (marked static or not), or not.
+fn static_world(with_scene: bool, scene_static: bool) -> World {
+    let mut world = World::new();
+    world.spawn_batch(movers().into_iter().map(|b| (b, Mover)));
+    if with_scene {
+        let boxes = mixed100k().boxes;
+        if scene_static {
+            world.spawn_batch(boxes.into_iter().map(|b| (b, Static)));
+        } else {
+            world.spawn_batch(boxes.into_iter().map(|b| (b,)));
+        }
+    }
+    world
+}
+
+/// 1,000 movers alone, beside 100,000 statics, and all 101,000 dynamic.
+fn static_scene(c: &mut Criterion) {
+    let notify = PluginConfig { static_changes: StaticChanges::Notify, ..PluginConfig::default() };
+    let worlds = [
+        ("dynamic1k", static_world(false, false), PluginConfig::default()),
+        ("static100k_dynamic1k", static_world(true, true), PluginConfig::default()),
+        ("static100k_dynamic1k_notify", static_world(true, true), notify),
+        ("all_dynamic_101k", static_world(true, false), PluginConfig::default()),
+    ];
+    let mut setups: Vec<(&str, World, BroadPhasePlugin)> = worlds
+        .into_iter()
+        .map(|(name, mut world, config)| {
+            let mut plugin = BroadPhasePlugin::with_config(config);
+            plugin.run(&mut world).expect("valid world");
+            (name, world, plugin)
+        })
+        .collect();
+
+    // Checked before timing: static + dynamic equals all-dynamic minus the
+    // static-static pairs (same spawn order, so the same entities).
+    for split in &setups[1..3] {
+        let all = &setups[3];
+        let is_static = |e: Entity| split.1.satisfies::<&Static>(e);
+        let expected: Vec<(Entity, Entity)> = all
+            .2
+            .pairs()
+            .iter()
+            .copied()
+            .filter(|&(a, b)| !(is_static(a) && is_static(b)))
+            .collect();
+        assert_eq!(split.2.pairs(), expected, "{}: differs from all-dynamic", split.0);
+    }
+
+    let mut group = c.benchmark_group("static_scene");
+    configure(&mut group);
+    for (name, world, plugin) in &mut setups {
+        let mut frame = 0;
+        group.bench_function(*name, |b| {
+            b.iter(|| {
+                frame += 1;
+                move_movers(world, frame);
+                plugin.run(black_box(world)).expect("valid world");
+                black_box(plugin.pairs().len())
+            })
+        });
+    }
+    group.finish();
+    for (name, world, plugin) in &mut setups {
+        eprintln!("static_scene/{name} stages: {}", stage_medians(plugin, world, 100));
+        assert!(plugin.stats().static_rebuilds <= 1, "{name}: the static set was re-indexed");
+    }
+}
+
+/// The benchmark groups, in run order. Kept in a private module: the `pub
+/// fn` that `criterion_group!` generates cannot carry a doc comment.
+mod groups {
+    use super::{ecs_overhead, static_scene};
+    use criterion::criterion_group;
+
+    criterion_group!(benches, ecs_overhead, static_scene);
+}
+
+criterion_main!(groups::benches);

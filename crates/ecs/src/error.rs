@@ -1,0 +1,151 @@
+//! What `run` reports instead of panicking or dropping a box.
+
+use broadphase_partition::JobError;
+use broadphase_storage::{InputError, MAX_BOXES};
+use core::fmt;
+use hecs::Entity;
+
+/// Why [`BroadPhasePlugin::run`](crate::BroadPhasePlugin::run) skipped a
+/// frame.
+///
+/// On an error nothing the plugin publishes changes: [`pairs`], [`started`],
+/// [`ended`] and [`stats`] still describe the last frame that succeeded, and
+/// the next successful frame's events are computed against it, so no event
+/// is lost. Fix the entity (or despawn it) and run again.
+///
+/// [`pairs`]: crate::BroadPhasePlugin::pairs
+/// [`started`]: crate::BroadPhasePlugin::started
+/// [`ended`]: crate::BroadPhasePlugin::ended
+/// [`stats`]: crate::BroadPhasePlugin::stats
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_ecs::{Aabb, BroadPhasePlugin, PluginError};
+/// use glam::Vec3;
+///
+/// let mut world = hecs::World::new();
+/// world.spawn((Aabb::new(Vec3::ZERO, Vec3::ONE),));
+/// let bad = world.spawn((Aabb::new(Vec3::ZERO, Vec3::new(1.0, f32::NAN, 1.0)),));
+/// let mut plugin = BroadPhasePlugin::new();
+/// match plugin.run(&mut world) {
+///     Err(PluginError::InvalidBox { entity, .. }) => assert_eq!(entity, bad),
+///     other => panic!("expected an invalid box, got {other:?}"),
+/// }
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum PluginError {
+    /// An entity's box has a NaN or infinite coordinate, or `min > max` on
+    /// an axis (a [`Collider`](crate::Collider) with a negative half
+    /// extent, or a position that is not finite).
+    ///
+    /// If several boxes are bad, the first one met is named: dynamic
+    /// entities are checked before static ones, each in the world's
+    /// iteration order.
+    InvalidBox {
+        /// The entity whose box is bad.
+        entity: Entity,
+        /// What is wrong with it: axis, corner and value. Its `index` field
+        /// is always 0 (the entity is the name that matters).
+        error: InputError,
+    },
+    /// More boxes of one kind (dynamic or static) than `u32` ids can name.
+    TooManyBoxes {
+        /// How many there were.
+        count: usize,
+    },
+    /// A job of the dynamic pass panicked (a bug in broadphase, caught on
+    /// its thread and reported here rather than unwinding into the game).
+    Job(JobError),
+}
+
+impl PluginError {
+    /// Maps the kernel's error for box `index` of a gathered slice to the
+    /// entity that box came from.
+    pub(crate) fn from_input(error: InputError, entities: &[Entity]) -> Self {
+        Self::from_input_split(error, entities, &[])
+    }
+
+    /// As [`from_input`](Self::from_input), for a slice gathered as
+    /// `first` followed by `second`.
+    pub(crate) fn from_input_split(error: InputError, first: &[Entity], second: &[Entity]) -> Self {
+        let (index, error) = match error {
+            InputError::NotFinite { index, axis, corner, value } => {
+                (index, InputError::NotFinite { index: 0, axis, corner, value })
+            }
+            InputError::Inverted { index, axis, min, max } => {
+                (index, InputError::Inverted { index: 0, axis, min, max })
+            }
+            InputError::TooManyBoxes { count } => return PluginError::TooManyBoxes { count },
+        };
+        let entity = match index.checked_sub(first.len()) {
+            None => first.get(index),
+            Some(k) => second.get(k),
+        };
+        match entity {
+            Some(&entity) => PluginError::InvalidBox { entity, error },
+            // Unreachable with the kernel's contract; kept total, not a panic.
+            None => PluginError::TooManyBoxes { count: first.len() + second.len() },
+        }
+    }
+}
+
+impl fmt::Display for PluginError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            &PluginError::InvalidBox { entity, error } => match error {
+                InputError::NotFinite { axis, corner, value, .. } => write!(
+                    f,
+                    "entity {entity:?}: {corner:?} {axis:?} coordinate of its box is {value}, not a finite number"
+                ),
+                InputError::Inverted { axis, min, max, .. } => write!(
+                    f,
+                    "entity {entity:?}: its box's min {axis:?} ({min}) is greater than its max {axis:?} ({max})"
+                ),
+                InputError::TooManyBoxes { count } => {
+                    write!(f, "entity {entity:?}: {count} boxes, more than {MAX_BOXES}")
+                }
+            },
+            PluginError::TooManyBoxes { count } => {
+                write!(f, "{count} boxes of one kind; at most {MAX_BOXES} fit u32 ids")
+            }
+            PluginError::Job(error) => write!(f, "the dynamic pass failed: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for PluginError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PluginError::InvalidBox { error, .. } => Some(error),
+            PluginError::TooManyBoxes { .. } => None,
+            PluginError::Job(error) => Some(error),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use broadphase_storage::{Axis, Corner};
+
+    #[test]
+    fn maps_index_to_entity_and_zeroes_it() {
+        let mut world = hecs::World::new();
+        let entities: Vec<Entity> = (0..3).map(|_| world.spawn(())).collect();
+        let error =
+            InputError::NotFinite { index: 2, axis: Axis::Y, corner: Corner::Max, value: f32::NAN };
+        let mapped = PluginError::from_input(error, &entities);
+        let PluginError::InvalidBox { entity, error } = mapped else { panic!("{mapped:?}") };
+        assert_eq!(entity, entities[2]);
+        assert!(matches!(error, InputError::NotFinite { index: 0, axis: Axis::Y, .. }));
+        assert!(mapped.to_string().contains("Max Y coordinate"), "{mapped}");
+    }
+
+    #[test]
+    fn too_many_boxes_passes_through() {
+        let mapped = PluginError::from_input(InputError::TooManyBoxes { count: 7 }, &[]);
+        assert_eq!(mapped, PluginError::TooManyBoxes { count: 7 });
+    }
+}

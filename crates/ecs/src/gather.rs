@@ -1,0 +1,209 @@
+//! Reading boxes out of the world: the dynamic set each frame, the static
+//! set when it changed, and the exact check that tells whether it did.
+//!
+//! An entity's box is its [`Aabb`] component if it has one, else its
+//! [`Collider`] placed at its position component `P`. Entities with
+//! [`Static`] go to the static set, the others to the dynamic set.
+//!
+//! Each column (entities, boxes, layers) is read in a pass of its own,
+//! through hecs's per-archetype `fold` (`for_each`): one tight loop per
+//! column is about twice as fast as one loop pushing to three `Vec`s, which
+//! the compiler cannot keep in registers. Passes over the same filter visit
+//! the same archetypes in the same order, so the columns line up. The
+//! layer pass runs only when some entity of the set has a layer component.
+//!
+//! The queries are plain `World::query_mut` calls: hecs 0.11 keeps each
+//! query type's archetype list in the world itself (rebuilt only when an
+//! archetype is added), so a warm call is one read lock and one hash
+//! lookup, allocates nothing, and, unlike a stored `PreparedQuery`, leaves
+//! the plugin `Send + Sync`.
+
+use crate::{Collider, CollisionLayers, Position, Static};
+use broadphase_storage::Aabb;
+use hecs::{Entity, Query, With, Without, World};
+use std::sync::Arc;
+
+/// Selects the dynamic or the static entities of a query.
+pub(crate) trait Kind {
+    /// `Q` restricted to this kind's entities (same items as `Q`).
+    type Of<Q: Query>: for<'a> Query<Item<'a> = Q::Item<'a>>;
+}
+
+/// Entities without [`Static`] (a type-level tag, never a value).
+#[derive(Debug)]
+pub(crate) enum Dynamic {}
+
+/// Entities with [`Static`] (a type-level tag, never a value).
+#[derive(Debug)]
+pub(crate) enum Statics {}
+
+impl Kind for Dynamic {
+    type Of<Q: Query> = Without<Q, &'static Static>;
+}
+
+impl Kind for Statics {
+    type Of<Q: Query> = With<Q, &'static Static>;
+}
+
+/// `Q` over this kind's entities that have an [`Aabb`].
+type Boxed<K, Q> = <K as Kind>::Of<With<Q, &'static Aabb>>;
+/// `Q` over this kind's entities with a position and a collider but no
+/// [`Aabb`] (the box wins when both are present).
+type Placed<K, P, Q> =
+    <K as Kind>::Of<Without<With<Q, (&'static P, &'static Collider)>, &'static Aabb>>;
+
+/// One set of gathered boxes, in the world's iteration order: parallel
+/// arrays, kept across frames so a warm gather allocates nothing.
+#[derive(Debug, Default)]
+pub(crate) struct Gathered {
+    pub(crate) entities: Vec<Entity>,
+    /// Shared so the partition's jobs can read them without a copy; no job
+    /// holds a clone between frames, so refilling never copies either.
+    pub(crate) boxes: Arc<Vec<Aabb>>,
+    /// One per entity when some entity of the set has a layer component;
+    /// empty otherwise (every entity then has [`CollisionLayers::ALL`]).
+    layers: Vec<CollisionLayers>,
+    /// Whether any entity has layers other than [`CollisionLayers::ALL`]
+    /// (when none has, the layer test is skipped).
+    pub(crate) filtered: bool,
+}
+
+impl Gathered {
+    pub(crate) fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    /// The layers of entity `i`.
+    #[inline]
+    pub(crate) fn layers(&self, i: usize) -> CollisionLayers {
+        if self.layers.is_empty() { CollisionLayers::ALL } else { self.layers[i] }
+    }
+
+    /// How many entities of kind `K` have a box (archetype lengths only).
+    pub(crate) fn count<K: Kind, P: Position>(world: &mut World) -> usize {
+        world.query_mut::<Boxed<K, ()>>().into_iter().len()
+            + world.query_mut::<Placed<K, P, ()>>().into_iter().len()
+    }
+
+    /// Replaces the set with every entity of kind `K`.
+    pub(crate) fn gather<K: Kind, P: Position>(&mut self, world: &mut World) {
+        self.entities.clear();
+        let boxes = Arc::make_mut(&mut self.boxes);
+        boxes.clear();
+        self.layers.clear();
+        let entities = &mut self.entities;
+        world.query_mut::<Boxed<K, Entity>>().into_iter().for_each(|e| entities.push(e));
+        world.query_mut::<Placed<K, P, Entity>>().into_iter().for_each(|e| entities.push(e));
+        world.query_mut::<Boxed<K, &Aabb>>().into_iter().for_each(|b| boxes.push(*b));
+        world
+            .query_mut::<Placed<K, P, (&P, &Collider)>>()
+            .into_iter()
+            .for_each(|(p, c)| boxes.push(c.aabb_at(p.position())));
+        debug_assert_eq!(self.entities.len(), self.boxes.len());
+
+        self.filtered = false;
+        if has_layers::<K, P>(world) {
+            let layers = &mut self.layers;
+            let mut filtered = false;
+            let mut push = |l: Option<&CollisionLayers>| {
+                let l = l.copied().unwrap_or_default();
+                filtered |= l != CollisionLayers::ALL;
+                layers.push(l);
+            };
+            world.query_mut::<Boxed<K, Option<&CollisionLayers>>>().into_iter().for_each(&mut push);
+            world
+                .query_mut::<Placed<K, P, Option<&CollisionLayers>>>()
+                .into_iter()
+                .for_each(&mut push);
+            self.filtered = filtered;
+            debug_assert_eq!(self.entities.len(), self.layers.len());
+        }
+    }
+
+    /// Whether `gather::<K, P>` would produce exactly this set: same
+    /// entities (id and generation) in the same order, same boxes, same
+    /// layers.
+    ///
+    /// Exact: a moved box, a layer change, a `Static` added or removed, a
+    /// spawn, a despawn — even one whose id is reused in the same archetype
+    /// slot in the same frame (the generation differs) — all differ. One
+    /// streaming pass per column, through hecs's `fold`, with no branch per
+    /// entity; it stops after the first column that differs. Boxes are
+    /// compared by their bits (a `-0.0` that became `0.0` counts as a
+    /// change, which costs one re-index and nothing else).
+    pub(crate) fn same_as<K: Kind, P: Position>(&self, world: &mut World) -> bool {
+        let boxed = world.query_mut::<Boxed<K, ()>>().into_iter().len();
+        if boxed + world.query_mut::<Placed<K, P, ()>>().into_iter().len() != self.len() {
+            return false;
+        }
+
+        let (mut same, mut k) = (true, 0);
+        let stored = &self.entities;
+        let mut check = |e: Entity| {
+            same &= stored[k] == e;
+            k += 1;
+        };
+        world.query_mut::<Boxed<K, Entity>>().into_iter().for_each(&mut check);
+        world.query_mut::<Placed<K, P, Entity>>().into_iter().for_each(&mut check);
+        if !same {
+            return false;
+        }
+
+        let (stored_boxed, stored_placed) = self.boxes.split_at(boxed);
+        let mut stored = stored_boxed.iter();
+        world.query_mut::<Boxed<K, &Aabb>>().into_iter().for_each(|b| {
+            same &= stored.next().is_some_and(|s| same_bits(s, b));
+        });
+        let mut stored = stored_placed.iter();
+        world.query_mut::<Placed<K, P, (&P, &Collider)>>().into_iter().for_each(|(p, c)| {
+            same &= stored.next().is_some_and(|s| same_bits(s, &c.aabb_at(p.position())));
+        });
+        if !same {
+            return false;
+        }
+
+        if !has_layers::<K, P>(world) {
+            return self.layers.is_empty();
+        }
+        if self.layers.is_empty() {
+            return false;
+        }
+        let mut stored = self.layers.iter();
+        let mut check = |l: Option<&CollisionLayers>| {
+            same &= stored.next() == Some(&l.copied().unwrap_or_default());
+        };
+        world.query_mut::<Boxed<K, Option<&CollisionLayers>>>().into_iter().for_each(&mut check);
+        world
+            .query_mut::<Placed<K, P, Option<&CollisionLayers>>>()
+            .into_iter()
+            .for_each(&mut check);
+        same
+    }
+}
+
+/// Whether some entity of kind `K` with a box has a layer component (one
+/// look at each archetype).
+fn has_layers<K: Kind, P: Position>(world: &World) -> bool {
+    world.archetypes().any(|a| {
+        !a.is_empty()
+            && (a.satisfies::<Boxed<K, &CollisionLayers>>()
+                || a.satisfies::<Placed<K, P, &CollisionLayers>>())
+    })
+}
+
+/// Whether two boxes have the same bits (no float semantics: `NaN` equals
+/// itself, `-0.0` differs from `0.0`).
+#[inline(always)]
+fn same_bits(a: &Aabb, b: &Aabb) -> bool {
+    let bits = |b: &Aabb| {
+        [
+            b.min.x.to_bits(),
+            b.min.y.to_bits(),
+            b.min.z.to_bits(),
+            b.max.x.to_bits(),
+            b.max.y.to_bits(),
+            b.max.z.to_bits(),
+        ]
+    };
+    bits(a) == bits(b)
+}

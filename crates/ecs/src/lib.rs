@@ -1,0 +1,96 @@
+//! The broad phase as a [`hecs`] system: add [`BroadPhasePlugin`] to the
+//! game loop, call [`run`](BroadPhasePlugin::run) once a frame, and read
+//! the collision pairs and the started / ended events back as
+//! `(hecs::Entity, hecs::Entity)`.
+//!
+//! # Model
+//!
+//! - **Boxes.** An entity takes part if it has an [`Aabb`] component, or a
+//!   position component plus a [`Collider`] (the box is the collider's
+//!   extent around the position; `glam::Vec3` is the position by default,
+//!   any type implementing [`Position`] can be). When an entity has both,
+//!   the `Aabb` is used.
+//! - **Dynamic pass.** The dynamic boxes go to the partition's `GridTree`
+//!   on the plugin's own `JobSystem` ([`PluginConfig::threads`], one per
+//!   core by default): up to 10,000 boxes run the single-thread kernel on
+//!   the calling thread, more are split into regions run on every thread.
+//! - **Static and dynamic.** Entities with the [`Static`] marker are indexed
+//!   once in a grid of their own, re-indexed only when one is added,
+//!   removed or changed ([`StaticChanges`]: detected by the plugin, or
+//!   reported by the game). Each frame the dynamic boxes are tested against
+//!   each other and queried against the static grid; two static entities
+//!   are never a pair. A static set smaller than a quarter of the dynamic
+//!   one is not indexed but joins the dynamic pass
+//!   ([`PluginConfig::small_static_ratio`]): same pairs, less work.
+//! - **Layers.** [`CollisionLayers`] `{ member, filter }`: a pair `(a, b)`
+//!   is kept iff `(a.member & b.filter) != 0 && (b.member & a.filter) != 0`.
+//!   An entity without the component collides with everything. Rejected
+//!   pairs are dropped inside the broad phase, before any output.
+//! - **Output.** [`pairs`](BroadPhasePlugin::pairs) (this frame),
+//!   [`started`](BroadPhasePlugin::started) and
+//!   [`ended`](BroadPhasePlugin::ended) (by diffing against the last
+//!   frame), each pair `(a, b)` with `a < b` by `Entity`'s `Ord`, each list
+//!   sorted. Results live in the plugin; it never adds or removes
+//!   components, so no entity changes archetype because of it.
+//! - **Bad boxes.** A NaN, infinite or inverted box is a
+//!   [`PluginError::InvalidBox`] naming the entity — never a panic, never a
+//!   silently dropped box; the frame is skipped and nothing published
+//!   changes.
+//! - **Profiling.** With the `profile` feature, every stage is a Tracy zone,
+//!   every run a frame in the `broadphase` frame set, and counts and stage
+//!   times are plotted; call [`frame_mark`] at the end of your own frame.
+//!   Without it no Tracy code is compiled.
+//!
+//! # Example
+//!
+//! ```
+//! use broadphase_ecs::{Aabb, BroadPhasePlugin, Collider, CollisionLayers, Static};
+//! use glam::Vec3;
+//!
+//! const PLAYER: u32 = 1;
+//! const PICKUP: u32 = 2;
+//!
+//! let mut world = hecs::World::new();
+//! let wall = world.spawn((Aabb::new(Vec3::new(5.0, 0.0, -10.0), Vec3::new(6.0, 3.0, 10.0)), Static));
+//! let player = world.spawn((Vec3::ZERO, Collider::cuboid(Vec3::new(0.5, 1.0, 0.5)), CollisionLayers::new(PLAYER, u32::MAX)));
+//! let coin = world.spawn((Vec3::new(2.0, 0.5, 0.0), Collider::sphere(0.3), CollisionLayers::new(PICKUP, PLAYER)));
+//! // A second coin overlapping the first: coins don't collide with coins.
+//! world.spawn((Vec3::new(2.1, 0.5, 0.0), Collider::sphere(0.3), CollisionLayers::new(PICKUP, PLAYER)));
+//!
+//! let mut broadphase = BroadPhasePlugin::new();
+//! for frame in 0..60 {
+//!     // Game logic: the player walks along +x.
+//!     world.get::<&mut Vec3>(player).unwrap().x = frame as f32 * 0.1;
+//!     broadphase.run(&mut world)?;
+//!     for &(a, b) in broadphase.started() {
+//!         if (a, b) == (player, coin) {
+//!             println!("frame {frame}: coin picked up");
+//!         }
+//!     }
+//!     broadphase_ecs::frame_mark(); // end of the game frame (Tracy, with `profile`)
+//! }
+//! // At x = 5.9 the player (half width 0.5) touches the wall.
+//! assert_eq!(broadphase.pairs(), [(wall, player)]);
+//! # Ok::<(), broadphase_ecs::PluginError>(())
+//! ```
+#![forbid(unsafe_code)]
+
+mod backend;
+mod components;
+mod error;
+mod events;
+mod gather;
+mod plugin;
+mod profile;
+mod sort;
+mod statics;
+mod stats;
+
+pub use broadphase_storage::{Aabb, InputError};
+pub use components::{Collider, CollisionLayers, Position, Static};
+pub use error::PluginError;
+pub use hecs;
+pub use plugin::{BroadPhasePlugin, PluginConfig};
+pub use profile::{frame_mark, profiling_enabled};
+pub use statics::StaticChanges;
+pub use stats::{FrameStats, StageTimes};

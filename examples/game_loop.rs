@@ -1,0 +1,333 @@
+//! The main job: a game loop on a `hecs` world with the broad-phase plugin.
+//!
+//! N particles of radii 1–4 fly in a slab `[0, L)² × [0, 8)` sized for about
+//! one contact each, bouncing off its walls, past static pillars. Each frame
+//! moves them, runs `BroadPhasePlugin`, and counts the pairs and events;
+//! at the end it prints a summary (boxes, pairs per frame, per-stage median
+//! ms, memory) and can draw the last frame from above, colliding particles
+//! in red.
+//!
+//! ```text
+//! cargo run --release --example game_loop
+//! cargo run --release --example game_loop -- --particles 100000 --threads 2 --png /tmp/frame.png
+//! cargo run --release --features profile --example game_loop -- --frames 100000   # then connect Tracy
+//! ```
+//!
+//! Flags: `--particles N` (default 20,000), `--statics N` (pillars, default
+//! particles / 20), `--frames N` (default 300), `--threads N` (the plugin's
+//! job system, the main thread included; default 0: one per core),
+//! `--png FILE`, `--seed N`.
+
+use broadphase::ecs::hecs::{Entity, World};
+use broadphase::ecs::{
+    Aabb, BroadPhasePlugin, Collider, FrameStats, PluginConfig, Static, frame_mark,
+};
+use broadphase::glam::Vec3;
+use broadphase_scenes::SplitMix64;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Slab height: the largest particle diameter, so the world is nearly 2D
+/// and the picture from above shows what collides.
+const HEIGHT: f32 = 8.0;
+/// Particle radii, uniform in this range (as the shared particles5k scene).
+const RADII: (f32, f32) = (1.0, 4.0);
+/// Seconds per frame.
+const DT: f32 = 1.0 / 60.0;
+
+struct Args {
+    particles: usize,
+    statics: Option<usize>,
+    frames: usize,
+    threads: usize,
+    png: Option<String>,
+    seed: u64,
+}
+
+const USAGE: &str = "flags: --particles N, --statics N, --frames N, --threads N, --png FILE, \
+                     --seed N (see the file's docs)";
+
+fn parse_args() -> Result<Args, String> {
+    let mut args =
+        Args { particles: 20_000, statics: None, frames: 300, threads: 0, png: None, seed: 1 };
+    let mut it = std::env::args().skip(1);
+    let number = |flag: &str, value: Option<String>| -> Result<usize, String> {
+        let value = value.ok_or(format!("{flag} needs a number"))?;
+        value.parse().map_err(|_| format!("{flag}: '{value}' is not a number"))
+    };
+    while let Some(flag) = it.next() {
+        match flag.as_str() {
+            "--particles" => args.particles = number("--particles", it.next())?,
+            "--statics" => args.statics = Some(number("--statics", it.next())?),
+            "--frames" => args.frames = number("--frames", it.next())?.max(1),
+            "--threads" => args.threads = number("--threads", it.next())?,
+            "--seed" => args.seed = number("--seed", it.next())? as u64,
+            "--png" => args.png = Some(it.next().ok_or("--png needs a file name")?),
+            "--help" | "-h" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            other => return Err(format!("unknown flag '{other}' ({USAGE})")),
+        }
+    }
+    Ok(args)
+}
+
+/// A particle's velocity (units per second).
+#[derive(Clone, Copy, Debug)]
+struct Velocity(Vec3);
+
+/// The slab's side for about one box contact per particle. The slab is as
+/// thin as a particle is wide, so nearly every pair overlaps in z and the
+/// count is set by x and y: two boxes overlap there when both center
+/// offsets are below `s = r_i + r_j`, an area of `4s²`; with radii uniform
+/// in [1, 4), `E[s²] = 5² + 1.5 = 26.5`, so the mean contact count is about
+/// `(N - 1) · 106 / L²`.
+fn side_for(particles: usize) -> f32 {
+    ((particles.max(2) - 1) as f64 * 106.0).sqrt() as f32
+}
+
+/// Spawns the particles and the static pillars.
+fn spawn_world(args: &Args, side: f32) -> World {
+    let mut rng = SplitMix64::new(args.seed);
+    let mut world = World::new();
+    world.spawn_batch((0..args.particles).map(|_| {
+        let r = rng.range_f32(RADII.0, RADII.1);
+        let p = Vec3::new(
+            rng.range_f32(r, side - r),
+            rng.range_f32(r, side - r),
+            rng.range_f32(r, HEIGHT - r),
+        );
+        let dir =
+            Vec3::new(rng.range_f32(-1.0, 1.0), rng.range_f32(-1.0, 1.0), rng.range_f32(-0.3, 0.3));
+        let speed = rng.range_f32(5.0, 30.0);
+        (p, Collider::sphere(r), Velocity(dir.normalize_or(Vec3::X) * speed))
+    }));
+    let pillars = args.statics.unwrap_or(args.particles / 20);
+    world.spawn_batch((0..pillars).map(|_| {
+        let size = Vec3::new(rng.range_f32(2.0, 12.0), rng.range_f32(2.0, 12.0), HEIGHT);
+        let at =
+            Vec3::new(rng.range_f32(0.0, side - size.x), rng.range_f32(0.0, side - size.y), 0.0);
+        (Aabb::new(at, at + size), Static)
+    }));
+    world
+}
+
+/// Moves every particle and bounces it off the slab's walls.
+fn integrate(world: &mut World, side: f32) {
+    let hi = Vec3::new(side, side, HEIGHT);
+    for (p, c, v) in world.query_mut::<(&mut Vec3, &Collider, &mut Velocity)>() {
+        *p += v.0 * DT;
+        let r = c.half_extents;
+        for axis in 0..3 {
+            if p[axis] < r[axis] {
+                p[axis] = r[axis];
+                v.0[axis] = v.0[axis].abs();
+            } else if p[axis] > hi[axis] - r[axis] {
+                p[axis] = hi[axis] - r[axis];
+                v.0[axis] = -v.0[axis].abs();
+            }
+        }
+    }
+}
+
+/// How many recent frames the medians are taken over.
+const WINDOW: usize = 1_000;
+
+/// Running totals over every frame.
+#[derive(Debug)]
+struct Totals {
+    pairs: usize,
+    started: usize,
+    ended: usize,
+    min_pairs: usize,
+    max_pairs: usize,
+}
+
+impl Default for Totals {
+    fn default() -> Self {
+        Totals { pairs: 0, started: 0, ended: 0, min_pairs: usize::MAX, max_pairs: 0 }
+    }
+}
+
+impl Totals {
+    fn add(&mut self, s: &FrameStats) {
+        self.pairs += s.pairs;
+        self.started += s.started;
+        self.ended += s.ended;
+        self.min_pairs = self.min_pairs.min(s.pairs);
+        self.max_pairs = self.max_pairs.max(s.pairs);
+    }
+}
+
+/// Resident memory of this process in KiB (Linux), for the flatness check.
+fn rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_unstable_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// Draws the world from above (x right, y up): pillars grey, particles
+/// blue, particles in at least one pair red.
+fn write_png(
+    path: &str,
+    world: &World,
+    pairs: &[(Entity, Entity)],
+    side: f32,
+) -> Result<(), String> {
+    // About 1.5 pixels per unit: the smallest particle is 3 pixels wide.
+    let size = ((side * 1.5) as usize).clamp(256, 4096);
+    let scale = size as f32 / side;
+    let mut image = vec![[250u8, 250, 247]; size * size];
+    let mut fill = |b: &Aabb, color: [u8; 3], round: bool| {
+        let (x0, x1) = ((b.min.x * scale).floor() as i64, (b.max.x * scale).ceil() as i64);
+        let (y0, y1) = ((b.min.y * scale).floor() as i64, (b.max.y * scale).ceil() as i64);
+        let (cx, cy) = ((x0 + x1) as f32 / 2.0, (y0 + y1) as f32 / 2.0);
+        let r2 = ((x1 - x0) as f32 / 2.0).powi(2);
+        for y in y0.max(0)..y1.min(size as i64) {
+            for x in x0.max(0)..x1.min(size as i64) {
+                let d2 = (x as f32 + 0.5 - cx).powi(2) + (y as f32 + 0.5 - cy).powi(2);
+                if !round || d2 <= r2 {
+                    // Row 0 of the PNG is the top: flip y so +y points up.
+                    image[(size - 1 - y as usize) * size + x as usize] = color;
+                }
+            }
+        }
+    };
+    for b in world.query::<&Aabb>().with::<&Static>().iter() {
+        fill(b, [120, 120, 120], false);
+    }
+    let mut colliding: Vec<Entity> = pairs.iter().flat_map(|&(a, b)| [a, b]).collect();
+    colliding.sort_unstable();
+    colliding.dedup();
+    let mut particles = world.query::<(Entity, &Vec3, &Collider)>();
+    let mut red = Vec::new();
+    for (e, p, c) in particles.iter() {
+        if colliding.binary_search(&e).is_ok() {
+            red.push(c.aabb_at(*p));
+        } else {
+            fill(&c.aabb_at(*p), [70, 120, 200], true);
+        }
+    }
+    for b in &red {
+        fill(b, [220, 30, 30], true);
+    }
+
+    let file = std::fs::File::create(path).map_err(|e| format!("{path}: {e}"))?;
+    let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), size as u32, size as u32);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header().map_err(|e| format!("{path}: {e}"))?;
+    writer.write_image_data(image.as_flattened()).map_err(|e| format!("{path}: {e}"))?;
+    writer.finish().map_err(|e| format!("{path}: {e}"))
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let side = side_for(args.particles);
+    let mut world = spawn_world(&args, side);
+    let mut plugin = BroadPhasePlugin::with_config(PluginConfig {
+        threads: args.threads,
+        ..PluginConfig::default()
+    });
+
+    // Fixed memory however long the run: running totals, and the stage
+    // times of the last `WINDOW` frames in a ring for the medians.
+    let mut totals = Totals::default();
+    let mut recent: Vec<[f64; 8]> = Vec::with_capacity(WINDOW.min(args.frames));
+    let warm_frame = (args.frames / 10).clamp(1, 100);
+    let mut rss_warm = None;
+    let started_at = Instant::now();
+    for frame in 0..args.frames {
+        let t = Instant::now();
+        integrate(&mut world, side);
+        let move_ms = t.elapsed().as_secs_f64() * 1e3;
+        if let Err(error) = plugin.run(&mut world) {
+            eprintln!("error in frame {frame}: {error}");
+            return ExitCode::FAILURE;
+        }
+        // Game logic would react to plugin.started() / ended() here.
+        let stats = plugin.stats();
+        totals.add(stats);
+        let mut row = [move_ms; 8];
+        for (slot, (_, ms)) in row[1..].iter_mut().zip(stats.times.as_ms()) {
+            *slot = ms;
+        }
+        if recent.len() < WINDOW {
+            recent.push(row);
+        } else {
+            recent[frame % WINDOW] = row;
+        }
+        frame_mark();
+        if frame + 1 == warm_frame {
+            rss_warm = rss_kib();
+        }
+    }
+    let wall = started_at.elapsed();
+    let rss_end = rss_kib();
+
+    let last = *plugin.stats();
+    let n = args.frames as f64;
+    println!(
+        "world        {} particles (radii {}-{}) + {} static pillars in a {:.0} x {:.0} x {:.0} slab",
+        last.dynamic_boxes, RADII.0, RADII.1, last.static_boxes, side, side, HEIGHT
+    );
+    println!(
+        "frames       {} in {:.2} s ({} thread{}, profile: {})",
+        args.frames,
+        wall.as_secs_f64(),
+        last.threads,
+        if last.threads == 1 { "" } else { "s" },
+        broadphase::ecs::profiling_enabled()
+    );
+    println!(
+        "pairs/frame  {:.0} mean ({}..{}); started {:.0}, ended {:.0} per frame",
+        totals.pairs as f64 / n,
+        totals.min_pairs,
+        totals.max_pairs,
+        totals.started as f64 / n,
+        totals.ended as f64 / n
+    );
+    if last.statics_in_dynamic_pass {
+        println!("static set   small: joins the dynamic pass every frame");
+    } else {
+        println!(
+            "static set   indexed {} time(s), queried by every dynamic box",
+            last.static_rebuilds
+        );
+    }
+    let names = last.times.as_ms().map(|(name, _)| name);
+    println!("median ms    (last {} frames)", recent.len());
+    for (column, name) in std::iter::once("move").chain(names).enumerate() {
+        let mut ms: Vec<f64> = recent.iter().map(|row| row[column]).collect();
+        println!("             {name:9} {:8.3}", median(&mut ms));
+    }
+    if let (Some(warm), Some(end)) = (rss_warm, rss_end) {
+        println!(
+            "memory       RSS {:.1} MiB after frame {warm_frame}, {:.1} MiB after frame {} ({:+.1} MiB)",
+            warm as f64 / 1024.0,
+            end as f64 / 1024.0,
+            args.frames,
+            (end as f64 - warm as f64) / 1024.0
+        );
+    }
+    if let Some(path) = &args.png {
+        if let Err(error) = write_png(path, &world, plugin.pairs(), side) {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
+        println!("picture      {path} (from above; red: in a pair this frame)");
+    }
+    ExitCode::SUCCESS
+}
