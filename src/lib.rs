@@ -6,7 +6,7 @@ pub use broadphase_kernel::{
     PairsError, SortAndSweep, TreeError, brute_force_pairs, brute_force_query,
 };
 pub use broadphase_kernel::{
-    CellHash, CountingSortGrid, CountingSortGridConfig, NeighborLists, NeighborRule,
+    CellHash, CountingSortGrid, CountingSortGridConfig, MAX_RADIUS, NeighborLists, NeighborRule,
     NeighborSearch, PointError, RowLookup, ScanKernel, SpatialHash, SpatialHashConfig,
     SpatialIndex, SpatialIndexConfig, brute_force_neighbor_pairs, brute_force_neighbor_rows,
     brute_force_neighbors_within, brute_force_sphere_contacts, brute_force_spheres_touching,

@@ -13,7 +13,7 @@ mod fuzz_input;
 use broadphase_scenes::SplitMix64;
 use std::path::Path;
 
-fn replay_dir(dir: &Path) -> usize {
+fn replay_dir(dir: &Path, check: fn(&[u8])) -> usize {
     let mut replayed = 0;
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("corpus {} missing: {e}", dir.display()))
@@ -22,7 +22,7 @@ fn replay_dir(dir: &Path) -> usize {
     entries.sort();
     for path in entries {
         let data = std::fs::read(&path).expect("readable corpus file");
-        let outcome = std::panic::catch_unwind(|| fuzz_input::check_grid(&data));
+        let outcome = std::panic::catch_unwind(|| check(&data));
         assert!(outcome.is_ok(), "corpus input {} fails", path.display());
         replayed += 1;
     }
@@ -32,7 +32,23 @@ fn replay_dir(dir: &Path) -> usize {
 #[test]
 fn committed_grid_corpus_still_passes() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/grid_pairs");
-    let replayed = replay_dir(&corpus);
+    let replayed = replay_dir(&corpus, fuzz_input::check_grid);
+    assert!(replayed >= 10, "only {replayed} corpus inputs: the seeds are missing");
+}
+
+#[test]
+fn committed_grid_tree_corpus_still_passes() {
+    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus");
+    let replayed = replay_dir(&fuzz.join("grid_tree_pairs"), fuzz_input::check_grid_tree);
+    assert!(replayed >= 10, "only {replayed} corpus inputs: the seeds are missing");
+    // The grid's corpus is hostile box input too: the tree must pass it.
+    replay_dir(&fuzz.join("grid_pairs"), fuzz_input::check_grid_tree);
+}
+
+#[test]
+fn committed_neighbors_corpus_still_passes() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/neighbor_pairs");
+    let replayed = replay_dir(&corpus, fuzz_input::check_neighbors);
     assert!(replayed >= 10, "only {replayed} corpus inputs: the seeds are missing");
 }
 
@@ -43,6 +59,8 @@ fn random_bytes_pass_the_grid_check() {
         let len = rng.below(1200);
         let data: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
         fuzz_input::check_grid(&data);
+        fuzz_input::check_grid_tree(&data);
+        fuzz_input::check_neighbors(&data);
     }
 }
 

@@ -147,3 +147,74 @@ pub(crate) fn check_grid(data: &[u8]) {
         (found, wanted) => panic!("grid said {found:?}, brute force said {wanted:?}"),
     }
 }
+
+/// One job system for every input: starting threads per input would make
+/// the fuzzer measure thread start-up.
+fn shared_jobs() -> &'static broadphase::JobSystem {
+    static JOBS: std::sync::OnceLock<broadphase::JobSystem> = std::sync::OnceLock::new();
+    JOBS.get_or_init(|| broadphase::JobSystem::new(3))
+}
+
+/// The grid tree (all cores) on the same decoded scenes: the same typed
+/// error as the oracle, or exactly brute force's pairs, at split thresholds
+/// small enough that even a few boxes make a deep tree.
+pub(crate) fn check_grid_tree(data: &[u8]) {
+    let (config, boxes) = decode(data);
+    let split_threshold = [1, 3, 16, 64][config.leaf_capacity.trailing_zeros() as usize % 4];
+    let tree_config = broadphase::GridTreeConfig {
+        split_threshold,
+        grid: config,
+        ..broadphase::GridTreeConfig::default()
+    };
+    let mut tree = broadphase::GridTree::with_config(tree_config);
+    let mut expected = Vec::new();
+    let oracle = brute_force_pairs(&boxes, &mut expected);
+    let mut pairs = Vec::new();
+    match (tree.pairs(shared_jobs(), &boxes, &mut pairs), oracle) {
+        (Err(found), Err(wanted)) => assert_eq!(found.to_string(), wanted.to_string()),
+        (Ok(()), Ok(())) => {
+            pairs.sort_unstable();
+            assert_eq!(pairs, expected, "grid tree differs from brute force with {tree_config:?}");
+        }
+        (found, wanted) => panic!("grid tree said {found:?}, brute force said {wanted:?}"),
+    }
+}
+
+/// The three neighbor structures on points decoded from the same bytes
+/// (each box's min corner is a point; the first coordinate's magnitude,
+/// when finite, is the radius): the oracle's typed error, or exactly its
+/// pairs within the radius.
+pub(crate) fn check_neighbors(data: &[u8]) {
+    use broadphase::{
+        CountingSortGrid, NeighborSearch, SpatialHash, SpatialIndex, brute_force_neighbor_pairs,
+    };
+    let (_, boxes) = decode(data);
+    let points: Vec<Vec3> = boxes.iter().map(|b| b.min).collect();
+    let radius = boxes.first().map_or(1.0, |b| (b.max.x - b.min.x).abs());
+    let mut expected = Vec::new();
+    let oracle = brute_force_neighbor_pairs(&points, radius, &mut expected);
+    fn check(
+        name: &str,
+        structure: &mut impl NeighborSearch,
+        points: &[Vec3],
+        radius: f32,
+        oracle: &Result<(), broadphase::PointError>,
+        expected: &[[u32; 2]],
+    ) {
+        match (structure.build(points, radius), oracle) {
+            (Err(found), Err(wanted)) => {
+                assert_eq!(found.to_string(), wanted.to_string(), "{name}")
+            }
+            (Ok(()), Ok(())) => {
+                let mut pairs = Vec::new();
+                structure.neighbor_pairs(&mut pairs);
+                pairs.sort_unstable();
+                assert_eq!(pairs, expected, "{name} differs from brute force, radius {radius}");
+            }
+            (found, wanted) => panic!("{name} said {found:?}, brute force said {wanted:?}"),
+        }
+    }
+    check("grid", &mut CountingSortGrid::default(), &points, radius, &oracle, &expected);
+    check("hash", &mut SpatialHash::default(), &points, radius, &oracle, &expected);
+    check("index", &mut SpatialIndex::default(), &points, radius, &oracle, &expected);
+}

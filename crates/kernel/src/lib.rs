@@ -43,7 +43,7 @@ mod reference;
 pub use broadphase_storage::{Aabb, Axis, Corner, InputError, MAX_BOXES};
 pub use grid::{AdaptiveGrid, Dedup, GridConfig, PairKernel, PairsError, TreeError};
 pub use neighbors::{
-    CellHash, CountingSortGrid, CountingSortGridConfig, NeighborLists, NeighborRule,
+    CellHash, CountingSortGrid, CountingSortGridConfig, MAX_RADIUS, NeighborLists, NeighborRule,
     NeighborSearch, PointError, RowLookup, ScanKernel, SpatialHash, SpatialHashConfig,
     SpatialIndex, SpatialIndexConfig, brute_force_neighbor_pairs, brute_force_neighbor_rows,
     brute_force_neighbors_within, brute_force_sphere_contacts, brute_force_spheres_touching,

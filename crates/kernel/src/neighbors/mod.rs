@@ -33,7 +33,7 @@ pub use brute_force::{
 };
 pub use counting_sort_grid::{CountingSortGrid, CountingSortGridConfig};
 pub use csr::NeighborLists;
-pub use points::PointError;
+pub use points::{MAX_RADIUS, PointError};
 pub use scan::ScanKernel;
 pub use search::NeighborRule;
 pub use spatial_hash::{CellHash, SpatialHash, SpatialHashConfig};

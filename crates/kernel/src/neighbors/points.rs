@@ -41,12 +41,13 @@ pub enum PointError {
         /// The coordinate itself.
         value: f32,
     },
-    /// The radius given to a build or a query is NaN, infinite or negative.
+    /// The radius given to a build or a query is NaN, negative, or above
+    /// [`MAX_RADIUS`] (its square would overflow `f32`).
     InvalidRadius {
         /// The radius given.
         value: f32,
     },
-    /// A sphere's radius is NaN, infinite or negative.
+    /// A sphere's radius is NaN, negative, or above `MAX_RADIUS / 2`.
     InvalidSphereRadius {
         /// Index of the sphere in the caller's slices.
         index: usize,
@@ -82,10 +83,14 @@ impl fmt::Display for PointError {
                 write!(f, "point {index}: {axis:?} coordinate is {value}, not a finite number")
             }
             PointError::InvalidRadius { value } => {
-                write!(f, "radius {value} is not a finite number >= 0")
+                write!(f, "radius {value} is not a number in 0..={MAX_RADIUS}")
             }
             PointError::InvalidSphereRadius { index, value } => {
-                write!(f, "sphere {index}: radius {value} is not a finite number >= 0")
+                write!(
+                    f,
+                    "sphere {index}: radius {value} is not a number in 0..={}",
+                    MAX_RADIUS / 2.0
+                )
             }
             PointError::QueryRadiusTooLarge { radius, max } => {
                 write!(
@@ -105,9 +110,16 @@ impl fmt::Display for PointError {
 
 impl std::error::Error for PointError {}
 
-/// Checks one radius argument: finite and `>= 0`.
+/// The largest radius accepted: distances are compared squared in `f32`,
+/// and above `sqrt(f32::MAX)` (about 1.8e19) the squared radius is
+/// infinite, which would make every pair of points "within" it, however far
+/// apart. A sphere radius may be at most half of this, so that the squared
+/// sum of two radii stays finite too.
+pub const MAX_RADIUS: f32 = 1.0e19;
+
+/// Checks one radius argument: `0 <= radius <= MAX_RADIUS` (so not NaN).
 pub(crate) fn check_radius(radius: f32) -> Result<(), PointError> {
-    if radius.is_finite() && radius >= 0.0 {
+    if (0.0..=MAX_RADIUS).contains(&radius) {
         Ok(())
     } else {
         Err(PointError::InvalidRadius { value: radius })
@@ -179,9 +191,9 @@ pub(crate) fn validate_spheres(
     Ok((bounds, max_radius))
 }
 
-/// The first sphere radius that is NaN, infinite or negative.
+/// The first sphere radius that is NaN, negative or above `MAX_RADIUS / 2`.
 fn first_bad_radius(radii: &[f32]) -> Option<PointError> {
-    let valid = 0.0..f32::INFINITY; // NaN is not contained
+    let valid = 0.0..=MAX_RADIUS / 2.0; // NaN is not contained
     let ok = radii.iter().fold(true, |ok, r| ok & valid.contains(r));
     if ok {
         return None;
@@ -249,7 +261,8 @@ mod tests {
     #[test]
     fn radius_argument() {
         assert!(check_radius(0.0).is_ok());
-        for bad in [-1.0, f32::NAN, f32::INFINITY, -0.0001] {
+        assert!(check_radius(MAX_RADIUS).is_ok());
+        for bad in [-1.0, f32::NAN, f32::INFINITY, -0.0001, 1.9e19, f32::MAX] {
             assert!(matches!(check_radius(bad), Err(PointError::InvalidRadius { .. })));
         }
         assert!(check_point(Vec3::new(0.0, 0.0, f32::NAN)).is_err());
