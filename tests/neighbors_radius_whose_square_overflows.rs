@@ -43,27 +43,14 @@ fn the_largest_radius_still_matches_brute_force() {
     let mut expected = Vec::new();
     brute_force_neighbor_pairs(&points, MAX_RADIUS, &mut expected).unwrap();
     assert!(expected.contains(&[0, 1]) && !expected.contains(&[0, 3]));
-    let structures: [&mut dyn FnMut(&mut Vec<[u32; 2]>); 3] = [
-        &mut |out| {
-            let mut s = CountingSortGrid::default();
-            s.build(&points, MAX_RADIUS).unwrap();
-            s.neighbor_pairs(out);
-        },
-        &mut |out| {
-            let mut s = SpatialHash::default();
-            s.build(&points, MAX_RADIUS).unwrap();
-            s.neighbor_pairs(out);
-        },
-        &mut |out| {
-            let mut s = SpatialIndex::default();
-            s.build(&points, MAX_RADIUS).unwrap();
-            s.neighbor_pairs(out);
-        },
-    ];
-    for run in structures {
+    fn pairs_of(mut structure: impl NeighborSearch, points: &[Vec3]) -> Vec<[u32; 2]> {
+        structure.build(points, MAX_RADIUS).unwrap();
         let mut pairs = Vec::new();
-        run(&mut pairs);
+        structure.neighbor_pairs(&mut pairs);
         pairs.sort_unstable();
-        assert_eq!(pairs, expected);
+        pairs
     }
+    assert_eq!(pairs_of(CountingSortGrid::default(), &points), expected);
+    assert_eq!(pairs_of(SpatialHash::default(), &points), expected);
+    assert_eq!(pairs_of(SpatialIndex::default(), &points), expected);
 }
