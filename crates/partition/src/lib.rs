@@ -74,6 +74,7 @@
 #![forbid(unsafe_code)]
 
 mod jobs;
+mod profile;
 mod tree;
 
 pub use jobs::{BuildError, JobContext, JobError, JobGroup, JobSystem, JobSystemBuilder};

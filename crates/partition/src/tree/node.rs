@@ -199,6 +199,7 @@ fn split_node(ctx: &mut JobContext<'_>, frame: &Arc<FrameShared>, task: NodeTask
 
 /// Runs the kernel on one region and reports its pairs.
 pub(crate) fn run_region(ctx: &mut JobContext<'_>, frame: &FrameShared, task: NodeTask) {
+    crate::profile::zone!("partition: region kernel");
     let config = &frame.config;
     let LeafScratch { grid, boxes: gathered, ids, pairs } = ctx.scratch::<LeafScratch>();
     let grid = match grid {

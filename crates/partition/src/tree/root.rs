@@ -236,6 +236,7 @@ pub(crate) fn scatter_part(
     pool: &Arc<BufferPool>,
     ranges: &mut Vec<u32>,
 ) -> Option<ChunkSplit> {
+    crate::profile::zone!("partition: root scatter");
     let mut offsets = vec![0u32; grid.cells() + 1];
     let mut spans = [0u64; 3];
     let mut valid = true;
