@@ -28,7 +28,10 @@
 //! - `cell_hash`: spatial hash `build+pairs` on sph125k with
 //!   [`CellHash::Teschner`] and [`CellHash::Fibonacci`];
 //! - `cells_per_radius`: grid and index `build+sorted_lists` on sph125k with
-//!   1 and 2 cells per radius.
+//!   1 and 2 cells per radius;
+//! - `job_system`: the grid's `build+sorted_lists` on sph1m with the lists
+//!   filled by [`ParallelNeighborLists`] on a 2-thread [`JobSystem`] (the
+//!   library's parallel path; the build stays on one thread).
 //!
 //! `STRUCT` is `grid` ([`CountingSortGrid`]), `hash` ([`SpatialHash`]),
 //! `index` ([`SpatialIndex`], binary search) or `index_map` (with the
@@ -46,13 +49,14 @@
 //! is the one recorded in `docs/BENCHMARKS.md`.
 
 use std::hint::black_box;
+use std::sync::Arc;
 use std::time::Duration;
 
 use broadphase::glam::Vec3;
 use broadphase::{
-    CellHash, CountingSortGrid, CountingSortGridConfig, NeighborLists, NeighborSearch, RowLookup,
-    ScanKernel, SpatialHash, SpatialHashConfig, SpatialIndex, SpatialIndexConfig,
-    brute_force_sphere_contacts,
+    CellHash, CountingSortGrid, CountingSortGridConfig, JobSystem, NeighborLists, NeighborSearch,
+    ParallelNeighborLists, RowLookup, ScanKernel, SpatialHash, SpatialHashConfig, SpatialIndex,
+    SpatialIndexConfig, brute_force_sphere_contacts,
 };
 use broadphase_scenes::{SPH1M_RADIUS, Spheres, particles5k, sph, sph1m};
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, criterion_main, measurement::WallTime};
@@ -325,13 +329,39 @@ fn choices(c: &mut Criterion) {
     group.finish();
 }
 
+/// The library's parallel fill: grid build, then the lists on the job system.
+fn job_system(c: &mut Criterion) {
+    let points = sph1m();
+    let jobs = JobSystem::new(2);
+    let mut grid = Arc::new(CountingSortGrid::default());
+    let mut parallel = ParallelNeighborLists::default();
+    let (mut lists, mut single) = (NeighborLists::default(), NeighborLists::default());
+    Arc::get_mut(&mut grid).expect("unshared").build(&points, SPH1M_RADIUS).expect("valid");
+    parallel.fill(&jobs, &grid, &mut lists).expect("no job panics");
+    grid.sorted_neighbor_lists(0..grid.len(), &mut single);
+    assert_eq!(lists.indices(), single.indices(), "parallel lists differ from one thread's");
+
+    let mut group = c.benchmark_group("job_system");
+    configure_slow(&mut group);
+    group.bench_function("sph1m/grid/build+sorted_lists_2_threads", |b| {
+        b.iter(|| {
+            let built =
+                Arc::get_mut(&mut grid).expect("jobs drop their handles before wait returns");
+            built.build(black_box(&points), SPH1M_RADIUS).expect("valid");
+            parallel.fill(&jobs, &grid, &mut lists).expect("no job panics");
+            black_box(lists.total())
+        });
+    });
+    group.finish();
+}
+
 /// The benchmark groups, in run order (a private module: the `pub fn` that
 /// `criterion_group!` generates cannot carry a doc comment).
 mod groups {
-    use super::{choices, particles, sph_scenes};
+    use super::{choices, job_system, particles, sph_scenes};
     use criterion::criterion_group;
 
-    criterion_group!(benches, particles, sph_scenes, choices);
+    criterion_group!(benches, particles, sph_scenes, choices, job_system);
 }
 
 criterion_main!(groups::benches);

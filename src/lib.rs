@@ -13,7 +13,7 @@ pub use broadphase_kernel::{
 };
 pub use broadphase_partition::{
     BuildError, GridTree, GridTreeConfig, JobContext, JobError, JobGroup, JobSystem,
-    JobSystemBuilder, PartitionError, RegionDedup, TreeStats,
+    JobSystemBuilder, ParallelNeighborLists, PartitionError, RegionDedup, TreeStats,
 };
 pub use glam;
 

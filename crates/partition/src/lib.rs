@@ -74,8 +74,10 @@
 #![forbid(unsafe_code)]
 
 mod jobs;
+mod neighbors;
 mod profile;
 mod tree;
 
 pub use jobs::{BuildError, JobContext, JobError, JobGroup, JobSystem, JobSystemBuilder};
+pub use neighbors::ParallelNeighborLists;
 pub use tree::{GridTree, GridTreeConfig, PartitionError, RegionDedup, TreeStats};

@@ -164,6 +164,63 @@ impl NeighborLists {
         self.offsets.windows(2).map(|w| &self.indices[w[0]..w[1]])
     }
 
+    /// Empties the lists (no rows), keeping every buffer for the next fill.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_kernel::{CountingSortGrid, NeighborLists, NeighborSearch};
+    /// use glam::Vec3;
+    /// let mut grid = CountingSortGrid::default();
+    /// grid.build(&[Vec3::ZERO, Vec3::X], 1.0)?;
+    /// let mut lists = NeighborLists::default();
+    /// grid.neighbor_lists(&mut lists);
+    /// lists.clear();
+    /// assert!(lists.is_empty());
+    /// assert_eq!(lists.total(), 0);
+    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// ```
+    pub fn clear(&mut self) {
+        self.offsets.clear();
+    }
+
+    /// Appends the rows of `other` after this one's: how lists of
+    /// consecutive slot ranges, filled in parallel, become one list equal to
+    /// a single fill of the whole range. Buffers only grow.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_kernel::{CountingSortGrid, NeighborLists, NeighborSearch};
+    /// use glam::Vec3;
+    /// let points: Vec<Vec3> = (0..10).map(|i| Vec3::new(i as f32, 0.0, 0.0)).collect();
+    /// let mut grid = CountingSortGrid::default();
+    /// grid.build(&points, 1.0)?;
+    /// let (mut whole, mut head, mut tail) = Default::default();
+    /// grid.sorted_neighbor_lists(0..10, &mut whole);
+    /// grid.sorted_neighbor_lists(0..4, &mut head);
+    /// grid.sorted_neighbor_lists(4..10, &mut tail);
+    /// let mut joined = NeighborLists::default();
+    /// joined.append_rows(&head);
+    /// joined.append_rows(&tail);
+    /// let whole: NeighborLists = whole;
+    /// assert_eq!(joined.offsets(), whole.offsets());
+    /// assert_eq!(joined.indices(), whole.indices());
+    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// ```
+    pub fn append_rows(&mut self, other: &NeighborLists) {
+        let base = self.total();
+        if self.offsets.is_empty() {
+            self.offsets.push(0);
+        }
+        self.offsets.extend(other.offsets.iter().skip(1).map(|&offset| base + offset));
+        let added = other.indices();
+        if self.indices.len() < base + added.len() {
+            self.indices.resize(base + added.len(), 0);
+        }
+        self.indices[base..base + added.len()].copy_from_slice(added);
+    }
+
     /// Makes the entry buffer at least `needed + MAX_LANES` long (the scan
     /// kernel stores whole steps), growing geometrically.
     #[inline]

@@ -1,0 +1,64 @@
+//! Neighbor lists filled by the job system equal the single-thread fill,
+//! row for row and entry for entry, for any thread count and structure.
+
+use broadphase::glam::Vec3;
+use broadphase::{
+    CountingSortGrid, JobSystem, NeighborLists, NeighborSearch, ParallelNeighborLists, SpatialHash,
+    SpatialIndex,
+};
+use broadphase_scenes::{SplitMix64, sph};
+use std::sync::Arc;
+
+fn clustered(count: usize, seed: u64) -> Vec<Vec3> {
+    let mut rng = SplitMix64::new(seed);
+    let centers: Vec<Vec3> = (0..5)
+        .map(|_| Vec3::new(rng.range_f32(-50.0, 50.0), rng.range_f32(-50.0, 50.0), 0.0))
+        .collect();
+    (0..count)
+        .map(|i| {
+            let c = centers[i % centers.len()];
+            c + Vec3::new(
+                rng.range_f32(-3.0, 3.0),
+                rng.range_f32(-3.0, 3.0),
+                rng.range_f32(-3.0, 3.0),
+            )
+        })
+        .collect()
+}
+
+fn check<S: NeighborSearch + Send + Sync + 'static>(
+    mut structure: S,
+    points: &[Vec3],
+    radius: f32,
+) {
+    structure.build(points, radius).unwrap();
+    let mut single = NeighborLists::default();
+    structure.sorted_neighbor_lists(0..structure.len(), &mut single);
+    let structure = Arc::new(structure);
+    let mut parallel = ParallelNeighborLists::default();
+    let mut lists = NeighborLists::default();
+    for threads in [1, 2, 4] {
+        let jobs = JobSystem::new(threads);
+        for _frame in 0..2 {
+            parallel.fill(&jobs, &structure, &mut lists).unwrap();
+            assert_eq!(lists.offsets(), single.offsets(), "{threads} threads: row offsets differ");
+            assert_eq!(lists.indices(), single.indices(), "{threads} threads: entries differ");
+        }
+    }
+}
+
+#[test]
+fn parallel_lists_equal_single_thread_lists() {
+    let scenes: Vec<(Vec<Vec3>, f32)> = vec![
+        (sph(15), 2.0),
+        (clustered(3_000, 11), 1.0),
+        (vec![Vec3::ZERO], 1.0),
+        (Vec::new(), 1.0),
+        (vec![Vec3::splat(7.0); 40], 0.0), // coincident points, radius 0: all neighbors
+    ];
+    for (points, radius) in &scenes {
+        check(CountingSortGrid::default(), points, *radius);
+        check(SpatialHash::default(), points, *radius);
+        check(SpatialIndex::default(), points, *radius);
+    }
+}
