@@ -7,7 +7,7 @@
 mod neighbors_support;
 
 use broadphase::glam::Vec3;
-use broadphase::{Axis, NeighborLists, PointError};
+use broadphase::{Axis, MAX_RADIUS, NeighborLists, PointError};
 use neighbors_support::{Any, all_structures, check_points};
 
 fn good_points() -> Vec<Vec3> {
@@ -126,6 +126,7 @@ fn awkward_valid_inputs_are_exact() {
     check_points(&points, 0.0, &points, &[0.0]);
     check_points(&points, 1e-20, &points, &[0.0, 1e-20]);
     check_points(&points, 1.0, &points, &[0.0, 1.0]);
-    // A radius so large that every finite pair within it overflows nothing.
-    check_points(&points[..4], 1e30, &points[..4], &[1e30]);
+    // The largest radius accepted (its square is still finite); above it
+    // is an error, see tests/neighbors_radius_whose_square_overflows.rs.
+    check_points(&points[..4], MAX_RADIUS, &points[..4], &[MAX_RADIUS]);
 }
