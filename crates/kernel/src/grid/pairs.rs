@@ -74,6 +74,11 @@ impl AdaptiveGrid {
         for leaf in leaves.as_slice() {
             let (cols, ids) = leaf_columns(soa, leaf);
             let count = leaf.count as usize;
+            // A leaf unbounded below on every axis owns every pair it holds:
+            // `lo <= p` always holds, and `p < hi` holds for any two boxes in
+            // the leaf (each reached it with its min below the upper plane).
+            // The whole scene in one leaf (a pile) skips the test per pair.
+            let owns_every_pair = leaf.region.lo == [f32::NEG_INFINITY; 3];
             // Rows in batches, so the slot-pair buffer stays bounded by
             // ROW_BATCH × leaf size even in a leaf where everything overlaps.
             for first_row in (0..count).step_by(ROW_BATCH) {
@@ -85,10 +90,13 @@ impl AdaptiveGrid {
                     let (i, j) = (i as usize, j as usize);
                     let (a, b) = (ids[i].min(ids[j]), ids[i].max(ids[j]));
                     let keep = match config.dedup {
-                        Dedup::ReferencePoint => leaf.region.owns_pair(
-                            [cols.min[0][i], cols.min[1][i], cols.min[2][i]],
-                            [cols.min[0][j], cols.min[1][j], cols.min[2][j]],
-                        ),
+                        Dedup::ReferencePoint => {
+                            owns_every_pair
+                                || leaf.region.owns_pair(
+                                    [cols.min[0][i], cols.min[1][i], cols.min[2][i]],
+                                    [cols.min[0][j], cols.min[1][j], cols.min[2][j]],
+                                )
+                        }
                         Dedup::FastUnique => unique.insert(a, b),
                     };
                     if keep {
