@@ -14,54 +14,11 @@ use broadphase::ecs::hecs::World;
 use broadphase::ecs::{Aabb, BroadPhasePlugin, Collider, CollisionLayers, PluginConfig, Static};
 use broadphase::glam::Vec3;
 use broadphase_scenes::SplitMix64;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Forwards to [`System`], counting allocations and reallocations made on a
-/// thread that has switched counting on.
-struct CountingAllocator;
+#[path = "support/counting_allocator.rs"]
+mod counting_allocator;
 
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    // `const` initialisation and no destructor: reading it never allocates.
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-}
-
-fn note_allocation() {
-    if COUNTING.try_with(Cell::get).unwrap_or(false) {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments
-// unchanged, so `System`'s guarantees are ours; counting touches only an
-// atomic and a const-initialised thread-local, neither of which allocates.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // SAFETY: the caller upholds `GlobalAlloc::alloc_zeroed`'s contract.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_allocation();
-        // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller upholds `GlobalAlloc::dealloc`'s contract.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use counting_allocator::{CountingAllocator, allocations_during};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
@@ -134,13 +91,10 @@ fn warm_frames(config: PluginConfig, dynamic: usize) -> Vec<usize> {
         }
         world.get::<&mut Aabb>(statics[7]).unwrap().min.x = if phase == 0.0 { 0.5 } else { 0.0 };
 
-        ALLOCATIONS.store(0, Ordering::Relaxed);
-        COUNTING.set(frame >= WARM_UP);
-        let result = plugin.run(&mut world);
-        COUNTING.set(false);
+        let (result, allocations) = allocations_during(frame >= WARM_UP, || plugin.run(&mut world));
         result.expect("valid world");
         if frame >= WARM_UP {
-            per_frame.push(ALLOCATIONS.load(Ordering::Relaxed));
+            per_frame.push(allocations);
             let s = plugin.stats();
             rebuilds += usize::from(s.static_rebuilt);
             started += s.started;

@@ -13,54 +13,11 @@ use broadphase::{
     SpatialIndexConfig,
 };
 use broadphase_scenes::{SPH1M_RADIUS, particles5k, sph};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Forwards to [`System`], counting allocations and reallocations made on a
-/// thread that has switched counting on.
-struct CountingAllocator;
+#[path = "support/counting_allocator.rs"]
+mod counting_allocator;
 
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    // `const` initialisation and no destructor: reading it never allocates.
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-}
-
-fn note_allocation() {
-    if COUNTING.try_with(Cell::get).unwrap_or(false) {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments
-// unchanged, so `System`'s guarantees are ours; counting touches only an
-// atomic and a const-initialised thread-local, neither of which allocates.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // SAFETY: the caller upholds `GlobalAlloc::alloc_zeroed`'s contract.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_allocation();
-        // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller upholds `GlobalAlloc::dealloc`'s contract.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use counting_allocator::{CountingAllocator, allocations_during};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
@@ -104,13 +61,11 @@ fn allocations_per_warm_frame(
     let mut first = None;
     let mut per_frame = Vec::new();
     for n in 0..FRAMES {
-        ALLOCATIONS.store(0, Ordering::Relaxed);
-        COUNTING.set(n >= WARM_UP);
-        let result = frame(s, points, radii, radius, &mut bufs);
-        COUNTING.set(false);
+        let (result, allocations) =
+            allocations_during(n >= WARM_UP, || frame(s, points, radii, radius, &mut bufs));
         assert_eq!(*first.get_or_insert(result), result, "frame {n}");
         if n >= WARM_UP {
-            per_frame.push(ALLOCATIONS.load(Ordering::Relaxed));
+            per_frame.push(allocations);
         }
     }
     assert!(first.is_some_and(|r| r.0 > 0));

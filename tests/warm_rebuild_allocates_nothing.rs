@@ -10,54 +10,11 @@
 
 use broadphase::{Aabb, AdaptiveGrid, Dedup, GridConfig};
 use broadphase_scenes::{dense20k, sparse20k};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Forwards to [`System`], counting allocations and reallocations made on a
-/// thread that has switched counting on.
-struct CountingAllocator;
+#[path = "support/counting_allocator.rs"]
+mod counting_allocator;
 
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    // `const` initialisation and no destructor: reading it never allocates.
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-}
-
-fn note_allocation() {
-    if COUNTING.try_with(Cell::get).unwrap_or(false) {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments
-// unchanged, so `System`'s guarantees are ours; counting touches only an
-// atomic and a const-initialised thread-local, neither of which allocates.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // SAFETY: the caller upholds `GlobalAlloc::alloc_zeroed`'s contract.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_allocation();
-        // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller upholds `GlobalAlloc::dealloc`'s contract.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use counting_allocator::{CountingAllocator, allocations_during};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
@@ -73,15 +30,15 @@ fn allocations_per_warm_frame(boxes: &[Aabb], config: GridConfig) -> Vec<usize> 
     let mut per_frame = Vec::with_capacity(FRAMES);
     let mut first_count = None;
     for frame in 0..FRAMES {
-        ALLOCATIONS.store(0, Ordering::Relaxed);
-        COUNTING.set(frame >= WARM_UP);
-        let built = grid.build(boxes);
-        grid.pairs(&mut pairs);
-        COUNTING.set(false);
+        let (built, allocations) = allocations_during(frame >= WARM_UP, || {
+            let built = grid.build(boxes);
+            grid.pairs(&mut pairs);
+            built
+        });
         built.expect("valid scene");
         assert_eq!(*first_count.get_or_insert(pairs.len()), pairs.len(), "frame {frame}");
         if frame >= WARM_UP {
-            per_frame.push(ALLOCATIONS.load(Ordering::Relaxed));
+            per_frame.push(allocations);
         }
     }
     assert!(!pairs.is_empty());
