@@ -125,7 +125,7 @@ impl AdaptiveGrid {
                 }
             }
             let copies: usize = counts.iter().map(|&c| c as usize).sum();
-            if ranges_len_exceeds_budget(items_total, copies, self.box_count) {
+            if exceeds_copy_budget(items_total, copies, self.box_count) {
                 return None;
             }
             let busiest = (0..64).max_by_key(|&c| counts[c]).unwrap_or(0);
@@ -256,7 +256,7 @@ const MAX_COPIES_PER_BOX: usize = 32;
 
 /// Whether splitting would take the item buffer past its budget.
 #[inline]
-fn ranges_len_exceeds_budget(items_now: usize, copies: usize, box_count: usize) -> bool {
+fn exceeds_copy_budget(items_now: usize, copies: usize, box_count: usize) -> bool {
     items_now + copies > MAX_COPIES_PER_BOX * box_count + 4096
 }
 
