@@ -41,7 +41,7 @@ mod neighbors;
 mod reference;
 
 pub use broadphase_storage::{Aabb, Axis, Corner, InputError, MAX_BOXES};
-pub use grid::{AdaptiveGrid, Dedup, GridConfig, PairKernel, PairsError, TreeError};
+pub use grid::{AdaptiveGrid, Dedup, GridCapacity, GridConfig, PairKernel, PairsError, TreeError};
 pub use neighbors::{
     CellHash, CountingSortGrid, CountingSortGridConfig, MAX_RADIUS, NeighborLists, NeighborRule,
     NeighborSearch, PointError, RowLookup, ScanKernel, SpatialHash, SpatialHashConfig,

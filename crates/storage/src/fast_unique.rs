@@ -375,6 +375,40 @@ impl FastUniqueSets {
     pub fn spilled(&self) -> usize {
         self.spill.len()
     }
+
+    /// How many sets, and how many spilled values over all sets, fit
+    /// without allocating: `[sets, spilled]`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut sets = broadphase_storage::FastUniqueSets::new();
+    /// sets.reserve(100, 10);
+    /// let [set_room, spill_room] = sets.capacity();
+    /// assert!(set_room >= 100 && spill_room >= 10);
+    /// ```
+    pub fn capacity(&self) -> [usize; 2] {
+        [self.slots.capacity().min(self.fills.capacity()), self.spill.capacity()]
+    }
+
+    /// Makes room for `sets` sets and `spilled` spilled values in all
+    /// (totals, not additions, and no amortised slack for the sets), so
+    /// resets and inserts within them allocate nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut sets = broadphase_storage::FastUniqueSets::new();
+    /// sets.reserve(50, 0);
+    /// sets.reset(50); // no allocation
+    /// assert!(sets.capacity()[0] >= 50);
+    /// ```
+    pub fn reserve(&mut self, sets: usize, spilled: usize) {
+        self.slots.reserve_exact(sets.saturating_sub(self.slots.len()));
+        self.fills.reserve_exact(sets.saturating_sub(self.fills.len()));
+        let spill_len = self.spill.len();
+        self.spill.reserve(spilled.saturating_sub(spill_len));
+    }
 }
 
 #[cfg(test)]

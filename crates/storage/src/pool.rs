@@ -162,6 +162,22 @@ impl<T: Copy> Pool<T> {
         self.buf.reserve(additional);
     }
 
+    /// Makes room for exactly `additional` more items past the current
+    /// length (no amortised slack), so pools reserved to the same room
+    /// end up with the same capacity.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut pool = broadphase_storage::Pool::<u64>::new();
+    /// pool.reserve_exact(100);
+    /// assert!(pool.capacity() >= 100);
+    /// ```
+    #[inline]
+    pub fn reserve_exact(&mut self, additional: usize) {
+        self.buf.reserve_exact(additional);
+    }
+
     /// The number of items appended since the last reset.
     ///
     /// # Examples

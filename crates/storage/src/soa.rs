@@ -124,6 +124,21 @@ impl AlignedF32 {
         self.chunks.reserve(needed.div_ceil(LANES).saturating_sub(self.chunks.len()));
     }
 
+    /// Makes room for `additional` more floats with no amortised slack
+    /// (rounded up to whole 16-float chunks).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut xs = broadphase_storage::AlignedF32::new();
+    /// xs.reserve_exact(40);
+    /// assert_eq!(xs.capacity(), 48);
+    /// ```
+    pub fn reserve_exact(&mut self, additional: usize) {
+        let needed = self.len.checked_add(additional).expect("AlignedF32: length overflows usize");
+        self.chunks.reserve_exact(needed.div_ceil(LANES).saturating_sub(self.chunks.len()));
+    }
+
     /// Empties the buffer in O(1); storage is kept.
     ///
     /// # Examples
@@ -297,6 +312,21 @@ impl SoaBoxes {
     pub fn reserve(&mut self, additional: usize) {
         self.min.iter_mut().chain(&mut self.max).for_each(|a| a.reserve(additional));
         self.ids.reserve(additional);
+    }
+
+    /// Makes room for `additional` more slots in every array, with no
+    /// amortised slack.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut soa = broadphase_storage::SoaBoxes::new();
+    /// soa.reserve_exact(1000);
+    /// assert!(soa.capacity() >= 1000);
+    /// ```
+    pub fn reserve_exact(&mut self, additional: usize) {
+        self.min.iter_mut().chain(&mut self.max).for_each(|a| a.reserve_exact(additional));
+        self.ids.reserve_exact(additional);
     }
 
     /// How many slots fit in every array without allocating.

@@ -2,6 +2,7 @@
 //! invariant checker, one file each.
 
 mod build;
+mod capacity;
 mod config;
 mod pairs;
 mod query;
@@ -9,6 +10,7 @@ mod simd;
 mod tree;
 mod validate;
 
+pub use capacity::GridCapacity;
 pub use config::{Dedup, GridConfig, PairKernel};
 pub use pairs::PairsError;
 pub use tree::AdaptiveGrid;
