@@ -20,9 +20,24 @@ thread_local! {
 /// The work of one job.
 type JobFn = Box<dyn FnOnce(&mut JobContext<'_>) + Send + 'static>;
 
+/// A job made of a shared object and an index into the work it holds:
+/// spawning one clones an `Arc` and allocates nothing, where a closure job
+/// boxes its closure. The grid tree's frames are made of these.
+pub(crate) trait IndexedJob: Send + Sync + 'static {
+    /// Runs item `index`; the `Arc` is dropped before the job counts as
+    /// finished, so once a group is done no job holds the object.
+    fn run(self: Arc<Self>, ctx: &mut JobContext<'_>, index: usize);
+}
+
+/// What a queued job runs.
+enum Work {
+    Closure(JobFn),
+    Indexed(Arc<dyn IndexedJob>, usize),
+}
+
 /// A queued job and the group it counts in.
 pub(crate) struct Job {
-    f: JobFn,
+    work: Work,
     group: Arc<GroupState>,
 }
 
@@ -48,7 +63,7 @@ struct Panics {
 }
 
 impl GroupState {
-    fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.pending.load(Ordering::Acquire) == 0
     }
 
@@ -63,6 +78,11 @@ impl GroupState {
         let mut panics = self.panics.lock();
         panics.count += 1;
         panics.first.get_or_insert(message);
+    }
+
+    /// Forgets the panics of a group nobody waited on.
+    pub(crate) fn clear_panics(&self) {
+        *self.panics.lock() = Panics::default();
     }
 
     /// The group's outcome once it is done, resetting the panic record.
@@ -80,13 +100,17 @@ impl GroupState {
 
 /// Runs one job on participant `me`, catching a panic into its group.
 pub(crate) fn run_job(shared: &Shared, me: &mut Participant, job: Job) {
-    let Job { f, group } = job;
+    let Job { work, group } = job;
     let outer = IN_JOB.replace(true);
     let result = {
         let mut ctx = JobContext { shared, me: &mut *me, group: &group };
-        // The closure and everything it captured are dropped inside the
-        // call (or during unwinding), before the group counts it finished.
-        catch_unwind(AssertUnwindSafe(move || f(&mut ctx)))
+        // The closure and everything it captured (or the indexed job's
+        // `Arc`) are dropped inside the call, or during unwinding, before
+        // the group counts the job finished.
+        catch_unwind(AssertUnwindSafe(move || match work {
+            Work::Closure(f) => f(&mut ctx),
+            Work::Indexed(job, index) => job.run(&mut ctx, index),
+        }))
     };
     IN_JOB.set(outer);
     if let Err(payload) = result {
@@ -155,9 +179,17 @@ impl JobContext<'_> {
     where
         F: FnOnce(&mut JobContext<'_>) + Send + 'static,
     {
+        self.push(Work::Closure(Box::new(f)));
+    }
+
+    /// As [`spawn`](JobContext::spawn) for an indexed job: allocates nothing.
+    pub(crate) fn spawn_indexed(&self, job: Arc<dyn IndexedJob>, index: usize) {
+        self.push(Work::Indexed(job, index));
+    }
+
+    fn push(&self, work: Work) {
         self.group.pending.fetch_add(1, Ordering::Relaxed);
-        self.me.deque.push(Job { f: Box::new(f), group: Arc::clone(self.group) });
-        self.shared.notify_one();
+        self.shared.push_local(&self.me.deque, Job { work, group: Arc::clone(self.group) });
     }
 
     /// This thread's value of type `T`, made with `T::default()` the first
@@ -247,8 +279,17 @@ impl<'a> JobGroup<'a> {
     where
         F: FnOnce(&mut JobContext<'_>) + Send + 'static,
     {
+        self.push(Work::Closure(Box::new(f)));
+    }
+
+    /// As [`spawn`](JobGroup::spawn) for an indexed job: allocates nothing.
+    pub(crate) fn spawn_indexed(&self, job: Arc<dyn IndexedJob>, index: usize) {
+        self.push(Work::Indexed(job, index));
+    }
+
+    fn push(&self, work: Work) {
         self.state.pending.fetch_add(1, Ordering::Relaxed);
-        self.system.shared.inject(Job { f: Box::new(f), group: Arc::clone(&self.state) });
+        self.system.shared.inject(Job { work, group: Arc::clone(&self.state) });
     }
 
     /// Waits until every job of the group and all their sub-jobs have
@@ -288,6 +329,11 @@ impl Drop for JobGroup<'_> {
         if !self.waited && !IN_JOB.get() {
             let state = &self.state;
             self.system.help_until(&|| state.is_done());
+        }
+        if self.state.is_done() {
+            // No job of the group is queued or running: its state can
+            // serve the next group.
+            self.system.shared.recycle_group(&self.state);
         }
     }
 }

@@ -5,5 +5,6 @@ mod group;
 mod scratch;
 mod system;
 
+pub(crate) use group::IndexedJob;
 pub use group::{JobContext, JobError, JobGroup};
 pub use system::{BuildError, JobSystem, JobSystemBuilder};

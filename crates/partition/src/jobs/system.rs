@@ -1,12 +1,13 @@
 //! The job system: persistent workers, their deques, sleeping and waking.
 
 use core::fmt;
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use crossbeam_deque::{Steal, Stealer, Worker};
 use crossbeam_utils::Backoff;
 use parking_lot::{Condvar, Mutex};
 
@@ -17,6 +18,12 @@ use super::scratch::ScratchMap;
 /// wake-up protocol does not lose notifications; this bound only makes a
 /// lost one (a bug) cost latency instead of a hang.
 const PARK_TIMEOUT: Duration = Duration::from_millis(5);
+
+/// Jobs a thread keeps on its own deque before it queues more on the
+/// shared queue: crossbeam's deque starts with room for 64 and grows (and
+/// later shrinks) past that, reallocating, where the shared queue keeps
+/// its capacity from one frame to the next.
+const LOCAL_JOBS: usize = 64;
 
 /// One thread that runs jobs: its deque (jobs it spawns go here, last in
 /// first out; others steal from the far end) and its scratch memory.
@@ -30,7 +37,16 @@ pub(crate) struct Participant {
 
 /// What every participant shares.
 pub(crate) struct Shared {
-    injector: Injector<Job>,
+    /// Jobs queued from outside any job, and those a thread's full deque
+    /// overflowed; first in, first out. A plain queue behind a lock rather
+    /// than crossbeam's `Injector`, which allocates a block every 63 jobs:
+    /// this one reuses its memory, and it is locked a few hundred times a
+    /// frame at most.
+    injector: Mutex<VecDeque<Job>>,
+    /// Jobs in `injector`, read without its lock.
+    injected: AtomicUsize,
+    /// States of finished groups, reused by the next groups.
+    free_groups: Mutex<Vec<Arc<GroupState>>>,
     /// One per participant, in participant order.
     stealers: Vec<Stealer<Job>>,
     shutdown: AtomicBool,
@@ -52,8 +68,61 @@ impl fmt::Debug for Shared {
 impl Shared {
     /// Queues a job from outside any job (global injector).
     pub(crate) fn inject(&self, job: Job) {
-        self.injector.push(job);
+        let mut queue = self.injector.lock();
+        queue.push_back(job);
+        self.injected.store(queue.len(), Ordering::SeqCst);
+        drop(queue);
         self.notify_one();
+    }
+
+    /// Queues a job spawned inside a job: on the spawning thread's deque
+    /// while it has room, else on the shared queue.
+    pub(crate) fn push_local(&self, local: &Worker<Job>, job: Job) {
+        if local.len() < LOCAL_JOBS {
+            local.push(job);
+            self.notify_one();
+        } else {
+            self.inject(job);
+        }
+    }
+
+    fn pop_injected(&self) -> Option<Job> {
+        if self.injected.load(Ordering::SeqCst) == 0 {
+            return None;
+        }
+        let mut queue = self.injector.lock();
+        let job = queue.pop_front();
+        self.injected.store(queue.len(), Ordering::SeqCst);
+        job
+    }
+
+    /// Room for `jobs` queued jobs on the shared queue, so a frame that
+    /// queues as many as the last allocates nothing.
+    pub(crate) fn reserve_injected(&self, jobs: usize) {
+        let mut queue = self.injector.lock();
+        let additional = jobs.saturating_sub(queue.len());
+        queue.reserve(additional);
+    }
+
+    /// A group state with no pending job, reused if one is free.
+    pub(crate) fn take_group(&self) -> Arc<GroupState> {
+        let Some(state) = self.free_groups.lock().pop() else {
+            return Arc::new(GroupState::default());
+        };
+        // The last job of its group may still be dropping its handle (it
+        // counted itself finished just before): wait for that, a few
+        // instructions, so the state is ours alone.
+        let backoff = Backoff::new();
+        while Arc::strong_count(&state) > 1 {
+            backoff.snooze();
+        }
+        state
+    }
+
+    /// Keeps a finished group's state for the next group.
+    pub(crate) fn recycle_group(&self, state: &Arc<GroupState>) {
+        state.clear_panics();
+        self.free_groups.lock().push(Arc::clone(state));
     }
 
     /// Wakes one sleeping thread, if any sleeps, after work was queued.
@@ -78,23 +147,21 @@ impl Shared {
     }
 
     fn has_work(&self) -> bool {
-        !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+        self.injected.load(Ordering::SeqCst) > 0 || self.stealers.iter().any(|s| !s.is_empty())
     }
 
-    /// Takes the next job for participant `me`: its own deque first, then a
-    /// batch from the injector, then one stolen from another participant.
+    /// Takes the next job for participant `me`: its own deque first, then
+    /// the shared queue, then one stolen from another participant.
     pub(crate) fn find_job(&self, local: &Worker<Job>, me: usize) -> Option<Job> {
         if let Some(job) = local.pop() {
             return Some(job);
         }
         let n = self.stealers.len();
         loop {
-            let mut retry = false;
-            match self.injector.steal_batch_and_pop(local) {
-                Steal::Success(job) => return Some(job),
-                Steal::Retry => retry = true,
-                Steal::Empty => {}
+            if let Some(job) = self.pop_injected() {
+                return Some(job);
             }
+            let mut retry = false;
             // Start after ourselves so thieves spread over victims.
             for k in 1..n {
                 match self.stealers[(me + k) % n].steal() {
@@ -225,7 +292,7 @@ impl JobSystem {
     /// # Ok::<(), broadphase_partition::JobError>(())
     /// ```
     pub fn group(&self) -> JobGroup<'_> {
-        JobGroup::new(self, Arc::new(GroupState::default()))
+        JobGroup::new(self, self.shared.take_group())
     }
 
     /// Runs one job (which may spawn sub-jobs) and waits for it and all its
@@ -398,7 +465,9 @@ impl JobSystemBuilder {
         };
         let deques: Vec<Worker<Job>> = (0..threads).map(|_| Worker::new_lifo()).collect();
         let shared = Arc::new(Shared {
-            injector: Injector::new(),
+            injector: Mutex::new(VecDeque::new()),
+            injected: AtomicUsize::new(0),
+            free_groups: Mutex::new(Vec::new()),
             stealers: deques.iter().map(Worker::stealer).collect(),
             shutdown: AtomicBool::new(false),
             sleepers: AtomicUsize::new(0),
