@@ -1,12 +1,14 @@
-//! A global allocator that counts the allocations one thread makes while it
-//! asks to be counted, shared by the warm-frame tests (each includes this
-//! file by `#[path]` and installs `CountingAllocator` as its binary's
-//! `#[global_allocator]`). Counting is per thread, so the test harness's
-//! own threads cannot disturb a count.
+//! A global allocator that counts allocations, shared by the warm-frame
+//! tests (each includes this file by `#[path]` and installs
+//! `CountingAllocator` as its binary's `#[global_allocator]`).
+//! [`allocations_during`] counts only the calling thread's, so the test
+//! harness's own threads cannot disturb a count;
+//! [`allocations_on_every_thread_during`] counts every thread's (a job
+//! system's workers too), so a binary using it holds a single `#[test]`.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Forwards to [`System`], counting allocations and reallocations made on a
 /// thread that has switched counting on.
@@ -14,13 +16,17 @@ pub(crate) struct CountingAllocator;
 
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
 
+/// Counting switched on for every thread.
+static COUNTING_EVERYWHERE: AtomicBool = AtomicBool::new(false);
+
 thread_local! {
     // `const` initialisation and no destructor: reading it never allocates.
     static COUNTING: Cell<bool> = const { Cell::new(false) };
 }
 
 fn note_allocation() {
-    if COUNTING.try_with(Cell::get).unwrap_or(false) {
+    if COUNTING_EVERYWHERE.load(Ordering::Relaxed) || COUNTING.try_with(Cell::get).unwrap_or(false)
+    {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -57,10 +63,25 @@ unsafe impl GlobalAlloc for CountingAllocator {
 /// during it; with `count` false nothing is counted (warm-up frames) and
 /// the count is 0. One counter serves the whole binary, so callers keep to
 /// one counting thread at a time.
+#[allow(dead_code, reason = "each test binary uses one of the two counters")]
 pub(crate) fn allocations_during<R>(count: bool, f: impl FnOnce() -> R) -> (R, usize) {
     ALLOCATIONS.store(0, Ordering::Relaxed);
     COUNTING.set(count);
     let result = f();
     COUNTING.set(false);
+    (result, ALLOCATIONS.load(Ordering::Relaxed))
+}
+
+/// As [`allocations_during`], counting the allocations of every thread of
+/// the process while `f` runs (worker threads included).
+#[allow(dead_code, reason = "each test binary uses one of the two counters")]
+pub(crate) fn allocations_on_every_thread_during<R>(
+    count: bool,
+    f: impl FnOnce() -> R,
+) -> (R, usize) {
+    ALLOCATIONS.store(0, Ordering::Relaxed);
+    COUNTING_EVERYWHERE.store(count, Ordering::SeqCst);
+    let result = f();
+    COUNTING_EVERYWHERE.store(false, Ordering::SeqCst);
     (result, ALLOCATIONS.load(Ordering::Relaxed))
 }

@@ -2,6 +2,7 @@
 //! parallel chunks, the subtrees as jobs, the merge.
 
 use core::fmt;
+use std::cmp::Reverse;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -9,13 +10,14 @@ use broadphase_kernel::AdaptiveGrid;
 use broadphase_storage::{Aabb, InputError, MAX_BOXES, validate_boxes};
 use parking_lot::Mutex;
 
-use super::buffers::Part;
+use super::buffers::Source;
 use super::config::{GridTreeConfig, RegionDedup};
-use super::merge::concatenate;
-use super::node::{FrameShared, NodeTask, spawn_node};
+use super::node::{
+    FrameShared, NodeTask, PASS_PART, PassKind, WorkerScratch, equalize, spawn_node,
+};
 use super::plan::{Decision, Extent, Key, MAX_LEVELS, Region, child_allowance, decide};
-use super::root::{ChunkSplit, RootGrid, scatter_part};
-use crate::jobs::{JobContext, JobError, JobGroup, JobSystem};
+use super::root::{ChunkSet, RootGrid};
+use crate::jobs::{IndexedJob, JobError, JobGroup, JobSystem};
 
 /// Boxes per chunk of the root's parallel passes: about four chunks per
 /// thread, within these bounds. Chunking never changes the output: every
@@ -54,9 +56,13 @@ pub(crate) fn is_valid(b: &Aabb) -> bool {
 /// the kernel directly on the calling thread.
 ///
 /// Memory: the tree owns a copy of the input (reused each frame), the
-/// buffers its splits write (pooled, reused each frame) and the result
-/// lists; each thread of the [`JobSystem`] owns its kernel grid. After the
-/// first frames of a scene, none of the large buffers is reallocated.
+/// buffers its splits write, the regions' pairs, and per thread of the
+/// [`JobSystem`] a kernel grid and its scratch; jobs are indices into the
+/// tree's state, not boxed closures. All of it is kept from one frame to
+/// the next, and after each frame every thread's buffers are grown to the
+/// largest any thread used: once a scene's frames are warm (same boxes,
+/// same thread count), a frame allocates nothing on any thread, however
+/// the threads share the work.
 ///
 /// # Examples
 ///
@@ -92,7 +98,26 @@ pub struct GridTree {
     input: Arc<Vec<Aabb>>,
     /// The kernel for inputs too small to split, run on the calling thread.
     small: AdaptiveGrid,
+    planner: Planner,
     stats: TreeStats,
+}
+
+/// The orchestrating thread's memory, kept across frames.
+#[derive(Debug, Default)]
+struct Planner {
+    /// Boxes per cell of the split being decided.
+    cells: Vec<u32>,
+    /// Occupied cells, biggest first.
+    order: Vec<usize>,
+    /// Huge nodes waiting for their parallel split.
+    huge: Vec<NodeTask>,
+    /// Chunk sets, taken in the same order every frame.
+    sets: Vec<Arc<ChunkSet>>,
+    sets_taken: usize,
+    /// Pass jobs spawned this frame.
+    pass_jobs: usize,
+    /// Jobs spawned last frame: the room the shared queue needs.
+    jobs_last_frame: usize,
 }
 
 impl fmt::Debug for GridTree {
@@ -203,6 +228,7 @@ impl GridTree {
             frame: Arc::new(FrameShared { config, ..FrameShared::default() }),
             input: Arc::new(Vec::new()),
             small: AdaptiveGrid::with_config(config.grid),
+            planner: Planner::default(),
             stats: TreeStats::default(),
         }
     }
@@ -305,17 +331,17 @@ impl GridTree {
         }
         // Jobs outlive this borrow of `boxes` as far as the compiler knows,
         // so they read a copy the tree owns (and reuses every frame).
-        let mut input = std::mem::take(&mut self.input);
-        match Arc::get_mut(&mut input) {
+        match Arc::get_mut(&mut self.input) {
             Some(copy) => {
                 copy.clear();
                 copy.extend_from_slice(boxes);
             }
-            None => input = Arc::new(boxes.to_vec()),
+            None => self.input = Arc::new(boxes.to_vec()),
         }
-        let result = self.frame(jobs, &input, out);
-        self.input = input;
-        result
+        // A second handle for the frame to lend its jobs; dropped after it,
+        // so the copy is ours alone again for the next frame.
+        let input = Arc::clone(&self.input);
+        self.frame(jobs, &input, out)
     }
 
     /// As [`try_pairs`](GridTree::try_pairs) on boxes the caller already
@@ -393,19 +419,34 @@ impl GridTree {
         }
         let frame = Arc::get_mut(&mut self.frame).expect("no job outlives a frame");
         frame.stats.reset();
-        frame.results.get_mut().clear();
+        frame.arena.get_mut().clear();
+        frame.nodes.get_mut().clear();
+        let grid_config = frame.config.grid;
+        while frame.workers.len() < jobs.threads() {
+            frame.workers.push(Mutex::new(WorkerScratch::new(grid_config)));
+        }
         if frame.config.dedup == RegionDedup::ShardedFastUnique {
             frame.shards.reset(n);
         }
+        jobs.shared.reserve_injected(self.planner.jobs_last_frame);
+        self.planner.sets_taken = 0;
+        self.planner.pass_jobs = 0;
+
         let result = self.split_and_run(jobs, input);
+
+        self.planner.huge.clear();
         let frame = Arc::get_mut(&mut self.frame).expect("no job outlives a frame");
-        let results = frame.results.get_mut();
+        let nodes = frame.nodes.get_mut();
+        self.planner.jobs_last_frame = nodes.len() + self.planner.pass_jobs;
+        nodes.clear();
+        frame.pool.recycle();
+        equalize(&mut frame.workers);
+        let arena = frame.arena.get_mut();
         if let Err(e) = result {
-            results.clear();
+            arena.clear();
             return Err(e);
         }
-        let pool = &frame.pool;
-        concatenate(results, out, |pairs| pool.give_pairs(pairs));
+        arena.drain_into(out);
         if frame.config.dedup == RegionDedup::ShardedFastUnique {
             out.sort_unstable();
         }
@@ -420,10 +461,11 @@ impl GridTree {
         Ok(())
     }
 
-    /// The root split in parallel chunks of the input, then one job per
-    /// child; returns when every job has finished.
+    /// The root split in parallel chunks of the input, then the huge
+    /// children likewise, each spawning its other children as jobs;
+    /// returns when every job has finished.
     fn split_and_run(
-        &self,
+        &mut self,
         jobs: &JobSystem,
         input: &Arc<Vec<Aabb>>,
     ) -> Result<(), PartitionError> {
@@ -431,9 +473,7 @@ impl GridTree {
         let n = input.len();
         let chunk = (n / (4 * jobs.threads())).clamp(CHUNK_MIN, CHUNK_MAX);
         let root = NodeTask {
-            parts: (0..n.div_ceil(chunk))
-                .map(|k| Part::Input(Arc::clone(input), k * chunk..((k + 1) * chunk).min(n)))
-                .collect(),
+            source: Source::Input(Arc::clone(input), 0..n),
             count: n,
             region: Region::EVERYWHERE,
             key: Key::ROOT,
@@ -442,26 +482,34 @@ impl GridTree {
             allowance: u64::from(config.max_copies_per_box) * n as u64 + 4096,
         };
         let group = jobs.group();
-        self.split_in_chunks(jobs, &group, root, Some(input))?;
+        let planner = &mut self.planner;
+        planner.split_in_chunks(jobs, &self.frame, &group, root, chunk, Some(input))?;
+        while let Some(node) = planner.huge.pop() {
+            planner.split_in_chunks(jobs, &self.frame, &group, node, chunk, None)?;
+        }
         Ok(group.wait()?)
     }
+}
 
-    /// Splits a node on the calling thread's orchestration, each pass over
-    /// its boxes in parallel (one job per part), and spawns its children
-    /// into `group`; children that are still huge are split the same way.
-    /// The root (`input` given) cuts up to 16 cells per axis and validates
-    /// the input on the way; a huge node below it cuts up to 4 per axis,
-    /// like a node job. Which nodes are split this way depends only on
-    /// their box count, never on the thread count, so the tree stays the
-    /// same for every thread count.
+impl Planner {
+    /// Splits a node on the calling thread, each pass over its boxes in
+    /// parallel (one job per part), and spawns its children into `group`;
+    /// children that are still huge wait in `huge` to be split the same
+    /// way. The root (`input` given) cuts up to 16 cells per axis and
+    /// validates the input on the way; a huge node below it cuts up to 4
+    /// per axis, like a node job. Which nodes are split this way depends
+    /// only on their box count, never on the thread count, so the tree
+    /// stays the same for every thread count.
     fn split_in_chunks(
-        &self,
+        &mut self,
         jobs: &JobSystem,
+        frame: &Arc<FrameShared>,
         group: &JobGroup<'_>,
         node: NodeTask,
+        chunk: usize,
         input: Option<&Arc<Vec<Aabb>>>,
     ) -> Result<(), PartitionError> {
-        let config = self.frame.config;
+        let config = frame.config;
         let n = node.count;
         // Up to 16 cells per axis where the key has room for 4,096 cells.
         let max_per_axis = if node.key.can_split(4096) { 16 } else { 4 };
@@ -476,13 +524,14 @@ impl GridTree {
                 }
             }
         } else {
-            extent = parallel_extent(jobs, &node.parts, node.region)?;
+            extent = self.parallel_extent(jobs, frame, &node.source, chunk, node.region)?;
         }
 
         // Zoom and recount as a node job would, every pass in parallel.
+        let parts = node.source.part_count(chunk);
         let mut window = node.region;
         let mut depth = node.depth;
-        let split: Option<(RootGrid, Vec<ChunkSplit>, Vec<u32>)> = 'plan: loop {
+        let split: Option<(RootGrid, Arc<ChunkSet>)> = 'plan: loop {
             if depth >= config.max_depth.min(MAX_LEVELS) {
                 break None;
             }
@@ -491,60 +540,62 @@ impl GridTree {
                 break None;
             }
             loop {
-                let pool = Arc::clone(&self.frame.pool);
-                let splits = map_jobs(jobs, node.parts.clone(), move |part, ctx| {
-                    scatter_part(&part, &grid, &pool, ctx.scratch())
-                })?;
-                let Some(splits) = splits.into_iter().collect::<Option<Vec<ChunkSplit>>>() else {
+                let set = self.take_set(parts);
+                let scatter = PassKind::Scatter(grid);
+                self.run_pass(jobs, frame, scatter, &node.source, chunk, Some(Arc::clone(&set)))?;
+                self.cells.clear();
+                self.cells.resize(grid.cells(), 0);
+                let mut spans = [0u64; 3];
+                if !set.totals(&mut self.cells, &mut spans) {
                     validate_boxes(input.map_or(&[][..], |i| &i[..]))?;
                     unreachable!("a chunk failed validation but the whole input passed");
-                };
-                let mut cells = vec![0u32; grid.cells()];
-                let mut spans = [0u64; 3];
-                for s in &splits {
-                    cells.iter_mut().enumerate().for_each(|(c, total)| *total += s.count(c));
-                    (0..3).for_each(|a| spans[a] += s.spans[a]);
                 }
                 let max_replication = config.max_axis_replication;
-                match decide(grid.split_axes(), &spans, &cells, n, max_replication, node.allowance)
-                {
-                    Decision::Split => break 'plan Some((grid, splits, cells)),
+                let cells = &self.cells;
+                match decide(grid.split_axes(), &spans, cells, n, max_replication, node.allowance) {
+                    Decision::Split => break 'plan Some((grid, set)),
                     Decision::Recount(drop) => grid = grid.without(drop),
                     Decision::Zoom(cell) => {
                         window = grid.region(&window, cell);
                         depth += 1;
-                        extent = parallel_extent(jobs, &node.parts, window)?;
+                        drop(set);
+                        self.sets_taken -= 1; // nothing refers to it: reuse it
+                        extent = self.parallel_extent(jobs, frame, &node.source, chunk, window)?;
                         continue 'plan;
                     }
                     Decision::Leaf => break 'plan None,
                 }
+                drop(set);
+                self.sets_taken -= 1;
             }
         };
 
-        let spawn = |job| group.spawn(job);
-        let Some((grid, splits, cells)) = split else {
+        let spawn = |job: Arc<dyn IndexedJob>, index| group.spawn_indexed(job, index);
+        let Some((grid, set)) = split else {
             // Not split: one region.
-            let parts = match input {
+            let source = match input {
                 Some(input) => {
                     // The chunks may not have looked at every box.
                     validate_boxes(input)?;
-                    vec![Part::Input(Arc::clone(input), 0..n)]
+                    Source::Input(Arc::clone(input), 0..n)
                 }
-                None => node.parts,
+                None => node.source,
             };
-            let region = NodeTask { parts, depth: MAX_LEVELS, ..node };
-            spawn_node(&self.frame, region, spawn);
+            let region = NodeTask { source, depth: MAX_LEVELS, ..node };
+            spawn_node(frame, region, spawn);
             return Ok(());
         };
-        self.frame.stats.splits.fetch_add(1, Ordering::Relaxed);
+        frame.stats.splits.fetch_add(1, Ordering::Relaxed);
+        let cells = &self.cells;
         let copies: u64 = cells.iter().map(|&c| u64::from(c)).sum();
         // Biggest children first: they are the long jobs.
-        let mut order: Vec<usize> = (0..cells.len()).filter(|&c| cells[c] > 0).collect();
-        order.sort_by_key(|&c| std::cmp::Reverse(cells[c]));
-        let mut huge = Vec::new();
-        for cell in order {
+        self.order.clear();
+        self.order.extend((0..cells.len()).filter(|&c| cells[c] > 0));
+        self.order.sort_unstable_by_key(|&c| (Reverse(cells[c]), c));
+        let first_huge = self.huge.len();
+        for &cell in &self.order {
             let child = NodeTask {
-                parts: splits.iter().filter_map(|s| s.part(cell)).collect(),
+                source: Source::Cell(Arc::clone(&set), cell),
                 count: cells[cell] as usize,
                 region: grid.region(&node.region, cell),
                 key: node.key.child(grid.cells(), cell),
@@ -552,54 +603,80 @@ impl GridTree {
                 depth: depth + 1,
                 allowance: child_allowance(node.allowance, copies, cells[cell]),
             };
-            let splits_again = child.count > config.split_threshold
-                && child.key.can_split(64)
-                && child.depth < config.max_depth.min(MAX_LEVELS);
-            if splits_again && child.count > HUGE_NODE {
-                huge.push(child);
+            if frame.splits(&child) && child.count > HUGE_NODE {
+                self.huge.push(child);
             } else {
-                spawn_node(&self.frame, child, spawn);
+                spawn_node(frame, child, spawn);
             }
         }
-        drop(splits);
-        for child in huge {
-            self.split_in_chunks(jobs, group, child, None)?;
-        }
+        // Biggest huge node first, as the stack pops.
+        self.huge[first_huge..].reverse();
         Ok(())
     }
-}
 
-/// The extent of a node's boxes inside `window`, one job per part.
-fn parallel_extent(jobs: &JobSystem, parts: &[Part], window: Region) -> Result<Extent, JobError> {
-    let extents = map_jobs(jobs, parts.to_vec(), move |part, _| {
-        let mut extent = Extent::EMPTY;
-        part.boxes().iter().for_each(|b| extent.add_clamped(b, &window));
-        extent
-    })?;
-    let mut extent = Extent::EMPTY;
-    extents.iter().for_each(|e| extent.merge(e));
-    Ok(extent)
-}
-
-/// Runs `f` on every item as one job each; the results in item order.
-fn map_jobs<I, T, F>(jobs: &JobSystem, items: Vec<I>, f: F) -> Result<Vec<T>, JobError>
-where
-    I: Send + 'static,
-    T: Send + 'static,
-    F: Fn(I, &mut JobContext<'_>) -> T + Send + Sync + 'static,
-{
-    let f = Arc::new(f);
-    let slots: Arc<Mutex<Vec<Option<T>>>> =
-        Arc::new(Mutex::new((0..items.len()).map(|_| None).collect()));
-    let group = jobs.group();
-    for (i, item) in items.into_iter().enumerate() {
-        let (f, slots) = (Arc::clone(&f), Arc::clone(&slots));
-        group.spawn(move |ctx| {
-            let value = f(item, ctx);
-            slots.lock()[i] = Some(value);
-        });
+    /// The next chunk set of this frame, reset for `parts` chunks.
+    fn take_set(&mut self, parts: usize) -> Arc<ChunkSet> {
+        if self.sets_taken == self.sets.len() {
+            self.sets.push(Arc::default());
+        }
+        let slot = &mut self.sets[self.sets_taken];
+        self.sets_taken += 1;
+        if Arc::get_mut(slot).is_none() {
+            // Unreachable: the children that read a set end with the frame.
+            *slot = Arc::default();
+        }
+        Arc::get_mut(slot).expect("a set no job holds").reset(parts);
+        Arc::clone(slot)
     }
-    group.wait()?;
-    let values = std::mem::take(&mut *slots.lock());
-    Ok(values.into_iter().map(|v| v.expect("every job of a finished group ran")).collect())
+
+    /// Runs one pass over the parts of `source`, one job each, and waits
+    /// for it (running other jobs of the frame meanwhile).
+    fn run_pass(
+        &mut self,
+        jobs: &JobSystem,
+        frame: &Arc<FrameShared>,
+        kind: PassKind,
+        source: &Source,
+        chunk: usize,
+        set: Option<Arc<ChunkSet>>,
+    ) -> Result<(), JobError> {
+        let parts = source.part_count(chunk);
+        {
+            let mut pass = frame.pass.write();
+            pass.kind = kind;
+            pass.source = Some(source.clone());
+            pass.chunk = chunk;
+            pass.set = set;
+        }
+        if let PassKind::Extent(_) = kind {
+            let mut extents = frame.extents.lock();
+            extents.clear();
+            extents.resize(parts, Extent::EMPTY);
+        }
+        let group = jobs.group();
+        for part in 0..parts {
+            group.spawn_indexed(Arc::clone(frame) as Arc<dyn IndexedJob>, PASS_PART | part);
+        }
+        self.pass_jobs += parts;
+        let result = group.wait();
+        let mut pass = frame.pass.write();
+        pass.source = None;
+        pass.set = None;
+        result
+    }
+
+    /// The extent of a node's boxes inside `window`, one job per part.
+    fn parallel_extent(
+        &mut self,
+        jobs: &JobSystem,
+        frame: &Arc<FrameShared>,
+        source: &Source,
+        chunk: usize,
+        window: Region,
+    ) -> Result<Extent, JobError> {
+        self.run_pass(jobs, frame, PassKind::Extent(window), source, chunk, None)?;
+        let mut extent = Extent::EMPTY;
+        frame.extents.lock().iter().for_each(|e| extent.merge(e));
+        Ok(extent)
+    }
 }

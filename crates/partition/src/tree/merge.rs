@@ -8,6 +8,8 @@
 //! box id, keeping a pair only the first time it is seen; the result is
 //! then sorted, since which region kept a pair depends on timing.
 
+use std::ops::Range;
+
 use broadphase_storage::FastUniqueSets;
 use parking_lot::Mutex;
 
@@ -59,19 +61,46 @@ impl Shards {
     }
 }
 
-/// Concatenates the regions' lists in key order into `out`, returning the
-/// lists' storage through `give_back`.
-pub(crate) fn concatenate<K: Ord>(
-    results: &mut Vec<(K, Vec<[u32; 2]>)>,
-    out: &mut Vec<[u32; 2]>,
-    mut give_back: impl FnMut(Vec<[u32; 2]>),
-) {
-    results.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
-    out.clear();
-    out.reserve(results.iter().map(|(_, pairs)| pairs.len()).sum());
-    for (_, pairs) in results.drain(..) {
-        out.extend_from_slice(&pairs);
-        give_back(pairs);
+/// Every region's pairs in one buffer, with where each region's run is;
+/// both keep their memory from one frame to the next (a scene's pair and
+/// region counts do not depend on the threads, so they settle).
+#[derive(Debug)]
+pub(crate) struct PairArena<K> {
+    pairs: Vec<[u32; 2]>,
+    /// Per region: its key, and its run in `pairs`.
+    runs: Vec<(K, Range<usize>)>,
+}
+
+impl<K> Default for PairArena<K> {
+    fn default() -> Self {
+        PairArena { pairs: Vec::new(), runs: Vec::new() }
+    }
+}
+
+impl<K: Ord + Copy> PairArena<K> {
+    /// Adds one region's pairs.
+    pub(crate) fn push(&mut self, key: K, pairs: &[[u32; 2]]) {
+        let start = self.pairs.len();
+        self.pairs.extend_from_slice(pairs);
+        self.runs.push((key, start..self.pairs.len()));
+    }
+
+    /// Writes the regions' pairs into `out` (cleared first) in key order,
+    /// and empties the arena.
+    pub(crate) fn drain_into(&mut self, out: &mut Vec<[u32; 2]>) {
+        self.runs.sort_unstable_by_key(|(key, _)| *key);
+        out.clear();
+        out.reserve(self.pairs.len());
+        for (_, run) in self.runs.drain(..) {
+            out.extend_from_slice(&self.pairs[run]);
+        }
+        self.pairs.clear();
+    }
+
+    /// Empties the arena.
+    pub(crate) fn clear(&mut self) {
+        self.pairs.clear();
+        self.runs.clear();
     }
 }
 
@@ -98,13 +127,16 @@ mod tests {
     }
 
     #[test]
-    fn concatenates_in_key_order() {
-        let mut results = vec![(5u128, vec![[5, 6]]), (1, vec![[1, 2], [0, 9]]), (3, vec![])];
+    fn drains_in_key_order() {
+        let mut arena = PairArena::default();
+        arena.push(5u128, &[[5, 6]]);
+        arena.push(1, &[[1, 2], [0, 9]]);
+        arena.push(3, &[]);
         let mut out = vec![[7, 7]];
-        let mut returned = 0;
-        concatenate(&mut results, &mut out, |_| returned += 1);
+        arena.drain_into(&mut out);
         assert_eq!(out, [[1, 2], [0, 9], [5, 6]]);
-        assert_eq!(returned, 3);
-        assert!(results.is_empty());
+        arena.push(2, &[[3, 4]]);
+        arena.drain_into(&mut out);
+        assert_eq!(out, [[3, 4]], "a drained arena starts empty");
     }
 }

@@ -1,30 +1,48 @@
-//! The two jobs of the tree below its root: splitting a node (one job per
-//! node, its children spawned as sub-jobs) and running the kernel on a
-//! region (one job per leaf).
+//! The jobs of a frame: splitting a node (one job per node, its children
+//! spawned as sub-jobs), running the kernel on a region (one job per leaf),
+//! and the parts of the orchestrating thread's parallel passes.
+//!
+//! Every job is an index into the frame's shared state ([`FrameShared`],
+//! an [`IndexedJob`]), not a boxed closure, and every buffer a job writes
+//! is kept across frames: a warm frame allocates nothing.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use broadphase_kernel::AdaptiveGrid;
+use broadphase_kernel::{AdaptiveGrid, GridConfig};
 use broadphase_storage::Aabb;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 
-use super::buffers::{BufferPool, Part};
+use super::buffers::{BufferPool, Source};
 use super::config::{GridTreeConfig, RegionDedup};
-use super::merge::Shards;
+use super::merge::{PairArena, Shards};
 use super::plan::{
     Counts, Decision, Extent, Key, MAX_LEVELS, Planes, Region, UNSPLIT, child_allowance, decide,
     for_each_cell, planes_over_extent,
 };
-use crate::jobs::JobContext;
+use super::root::{ChunkSet, RootGrid, scatter_into};
+use crate::jobs::{IndexedJob, JobContext};
+
+/// Job indices with this bit set are parts of the current pass; the
+/// others index [`FrameShared::nodes`].
+pub(crate) const PASS_PART: usize = 1 << (usize::BITS - 1);
 
 /// What every job of one frame shares; owned by the tree, kept across frames.
 #[derive(Debug, Default)]
 pub(crate) struct FrameShared {
     pub(crate) config: GridTreeConfig,
-    pub(crate) pool: Arc<BufferPool>,
-    /// Each region's pairs, keyed by its place in the tree.
-    pub(crate) results: Mutex<Vec<(Key, Vec<[u32; 2]>)>>,
+    pub(crate) pool: BufferPool,
+    /// Node and region jobs spawned this frame, taken by the job that runs
+    /// them (the job's index is the position here).
+    pub(crate) nodes: Mutex<Vec<Option<NodeTask>>>,
+    /// The orchestrating thread's current parallel pass.
+    pub(crate) pass: RwLock<Pass>,
+    /// What an extent pass found, per part.
+    pub(crate) extents: Mutex<Vec<Extent>>,
+    /// Every region's pairs, keyed by its place in the tree.
+    pub(crate) arena: Mutex<PairArena<Key>>,
+    /// Per participant of the job system, by worker index.
+    pub(crate) workers: Vec<Mutex<WorkerScratch>>,
     pub(crate) shards: Shards,
     pub(crate) stats: AtomicStats,
 }
@@ -47,11 +65,11 @@ impl AtomicStats {
     }
 }
 
-/// A node of the tree waiting for its job: its boxes (possibly spread over
-/// several buffers), its region, and its place.
-#[derive(Debug)]
+/// A node of the tree waiting for its job: its boxes, its region, and its
+/// place.
+#[derive(Clone, Debug)]
 pub(crate) struct NodeTask {
-    pub(crate) parts: Vec<Part>,
+    pub(crate) source: Source,
     pub(crate) count: usize,
     pub(crate) region: Region,
     /// Place in the tree (sorts depth first).
@@ -64,45 +82,180 @@ pub(crate) struct NodeTask {
     pub(crate) allowance: u64,
 }
 
-/// Per-thread memory of node jobs.
+/// A pass of the orchestrating thread: one job per part of a node.
 #[derive(Debug, Default)]
-struct NodeScratch {
-    ranges: Vec<u16>,
+pub(crate) struct Pass {
+    pub(crate) kind: PassKind,
+    pub(crate) source: Option<Source>,
+    /// Boxes per part of a run of the input.
+    pub(crate) chunk: usize,
+    /// Where a scatter pass writes.
+    pub(crate) set: Option<Arc<ChunkSet>>,
 }
 
-/// Per-thread memory of region jobs: the kernel grid and the region's
-/// boxes, kept across frames so a warm frame's kernel allocates nothing.
-#[derive(Debug, Default)]
-struct LeafScratch {
-    grid: Option<AdaptiveGrid>,
-    boxes: Vec<Aabb>,
+/// What each part of a pass computes.
+#[derive(Clone, Copy, Debug)]
+#[allow(clippy::large_enum_variant, reason = "one value per frame, in the pass state")]
+pub(crate) enum PassKind {
+    /// The extent of the part's boxes inside a window.
+    Extent(Region),
+    /// Counts per cell of the grid and a scatter into the pass's set.
+    Scatter(RootGrid),
+}
+
+impl Default for PassKind {
+    fn default() -> Self {
+        PassKind::Extent(Region::EVERYWHERE)
+    }
+}
+
+/// Memory of one participant's jobs, kept across frames. After each frame
+/// the tree grows every participant's buffers to the largest any of them
+/// used ([`equalize`]), so whichever thread runs whichever job next frame,
+/// nothing grows.
+#[derive(Debug)]
+pub(crate) struct WorkerScratch {
+    grid: AdaptiveGrid,
+    gathered: Vec<Aabb>,
     ids: Vec<u32>,
     pairs: Vec<[u32; 2]>,
+    found: Vec<[u32; 2]>,
+    node_ranges: Vec<u16>,
+    root_ranges: Vec<u32>,
+    cursor: Vec<u32>,
 }
 
-/// Spawns the job for a child: a split if it is still big, else a region.
-pub(crate) fn spawn_node(frame: &Arc<FrameShared>, task: NodeTask, spawn: impl FnOnce(NodeJob)) {
-    let frame = Arc::clone(frame);
-    let splits = task.count > frame.config.split_threshold
-        && task.key.can_split(64)
-        && task.depth < frame.config.max_depth.min(MAX_LEVELS);
-    spawn(Box::new(move |ctx: &mut JobContext<'_>| {
-        if splits {
-            split_node(ctx, &frame, task);
-        } else {
-            run_region(ctx, &frame, task);
+impl WorkerScratch {
+    pub(crate) fn new(grid: GridConfig) -> Self {
+        WorkerScratch {
+            grid: AdaptiveGrid::with_config(grid),
+            gathered: Vec::new(),
+            ids: Vec::new(),
+            pairs: Vec::new(),
+            found: Vec::new(),
+            node_ranges: Vec::new(),
+            root_ranges: Vec::new(),
+            cursor: Vec::new(),
         }
-    }));
+    }
 }
 
-/// A boxed node or region job.
-pub(crate) type NodeJob = Box<dyn FnOnce(&mut JobContext<'_>) + Send + 'static>;
+/// Grows every participant's buffers to the largest room any has.
+pub(crate) fn equalize(workers: &mut [Mutex<WorkerScratch>]) {
+    // Exact, or the levelled buffers would overshoot each other and keep
+    // doubling frame after frame.
+    fn room<T>(v: &mut Vec<T>, capacity: usize) {
+        v.reserve_exact(capacity.saturating_sub(v.len()));
+    }
+    let Some(first) = workers.first_mut() else { return };
+    let first = first.get_mut();
+    let mut grid = first.grid.capacity();
+    let mut most = [0usize; 7];
+    let capacities = |w: &WorkerScratch| {
+        [
+            w.gathered.capacity(),
+            w.ids.capacity(),
+            w.pairs.capacity(),
+            w.found.capacity(),
+            w.node_ranges.capacity(),
+            w.root_ranges.capacity(),
+            w.cursor.capacity(),
+        ]
+    };
+    for worker in workers.iter_mut() {
+        let w = worker.get_mut();
+        grid = grid.max(w.grid.capacity());
+        most = std::array::from_fn(|i| most[i].max(capacities(w)[i]));
+    }
+    for worker in workers.iter_mut() {
+        let w = worker.get_mut();
+        w.grid.reserve(&grid);
+        room(&mut w.gathered, most[0]);
+        room(&mut w.ids, most[1]);
+        room(&mut w.pairs, most[2]);
+        room(&mut w.found, most[3]);
+        room(&mut w.node_ranges, most[4]);
+        room(&mut w.root_ranges, most[5]);
+        room(&mut w.cursor, most[6]);
+    }
+}
+
+impl IndexedJob for FrameShared {
+    fn run(self: Arc<Self>, ctx: &mut JobContext<'_>, index: usize) {
+        if index & PASS_PART != 0 {
+            return self.run_pass_part(ctx.worker_index(), index & !PASS_PART);
+        }
+        let task = self.nodes.lock()[index].take();
+        let Some(task) = task else {
+            unreachable!("node job {index} ran twice");
+        };
+        if self.splits(&task) {
+            split_node(ctx, &self, task);
+        } else {
+            run_region(ctx, &self, task);
+        }
+    }
+}
+
+impl FrameShared {
+    /// Whether a node splits again in its job (else it is a region).
+    pub(crate) fn splits(&self, task: &NodeTask) -> bool {
+        task.count > self.config.split_threshold
+            && task.key.can_split(64)
+            && task.depth < self.config.max_depth.min(MAX_LEVELS)
+    }
+
+    fn scratch(&self, worker: usize) -> parking_lot::MutexGuard<'_, WorkerScratch> {
+        // Each participant locks only its own: never contended.
+        self.workers[worker].lock()
+    }
+
+    /// One part of the current pass.
+    fn run_pass_part(&self, worker: usize, part: usize) {
+        let pass = self.pass.read();
+        let Some(source) = &pass.source else { unreachable!("a pass part ran outside its pass") };
+        match pass.kind {
+            PassKind::Extent(window) => {
+                let extent = source.with_part(part, pass.chunk, |boxes| {
+                    let mut extent = Extent::EMPTY;
+                    boxes.boxes.iter().for_each(|b| extent.add_clamped(b, &window));
+                    extent
+                });
+                self.extents.lock()[part] = extent;
+            }
+            PassKind::Scatter(grid) => {
+                let Some(set) = &pass.set else { unreachable!("a scatter pass has a set") };
+                let mut scratch = self.scratch(worker);
+                let WorkerScratch { root_ranges, cursor, .. } = &mut *scratch;
+                let mut chunk = set.chunk_mut(part);
+                source.with_part(part, pass.chunk, |boxes| {
+                    scatter_into(boxes, &grid, &mut chunk, root_ranges, cursor);
+                });
+            }
+        }
+    }
+}
+
+/// Queues `task` as a node job of `frame` through `spawn`.
+pub(crate) fn spawn_node(
+    frame: &Arc<FrameShared>,
+    task: NodeTask,
+    spawn: impl FnOnce(Arc<dyn IndexedJob>, usize),
+) {
+    let index = {
+        let mut nodes = frame.nodes.lock();
+        nodes.push(Some(task));
+        nodes.len() - 1
+    };
+    spawn(Arc::clone(frame) as Arc<dyn IndexedJob>, index);
+}
 
 /// Splits one node on this thread and spawns its children; a node that
 /// should not split after all runs as a region right here.
 fn split_node(ctx: &mut JobContext<'_>, frame: &Arc<FrameShared>, task: NodeTask) {
     let config = &frame.config;
-    let mut ranges = std::mem::take(&mut ctx.scratch::<NodeScratch>().ranges);
+    let mut scratch = frame.scratch(ctx.worker_index());
+    let ranges = &mut scratch.node_ranges;
     let mut window = task.region;
     let mut depth = task.depth;
     let mut counts = Counts::default();
@@ -111,9 +264,7 @@ fn split_node(ctx: &mut JobContext<'_>, frame: &Arc<FrameShared>, task: NodeTask
             break None;
         }
         let mut extent = Extent::EMPTY;
-        for part in &task.parts {
-            part.for_each(|b, _| extent.add_clamped(b, &window));
-        }
+        task.source.for_each_part(|part| part.for_each(|b, _| extent.add_clamped(b, &window)));
         let mut planes = planes_over_extent(&extent, task.count, config.split_threshold);
         if planes.iter().all(|p| *p == UNSPLIT) {
             break None;
@@ -121,9 +272,8 @@ fn split_node(ctx: &mut JobContext<'_>, frame: &Arc<FrameShared>, task: NodeTask
         loop {
             counts = Counts::default();
             ranges.clear();
-            for part in &task.parts {
-                part.for_each(|b, _| ranges.push(counts.add(&planes, b)));
-            }
+            task.source
+                .for_each_part(|part| part.for_each(|b, _| ranges.push(counts.add(&planes, b))));
             let decision = decide(
                 planes.map(|p| p != UNSPLIT),
                 &counts.spans,
@@ -147,7 +297,7 @@ fn split_node(ctx: &mut JobContext<'_>, frame: &Arc<FrameShared>, task: NodeTask
         }
     };
     let Some(planes) = planes else {
-        ctx.scratch::<NodeScratch>().ranges = ranges;
+        drop(scratch);
         return run_region(ctx, frame, task);
     };
 
@@ -157,43 +307,38 @@ fn split_node(ctx: &mut JobContext<'_>, frame: &Arc<FrameShared>, task: NodeTask
         offsets[cell + 1] = offsets[cell] + counts.cells[cell] as usize;
     }
     let copies = offsets[64];
-    let mut buffer = frame.pool.take();
-    let storage = &mut buffer.storage;
-    storage.boxes.resize(copies, Aabb::default());
-    storage.ids.resize(copies, 0);
-    let mut cursor = offsets;
-    let mut packed = ranges.iter();
-    for part in &task.parts {
-        part.for_each(|b, id| {
-            let cells = packed.next().copied().unwrap_or(0);
-            for_each_cell(cells, |cell| {
-                storage.boxes[cursor[cell]] = *b;
-                storage.ids[cursor[cell]] = id;
-                cursor[cell] += 1;
+    let buffer = frame.pool.take(copies, |storage| {
+        let mut cursor = offsets;
+        let mut packed = ranges.iter();
+        task.source.for_each_part(|part| {
+            part.for_each(|b, id| {
+                let cells = packed.next().copied().unwrap_or(0);
+                for_each_cell(cells, |cell| {
+                    storage.boxes[cursor[cell]] = *b;
+                    storage.ids[cursor[cell]] = id;
+                    cursor[cell] += 1;
+                });
             });
         });
-    }
-    ctx.scratch::<NodeScratch>().ranges = ranges;
+    });
+    drop(scratch);
     frame.stats.splits.fetch_add(1, Ordering::Relaxed);
 
-    let buffer = Arc::new(buffer);
-    let parent_key = task.key;
-    drop(task.parts); // the children hold the new buffer; the old one may go back
     for cell in 0..64 {
         let count = counts.cells[cell];
         if count == 0 {
             continue;
         }
         let child = NodeTask {
-            parts: vec![Part::Buffer(Arc::clone(&buffer), offsets[cell]..offsets[cell + 1])],
+            source: Source::Buffer(Arc::clone(&buffer), offsets[cell]..offsets[cell + 1]),
             count: count as usize,
             region: task.region.child(&planes, cell),
-            key: parent_key.child(64, cell),
+            key: task.key.child(64, cell),
             level: task.level + 1,
             depth: depth + 1,
             allowance: child_allowance(task.allowance, copies as u64, count),
         };
-        spawn_node(frame, child, |job| ctx.spawn(job));
+        spawn_node(frame, child, |job, index| ctx.spawn_indexed(job, index));
     }
 }
 
@@ -201,23 +346,17 @@ fn split_node(ctx: &mut JobContext<'_>, frame: &Arc<FrameShared>, task: NodeTask
 pub(crate) fn run_region(ctx: &mut JobContext<'_>, frame: &FrameShared, task: NodeTask) {
     crate::profile::zone!("partition: region kernel");
     let config = &frame.config;
-    let LeafScratch { grid, boxes: gathered, ids, pairs } = ctx.scratch::<LeafScratch>();
-    let grid = match grid {
-        Some(g) if g.config() == &config.grid => g,
-        slot => slot.insert(AdaptiveGrid::with_config(config.grid)),
-    };
+    let mut scratch = frame.scratch(ctx.worker_index());
+    let WorkerScratch { grid, gathered, ids, pairs, found, .. } = &mut *scratch;
     ids.clear();
-    for part in &task.parts {
-        part.extend_ids(ids);
-    }
-    let boxes: &[Aabb] = if let [part] = task.parts.as_slice() {
-        part.boxes()
-    } else {
-        gathered.clear();
-        for part in &task.parts {
-            gathered.extend_from_slice(part.boxes());
+    task.source.for_each_part(|part| part.extend_ids(ids));
+    let boxes: &[Aabb] = match task.source.as_slice() {
+        Some(boxes) => boxes,
+        None => {
+            gathered.clear();
+            task.source.for_each_part(|part| gathered.extend_from_slice(part.boxes));
+            gathered
         }
-        gathered
     };
     if let Err(e) = grid.build(boxes) {
         // The input was validated before the tree was built.
@@ -225,7 +364,7 @@ pub(crate) fn run_region(ctx: &mut JobContext<'_>, frame: &FrameShared, task: No
     }
     grid.pairs(pairs);
 
-    let mut found = frame.pool.take_pairs();
+    found.clear();
     let id_pair = |i: u32, j: u32| {
         let (a, b) = (ids[i as usize], ids[j as usize]);
         if a < b { [a, b] } else { [b, a] }
@@ -243,12 +382,12 @@ pub(crate) fn run_region(ctx: &mut JobContext<'_>, frame: &FrameShared, task: No
         RegionDedup::ReferencePoint => found.extend(pairs.iter().map(|&[i, j]| id_pair(i, j))),
         RegionDedup::ShardedFastUnique => {
             found.extend(pairs.iter().map(|&[i, j]| id_pair(i, j)));
-            frame.shards.keep_first(&mut found);
+            frame.shards.keep_first(found);
         }
     }
     let stats = &frame.stats;
     stats.regions.fetch_add(1, Ordering::Relaxed);
     stats.depth.fetch_max(task.level, Ordering::Relaxed);
     stats.slots.fetch_add(task.count as u64, Ordering::Relaxed);
-    frame.results.lock().push((task.key, found));
+    frame.arena.lock().push(task.key, found);
 }

@@ -11,11 +11,12 @@
 //! of at most about `split_threshold` boxes in one pass for uniform data;
 //! cells that are still too big (clusters) split further in node jobs.
 
-use std::sync::Arc;
+use std::ops::Range;
 
 use broadphase_storage::Aabb;
+use parking_lot::{RwLock, RwLockWriteGuard};
 
-use super::buffers::{Buffer, BufferPool, Part};
+use super::buffers::{PartRef, Storage};
 use super::frame::is_valid;
 use super::plan::{Extent, Region, divisions};
 
@@ -203,14 +204,18 @@ impl RootGrid {
     }
 }
 
-/// One chunk of the input counted and scattered, cell by cell, into a
-/// buffer of its own.
-#[derive(Debug)]
+/// One part of a node (for the root, a chunk of the input) counted and
+/// scattered, cell by cell, into a buffer of its own. Kept across frames
+/// in its [`ChunkSet`] with all its memory.
+#[derive(Debug, Default)]
 pub(crate) struct ChunkSplit {
-    pub(crate) buffer: Arc<Buffer>,
-    /// `offsets[c]..offsets[c + 1]` are cell `c`'s boxes in `buffer`.
-    pub(crate) offsets: Vec<u32>,
+    pub(crate) storage: Storage,
+    /// `offsets[c]..offsets[c + 1]` are cell `c`'s boxes in `storage`.
+    offsets: Vec<u32>,
     pub(crate) spans: [u64; 3],
+    /// Whether every box of the part met the input contract (if not, the
+    /// rest of the split is meaningless).
+    pub(crate) valid: bool,
 }
 
 impl ChunkSplit {
@@ -219,50 +224,108 @@ impl ChunkSplit {
         self.offsets[cell + 1] - self.offsets[cell]
     }
 
-    /// The run of `cell`'s boxes, if any.
-    pub(crate) fn part(&self, cell: usize) -> Option<Part> {
-        let range = self.offsets[cell] as usize..self.offsets[cell + 1] as usize;
-        (!range.is_empty()).then(|| Part::Buffer(Arc::clone(&self.buffer), range))
+    fn range(&self, cell: usize) -> Range<usize> {
+        self.offsets[cell] as usize..self.offsets[cell + 1] as usize
     }
 }
 
-/// Validates one part of a node (for the root, a chunk of the input),
-/// counts it per cell of `grid` and scatters it (speculatively: if the
-/// totals reject the grid, the parts are counted again and this buffer goes
-/// back to the pool). `None` if a box breaks the input contract.
-pub(crate) fn scatter_part(
-    part: &Part,
+/// The chunks of one parallel split, each written by one job and then read
+/// by every child of the split. The tree keeps its sets across frames and
+/// takes them in the same order every frame, so their memory settles.
+#[derive(Debug, Default)]
+pub(crate) struct ChunkSet {
+    /// Only ever grows; the first `len` are this frame's.
+    chunks: Vec<RwLock<ChunkSplit>>,
+    len: usize,
+}
+
+impl ChunkSet {
+    /// Chunks in this split.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Makes room for a split in `parts` chunks (unique access: before it
+    /// is shared).
+    pub(crate) fn reset(&mut self, parts: usize) {
+        if self.chunks.len() < parts {
+            self.chunks.resize_with(parts, RwLock::default);
+        }
+        self.len = parts;
+    }
+
+    /// Chunk `k`, to scatter into.
+    pub(crate) fn chunk_mut(&self, k: usize) -> RwLockWriteGuard<'_, ChunkSplit> {
+        self.chunks[k].write()
+    }
+
+    /// Runs `f` on chunk `k`'s run of `cell`.
+    pub(crate) fn with_cell<R>(
+        &self,
+        k: usize,
+        cell: usize,
+        f: impl FnOnce(PartRef<'_>) -> R,
+    ) -> R {
+        let chunk = self.chunks[k].read();
+        let range = chunk.range(cell);
+        let storage = &chunk.storage;
+        f(PartRef::stored(&storage.boxes[range.clone()], &storage.ids[range]))
+    }
+
+    /// Adds every chunk's count per cell to `cells` and spans to `spans`;
+    /// `false` if a chunk met a bad box.
+    pub(crate) fn totals(&self, cells: &mut [u32], spans: &mut [u64; 3]) -> bool {
+        let mut valid = true;
+        for chunk in &self.chunks[..self.len] {
+            let chunk = chunk.read();
+            valid &= chunk.valid;
+            if valid {
+                cells.iter_mut().enumerate().for_each(|(c, total)| *total += chunk.count(c));
+                (0..3).for_each(|a| spans[a] += chunk.spans[a]);
+            }
+        }
+        valid
+    }
+}
+
+/// Validates one part of a node, counts it per cell of `grid` and scatters
+/// it into `chunk` (speculatively: if the totals reject the grid, the parts
+/// are counted again). `ranges` and `cursor` are the thread's scratch.
+pub(crate) fn scatter_into(
+    part: PartRef<'_>,
     grid: &RootGrid,
-    pool: &Arc<BufferPool>,
+    chunk: &mut ChunkSplit,
     ranges: &mut Vec<u32>,
-) -> Option<ChunkSplit> {
+    cursor: &mut Vec<u32>,
+) {
     crate::profile::zone!("partition: root scatter");
-    let mut offsets = vec![0u32; grid.cells() + 1];
-    let mut spans = [0u64; 3];
-    let mut valid = true;
+    let ChunkSplit { storage, offsets, spans, valid } = chunk;
+    offsets.clear();
+    offsets.resize(grid.cells() + 1, 0);
+    *spans = [0; 3];
+    *valid = true;
     ranges.clear();
     part.for_each(|b, _| {
         // Past a bad box the chunk is only walked to the end: its ranges
         // would be meaningless (and `min > max` would underflow).
-        valid &= is_valid(b);
-        if valid {
-            let range = grid.range(b, &mut spans);
+        *valid &= is_valid(b);
+        if *valid {
+            let range = grid.range(b, spans);
             grid.for_each_cell(range, |cell| offsets[cell + 1] += 1);
             ranges.push(range);
         }
     });
-    if !valid {
-        return None;
+    if !*valid {
+        return;
     }
     for cell in 0..grid.cells() {
         offsets[cell + 1] += offsets[cell];
     }
     let copies = offsets[grid.cells()] as usize;
-    let mut buffer = pool.take();
-    let storage = &mut buffer.storage;
     storage.boxes.resize(copies, Aabb::default());
     storage.ids.resize(copies, 0);
-    let mut cursor = offsets.clone();
+    cursor.clear();
+    cursor.extend_from_slice(offsets);
     let mut packed = ranges.iter();
     part.for_each(|b, id| {
         let range = packed.next().copied().unwrap_or(0);
@@ -273,7 +336,6 @@ pub(crate) fn scatter_part(
             cursor[cell] += 1;
         });
     });
-    Some(ChunkSplit { buffer: Arc::new(buffer), offsets, spans })
 }
 
 #[cfg(test)]
