@@ -129,6 +129,15 @@ impl<'a> PartRef<'a> {
         }
     }
 
+    /// The id of the run's `i`-th box.
+    #[inline(always)]
+    pub(crate) fn id(&self, i: usize) -> u32 {
+        match self.ids {
+            Ids::From(start) => start + i as u32,
+            Ids::Stored(ids) => ids[i],
+        }
+    }
+
     /// Appends the ids of the run to `ids`.
     pub(crate) fn extend_ids(&self, ids: &mut Vec<u32>) {
         match self.ids {

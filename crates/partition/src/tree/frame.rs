@@ -540,9 +540,13 @@ impl Planner {
                 break None;
             }
             loop {
-                let set = self.take_set(parts);
-                let scatter = PassKind::Scatter(grid);
-                self.run_pass(jobs, frame, scatter, &node.source, chunk, Some(Arc::clone(&set)))?;
+                let taken = self.take_set(parts);
+                let set = Some(Arc::clone(&self.sets[taken]));
+                self.run_pass(jobs, frame, PassKind::Scatter(grid), &node.source, chunk, set)?;
+                // The pass's jobs are done and the pass let go of the set.
+                let set = Arc::get_mut(&mut self.sets[taken]).expect("no job holds the set");
+                set.finish();
+                let set = &self.sets[taken];
                 self.cells.clear();
                 self.cells.resize(grid.cells(), 0);
                 let mut spans = [0u64; 3];
@@ -553,19 +557,17 @@ impl Planner {
                 let max_replication = config.max_axis_replication;
                 let cells = &self.cells;
                 match decide(grid.split_axes(), &spans, cells, n, max_replication, node.allowance) {
-                    Decision::Split => break 'plan Some((grid, set)),
+                    Decision::Split => break 'plan Some((grid, Arc::clone(set))),
                     Decision::Recount(drop) => grid = grid.without(drop),
                     Decision::Zoom(cell) => {
                         window = grid.region(&window, cell);
                         depth += 1;
-                        drop(set);
                         self.sets_taken -= 1; // nothing refers to it: reuse it
                         extent = self.parallel_extent(jobs, frame, &node.source, chunk, window)?;
                         continue 'plan;
                     }
                     Decision::Leaf => break 'plan None,
                 }
-                drop(set);
                 self.sets_taken -= 1;
             }
         };
@@ -614,8 +616,9 @@ impl Planner {
         Ok(())
     }
 
-    /// The next chunk set of this frame, reset for `parts` chunks.
-    fn take_set(&mut self, parts: usize) -> Arc<ChunkSet> {
+    /// The next chunk set of this frame, reset for `parts` chunks: its
+    /// index in `sets`.
+    fn take_set(&mut self, parts: usize) -> usize {
         if self.sets_taken == self.sets.len() {
             self.sets.push(Arc::default());
         }
@@ -626,7 +629,7 @@ impl Planner {
             *slot = Arc::default();
         }
         Arc::get_mut(slot).expect("a set no job holds").reset(parts);
-        Arc::clone(slot)
+        self.sets_taken - 1
     }
 
     /// Runs one pass over the parts of `source`, one job each, and waits

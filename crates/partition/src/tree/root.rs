@@ -14,7 +14,7 @@
 use std::ops::Range;
 
 use broadphase_storage::Aabb;
-use parking_lot::{RwLock, RwLockWriteGuard};
+use parking_lot::{Mutex, MutexGuard};
 
 use super::buffers::{PartRef, Storage};
 use super::frame::is_valid;
@@ -234,8 +234,11 @@ impl ChunkSplit {
 /// takes them in the same order every frame, so their memory settles.
 #[derive(Debug, Default)]
 pub(crate) struct ChunkSet {
-    /// Only ever grows; the first `len` are this frame's.
-    chunks: Vec<RwLock<ChunkSplit>>,
+    /// Written by the pass's jobs, one chunk each. Both vectors only grow;
+    /// the first `len` of each are this frame's.
+    filling: Vec<Mutex<ChunkSplit>>,
+    /// The finished chunks, read by the split's children without a lock.
+    chunks: Vec<ChunkSplit>,
     len: usize,
 }
 
@@ -245,18 +248,26 @@ impl ChunkSet {
         self.len
     }
 
-    /// Makes room for a split in `parts` chunks (unique access: before it
-    /// is shared).
+    /// Makes room for a split in `parts` chunks.
     pub(crate) fn reset(&mut self, parts: usize) {
-        if self.chunks.len() < parts {
-            self.chunks.resize_with(parts, RwLock::default);
+        if self.filling.len() < parts {
+            self.filling.resize_with(parts, Mutex::default);
+            self.chunks.resize_with(parts, ChunkSplit::default);
         }
         self.len = parts;
     }
 
-    /// Chunk `k`, to scatter into.
-    pub(crate) fn chunk_mut(&self, k: usize) -> RwLockWriteGuard<'_, ChunkSplit> {
-        self.chunks[k].write()
+    /// Chunk `k`, to scatter into during the pass.
+    pub(crate) fn chunk_mut(&self, k: usize) -> MutexGuard<'_, ChunkSplit> {
+        self.filling[k].lock()
+    }
+
+    /// Ends the pass: the chunks written become the ones read (their
+    /// buffers swap places with last use's, so no memory moves).
+    pub(crate) fn finish(&mut self) {
+        for (filled, chunk) in self.filling.iter_mut().zip(&mut self.chunks).take(self.len) {
+            std::mem::swap(filled.get_mut(), chunk);
+        }
     }
 
     /// Runs `f` on chunk `k`'s run of `cell`.
@@ -266,7 +277,7 @@ impl ChunkSet {
         cell: usize,
         f: impl FnOnce(PartRef<'_>) -> R,
     ) -> R {
-        let chunk = self.chunks[k].read();
+        let chunk = &self.chunks[k];
         let range = chunk.range(cell);
         let storage = &chunk.storage;
         f(PartRef::stored(&storage.boxes[range.clone()], &storage.ids[range]))
@@ -277,7 +288,6 @@ impl ChunkSet {
     pub(crate) fn totals(&self, cells: &mut [u32], spans: &mut [u64; 3]) -> bool {
         let mut valid = true;
         for chunk in &self.chunks[..self.len] {
-            let chunk = chunk.read();
             valid &= chunk.valid;
             if valid {
                 cells.iter_mut().enumerate().for_each(|(c, total)| *total += chunk.count(c));
@@ -299,43 +309,53 @@ pub(crate) fn scatter_into(
     cursor: &mut Vec<u32>,
 ) {
     crate::profile::zone!("partition: root scatter");
-    let ChunkSplit { storage, offsets, spans, valid } = chunk;
+    // The loops work on local slices and counters: through the `Vec`s
+    // themselves (behind references into the chunk and the thread's
+    // scratch), every store of a box would make the compiler reload their
+    // pointers and lengths, which measured 10% of a million-box frame.
+    let ChunkSplit { storage, offsets, spans: chunk_spans, valid: chunk_valid } = chunk;
     offsets.clear();
     offsets.resize(grid.cells() + 1, 0);
-    *spans = [0; 3];
-    *valid = true;
+    let counts = &mut offsets[..];
+    let mut spans = [0u64; 3];
+    let mut valid = true;
     ranges.clear();
-    part.for_each(|b, _| {
+    ranges.resize(part.boxes.len(), 0);
+    let packed = &mut ranges[..];
+    for (b, range_out) in part.boxes.iter().zip(packed.iter_mut()) {
         // Past a bad box the chunk is only walked to the end: its ranges
         // would be meaningless (and `min > max` would underflow).
-        *valid &= is_valid(b);
-        if *valid {
-            let range = grid.range(b, spans);
-            grid.for_each_cell(range, |cell| offsets[cell + 1] += 1);
-            ranges.push(range);
+        valid &= is_valid(b);
+        if valid {
+            let range = grid.range(b, &mut spans);
+            grid.for_each_cell(range, |cell| counts[cell + 1] += 1);
+            *range_out = range;
         }
-    });
-    if !*valid {
+    }
+    *chunk_spans = spans;
+    *chunk_valid = valid;
+    if !valid {
         return;
     }
     for cell in 0..grid.cells() {
-        offsets[cell + 1] += offsets[cell];
+        counts[cell + 1] += counts[cell];
     }
-    let copies = offsets[grid.cells()] as usize;
+    let copies = counts[grid.cells()] as usize;
     storage.boxes.resize(copies, Aabb::default());
     storage.ids.resize(copies, 0);
     cursor.clear();
-    cursor.extend_from_slice(offsets);
-    let mut packed = ranges.iter();
-    part.for_each(|b, id| {
-        let range = packed.next().copied().unwrap_or(0);
+    cursor.extend_from_slice(counts);
+    let cursor = &mut cursor[..];
+    let (boxes, ids) = (&mut storage.boxes[..], &mut storage.ids[..]);
+    for (i, (b, &range)) in part.boxes.iter().zip(packed.iter()).enumerate() {
+        let id = part.id(i);
         grid.for_each_cell(range, |cell| {
             let slot = cursor[cell] as usize;
-            storage.boxes[slot] = *b;
-            storage.ids[slot] = id;
+            boxes[slot] = *b;
+            ids[slot] = id;
             cursor[cell] += 1;
         });
-    });
+    }
 }
 
 #[cfg(test)]
