@@ -8,15 +8,15 @@
 //! # Who owns which memory
 //!
 //! - The [`JobSystem`] owns its threads (started once, joined on drop) and,
-//!   per thread, typed scratch memory that lives as long as it does
-//!   ([`JobContext::scratch`]). The grid tree keeps one kernel grid
-//!   ([`AdaptiveGrid`](broadphase_kernel::AdaptiveGrid)) and the region's
-//!   box and pair buffers there, so a thread's kernel memory is reused by
-//!   every region it runs, frame after frame.
+//!   per thread, typed scratch memory for users' jobs that lives as long as
+//!   it does ([`JobContext::scratch`]).
 //! - The [`GridTree`] owns a copy of the input (jobs are `'static` and
 //!   cannot borrow the caller's slice; [`GridTree::pairs_shared`] skips the
-//!   copy), a pool of split buffers and pair lists reused every frame, and
-//!   the per-box `FastUnique` shards of the optional merge.
+//!   copy), per thread of the job system a kernel grid
+//!   ([`AdaptiveGrid`](broadphase_kernel::AdaptiveGrid)) and its scratch,
+//!   the buffers its splits write, one arena for the regions' pairs, and
+//!   the per-box `FastUnique` shards of the optional merge. All of it is
+//!   reused: a warm frame allocates nothing on any thread.
 //! - The caller owns the output `Vec`, cleared and refilled.
 //!
 //! # How a frame flows
