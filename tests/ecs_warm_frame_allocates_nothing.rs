@@ -31,7 +31,8 @@ const COUNTED: usize = 40;
 /// here; statics riding along count too), so the dynamic pass runs on the
 /// calling thread, with the statics indexed and queried and with them
 /// riding along; then above it, the dynamic pass split over the job
-/// system's threads. Zero allocations either way.
+/// system's threads. Zero allocations either way; and when the world
+/// grows, a bounded number in its first frame, then zero again.
 #[test]
 fn warm_ecs_frames_allocate_nothing() {
     let below_threshold = GridTreeConfig { split_threshold: 10_000, ..GridTreeConfig::default() };
@@ -51,6 +52,42 @@ fn warm_ecs_frames_allocate_nothing() {
         let total: usize = per_frame.iter().sum();
         assert_eq!(total, 0, "{threads} threads above the threshold: {per_frame:?}");
     }
+    growth_is_bounded_then_zero();
+}
+
+/// A world that doubles from 8,000 to 16,000 moving bodies: the first frame
+/// at the new size grows buffers (a bounded number of allocations, per
+/// buffer, not per entity), and once warm again frames allocate nothing.
+fn growth_is_bounded_then_zero() {
+    let mut rng = SplitMix64::new(7);
+    let mut world = World::new();
+    let mut spawn_bodies = |world: &mut World, count: usize| {
+        for _ in 0..count {
+            let at = Vec3::new(
+                rng.range_f32(0.0, 80.0),
+                rng.range_f32(0.0, 80.0),
+                rng.range_f32(0.0, 80.0),
+            );
+            world.spawn((at, Collider::sphere(rng.range_f32(0.5, 1.5))));
+        }
+    };
+    let mut plugin =
+        BroadPhasePlugin::with_config(PluginConfig { threads: 2, ..Default::default() });
+    let mut run = |world: &mut World, count: bool| {
+        let (result, allocations) = allocations_on_every_thread_during(count, || plugin.run(world));
+        result.expect("valid world");
+        allocations
+    };
+    spawn_bodies(&mut world, 8_000);
+    (0..WARM_UP).for_each(|_| _ = run(&mut world, false));
+    assert_eq!(run(&mut world, true), 0, "warm at 8,000 bodies");
+    spawn_bodies(&mut world, 8_000);
+    let growing = run(&mut world, true);
+    assert!(growing > 0, "doubling the world needs room: the counter must see it");
+    assert!(growing <= 2_000, "growth is per buffer, not per entity: {growing} allocations");
+    (0..WARM_UP).for_each(|_| _ = run(&mut world, false));
+    let per_frame: Vec<usize> = (0..10).map(|_| run(&mut world, true)).collect();
+    assert!(per_frame.iter().all(|&a| a == 0), "warm again at 16,000 bodies: {per_frame:?}");
 }
 
 /// Runs the scene with `dynamic` moving bodies; returns each counted
