@@ -120,8 +120,13 @@ impl AlignedF32 {
     /// assert!(xs.capacity() >= 40);
     /// ```
     pub fn reserve(&mut self, additional: usize) {
+        self.chunks.reserve(self.chunks_to_add(additional));
+    }
+
+    /// Chunks to add for room for `additional` more floats.
+    fn chunks_to_add(&self, additional: usize) -> usize {
         let needed = self.len.checked_add(additional).expect("AlignedF32: length overflows usize");
-        self.chunks.reserve(needed.div_ceil(LANES).saturating_sub(self.chunks.len()));
+        needed.div_ceil(LANES).saturating_sub(self.chunks.len())
     }
 
     /// Makes room for `additional` more floats with no amortised slack
@@ -135,8 +140,7 @@ impl AlignedF32 {
     /// assert_eq!(xs.capacity(), 48);
     /// ```
     pub fn reserve_exact(&mut self, additional: usize) {
-        let needed = self.len.checked_add(additional).expect("AlignedF32: length overflows usize");
-        self.chunks.reserve_exact(needed.div_ceil(LANES).saturating_sub(self.chunks.len()));
+        self.chunks.reserve_exact(self.chunks_to_add(additional));
     }
 
     /// Empties the buffer in O(1); storage is kept.

@@ -63,7 +63,7 @@ struct Panics {
 }
 
 impl GroupState {
-    pub(crate) fn is_done(&self) -> bool {
+    fn is_done(&self) -> bool {
         self.pending.load(Ordering::Acquire) == 0
     }
 

@@ -66,7 +66,8 @@ impl fmt::Debug for Shared {
 }
 
 impl Shared {
-    /// Queues a job from outside any job (global injector).
+    /// Queues a job on the shared queue: from outside any job, or when a
+    /// thread's deque is full.
     pub(crate) fn inject(&self, job: Job) {
         let mut queue = self.injector.lock();
         queue.push_back(job);

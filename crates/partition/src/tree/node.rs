@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use broadphase_kernel::{AdaptiveGrid, GridConfig};
+use broadphase_kernel::{AdaptiveGrid, GridCapacity, GridConfig};
 use broadphase_storage::Aabb;
 use parking_lot::{Mutex, RwLock};
 
@@ -67,7 +67,7 @@ impl AtomicStats {
 
 /// A node of the tree waiting for its job: its boxes, its region, and its
 /// place.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(crate) struct NodeTask {
     pub(crate) source: Source,
     pub(crate) count: usize,
@@ -147,9 +147,7 @@ pub(crate) fn equalize(workers: &mut [Mutex<WorkerScratch>]) {
     fn room<T>(v: &mut Vec<T>, capacity: usize) {
         v.reserve_exact(capacity.saturating_sub(v.len()));
     }
-    let Some(first) = workers.first_mut() else { return };
-    let first = first.get_mut();
-    let mut grid = first.grid.capacity();
+    let mut grid = GridCapacity::default();
     let mut most = [0usize; 7];
     let capacities = |w: &WorkerScratch| {
         [
