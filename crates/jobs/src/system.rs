@@ -3,21 +3,16 @@
 use core::fmt;
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
-use std::time::Duration;
 
 use crossbeam_deque::{Steal, Stealer, Worker};
 use crossbeam_utils::Backoff;
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
-use super::group::{GroupState, Job, JobContext, JobGroup, run_job};
-use super::scratch::ScratchMap;
-
-/// Longest a parked thread sleeps before it looks at the queues again. The
-/// wake-up protocol does not lose notifications; this bound only makes a
-/// lost one (a bug) cost latency instead of a hang.
-const PARK_TIMEOUT: Duration = Duration::from_millis(5);
+use crate::group::{GroupState, Job, JobContext, JobError, JobGroup, run_job};
+use crate::latch::Sleep;
+use crate::scratch::ScratchMap;
 
 /// Jobs a thread keeps on its own deque before it queues more on the
 /// shared queue: crossbeam's deque starts with room for 64 and grows (and
@@ -50,18 +45,13 @@ pub(crate) struct Shared {
     /// One per participant, in participant order.
     stealers: Vec<Stealer<Job>>,
     shutdown: AtomicBool,
-    /// Threads between announcing they will sleep and waking up.
-    sleepers: AtomicUsize,
-    sleep_lock: Mutex<()>,
-    wake: Condvar,
+    /// Where idle threads park.
+    pub(crate) sleep: Sleep,
 }
 
 impl fmt::Debug for Shared {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Shared")
-            .field("participants", &self.stealers.len())
-            .field("sleepers", &self.sleepers.load(Ordering::Relaxed))
-            .finish_non_exhaustive()
+        f.debug_struct("Shared").field("participants", &self.stealers.len()).finish_non_exhaustive()
     }
 }
 
@@ -73,7 +63,7 @@ impl Shared {
         queue.push_back(job);
         self.injected.store(queue.len(), Ordering::SeqCst);
         drop(queue);
-        self.notify_one();
+        self.sleep.notify_one();
     }
 
     /// Queues a job spawned inside a job: on the spawning thread's deque
@@ -81,7 +71,7 @@ impl Shared {
     pub(crate) fn push_local(&self, local: &Worker<Job>, job: Job) {
         if local.len() < LOCAL_JOBS {
             local.push(job);
-            self.notify_one();
+            self.sleep.notify_one();
         } else {
             self.inject(job);
         }
@@ -95,14 +85,6 @@ impl Shared {
         let job = queue.pop_front();
         self.injected.store(queue.len(), Ordering::SeqCst);
         job
-    }
-
-    /// Room for `jobs` queued jobs on the shared queue, so a frame that
-    /// queues as many as the last allocates nothing.
-    pub(crate) fn reserve_injected(&self, jobs: usize) {
-        let mut queue = self.injector.lock();
-        let additional = jobs.saturating_sub(queue.len());
-        queue.reserve(additional);
     }
 
     /// A group state with no pending job, reused if one is free.
@@ -124,27 +106,6 @@ impl Shared {
     pub(crate) fn recycle_group(&self, state: &Arc<GroupState>) {
         state.clear_panics();
         self.free_groups.lock().push(Arc::clone(state));
-    }
-
-    /// Wakes one sleeping thread, if any sleeps, after work was queued.
-    pub(crate) fn notify_one(&self) {
-        // Pairs with the fence in `park`: either the sleeper sees the new
-        // job when it re-checks the queues, or we see it counted here.
-        fence(Ordering::SeqCst);
-        if self.sleepers.load(Ordering::SeqCst) > 0 {
-            let _guard = self.sleep_lock.lock();
-            self.wake.notify_one();
-        }
-    }
-
-    /// Wakes every sleeping thread (shutdown, or a group finished and its
-    /// waiter may be asleep).
-    pub(crate) fn notify_all(&self) {
-        fence(Ordering::SeqCst);
-        if self.sleepers.load(Ordering::SeqCst) > 0 {
-            let _guard = self.sleep_lock.lock();
-            self.wake.notify_all();
-        }
     }
 
     fn has_work(&self) -> bool {
@@ -177,26 +138,33 @@ impl Shared {
         }
     }
 
+    /// Makes now, at start-up, the allocations the libraries under the pool
+    /// make once per thread — crossbeam-epoch registers a thread the first
+    /// time it steals, parking_lot records a thread the first time it
+    /// parks — so that they do not land in whichever frame first steals or
+    /// parks on this thread.
+    fn register_this_thread() {
+        // A steal from a deque of our own, always empty, pins the epoch. Not
+        // from the pool's deques: a job stolen here would be lost.
+        let _ = Worker::<Job>::new_lifo().stealer().steal();
+        let (lock, condvar) = (Mutex::new(()), parking_lot::Condvar::new());
+        condvar.wait_for(&mut lock.lock(), std::time::Duration::ZERO);
+    }
+
     /// Sleeps until work may be available, `done()` holds, or shutdown.
     pub(crate) fn park(&self, done: impl Fn() -> bool) {
-        let mut guard = self.sleep_lock.lock();
-        self.sleepers.fetch_add(1, Ordering::SeqCst);
-        fence(Ordering::SeqCst);
-        if !self.has_work() && !done() && !self.shutdown.load(Ordering::SeqCst) {
-            self.wake.wait_for(&mut guard, PARK_TIMEOUT);
-        }
-        self.sleepers.fetch_sub(1, Ordering::SeqCst);
+        self.sleep.park(|| self.has_work() || done() || self.shutdown.load(Ordering::SeqCst));
     }
 }
 
 /// A fixed set of persistent worker threads fed through crossbeam-deque:
-/// a global [`Injector`](crossbeam_deque::Injector) for jobs queued from
-/// outside, and one [`Worker`](crossbeam_deque::Worker) deque per thread
-/// for the sub-jobs its jobs spawn, which idle threads steal.
+/// a shared queue for jobs queued from outside any job, and one
+/// [`Worker`](crossbeam_deque::Worker) deque per thread for the sub-jobs
+/// its jobs spawn, which idle threads steal.
 ///
 /// `threads` counts every thread that runs jobs, **including the one that
-/// waits**: [`JobGroup::wait`] does not block idle, it runs queued jobs
-/// until its group is done. So `JobSystem::new(2)` starts one worker
+/// waits**: [`JobSystem::scope`] and [`JobGroup::wait`] do not block idle,
+/// they run queued jobs until their jobs are done. So `JobSystem::new(2)` starts one worker
 /// thread, and `JobSystem::new(1)` starts none (jobs run inside `wait`).
 /// Threads are started once and live until the system is dropped, which
 /// stops and joins them. Each participant (worker thread, or the waiting
@@ -206,7 +174,7 @@ impl Shared {
 /// # Examples
 ///
 /// ```
-/// use broadphase_partition::JobSystem;
+/// use broadphase_jobs::JobSystem;
 /// use std::sync::Arc;
 /// use std::sync::atomic::{AtomicUsize, Ordering};
 ///
@@ -221,7 +189,7 @@ impl Shared {
 /// }
 /// group.wait()?; // this thread runs jobs too while it waits
 /// assert_eq!(sum.load(Ordering::Relaxed), 4950);
-/// # Ok::<(), broadphase_partition::JobError>(())
+/// # Ok::<(), broadphase_jobs::JobError>(())
 /// ```
 #[derive(Debug)]
 pub struct JobSystem {
@@ -245,7 +213,7 @@ impl JobSystem {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_partition::JobSystem;
+    /// use broadphase_jobs::JobSystem;
     /// assert_eq!(JobSystem::new(3).threads(), 3);
     /// assert!(JobSystem::new(0).threads() >= 1);
     /// ```
@@ -261,10 +229,10 @@ impl JobSystem {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_partition::JobSystem;
+    /// use broadphase_jobs::JobSystem;
     /// let jobs = JobSystem::builder().threads(2).thread_name("physics").build()?;
     /// assert_eq!(jobs.threads(), 2);
-    /// # Ok::<(), broadphase_partition::BuildError>(())
+    /// # Ok::<(), broadphase_jobs::SpawnError>(())
     /// ```
     pub fn builder() -> JobSystemBuilder {
         JobSystemBuilder::default()
@@ -275,7 +243,7 @@ impl JobSystem {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(broadphase_partition::JobSystem::new(1).threads(), 1);
+    /// assert_eq!(broadphase_jobs::JobSystem::new(1).threads(), 1);
     /// ```
     pub fn threads(&self) -> usize {
         self.shared.stealers.len()
@@ -286,11 +254,11 @@ impl JobSystem {
     /// # Examples
     ///
     /// ```
-    /// let jobs = broadphase_partition::JobSystem::new(2);
+    /// let jobs = broadphase_jobs::JobSystem::new(2);
     /// let group = jobs.group();
     /// group.spawn(|ctx| assert!(ctx.worker_index() < 2));
     /// group.wait()?;
-    /// # Ok::<(), broadphase_partition::JobError>(())
+    /// # Ok::<(), broadphase_jobs::JobError>(())
     /// ```
     pub fn group(&self) -> JobGroup<'_> {
         JobGroup::new(self, self.shared.take_group())
@@ -301,23 +269,41 @@ impl JobSystem {
     ///
     /// # Errors
     ///
-    /// [`JobError`](crate::JobError) if a job of the group panicked.
+    /// [`JobError`] if a job of the group panicked.
     ///
     /// # Examples
     ///
     /// ```
-    /// use broadphase_partition::{JobError, JobSystem};
+    /// use broadphase_jobs::{JobError, JobSystem};
     /// let jobs = JobSystem::new(2);
     /// let err = jobs.run(|_ctx| panic!("boom")).unwrap_err();
     /// assert!(matches!(err, JobError::Panicked { ref message, count: 1 } if message == "boom"));
     /// ```
-    pub fn run<F>(&self, f: F) -> Result<(), super::JobError>
+    pub fn run<F>(&self, f: F) -> Result<(), JobError>
     where
-        F: FnOnce(&mut JobContext<'_>) + Send + 'static,
+        F: FnOnce(&mut JobContext<'_, 'static>) + Send + 'static,
     {
         let group = self.group();
         group.spawn(f);
         group.wait()
+    }
+
+    /// Room for `jobs` jobs queued at once from outside any job, so a frame
+    /// that queues as many as an earlier one allocates nothing, however
+    /// fast the workers drain the queue. The queue keeps its memory, so
+    /// callers that queue a varying number of jobs reserve last frame's
+    /// count.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let jobs = broadphase_jobs::JobSystem::new(2);
+    /// jobs.reserve_queue(1024); // a frame of up to 1,024 top-level jobs queues without allocating
+    /// ```
+    pub fn reserve_queue(&self, jobs: usize) {
+        let mut queue = self.shared.injector.lock();
+        let additional = jobs.saturating_sub(queue.len());
+        queue.reserve(additional);
     }
 
     /// Runs queued jobs on the calling thread (as participant 0) until
@@ -353,10 +339,7 @@ impl JobSystem {
 impl Drop for JobSystem {
     fn drop(&mut self) {
         self.shared.shutdown.store(true, Ordering::SeqCst);
-        {
-            let _guard = self.shared.sleep_lock.lock();
-            self.shared.wake.notify_all();
-        }
+        self.shared.sleep.notify_all();
         for handle in self.handles.drain(..) {
             // Jobs run under catch_unwind, so a worker never unwinds.
             let _ = handle.join();
@@ -365,6 +348,7 @@ impl Drop for JobSystem {
 }
 
 fn worker_main(shared: Arc<Shared>, mut me: Participant) {
+    Shared::register_this_thread();
     let backoff = Backoff::new();
     loop {
         if let Some(job) = shared.find_job(&me.deque, me.index) {
@@ -389,10 +373,10 @@ fn worker_main(shared: Arc<Shared>, mut me: Participant) {
 /// # Examples
 ///
 /// ```
-/// use broadphase_partition::JobSystemBuilder;
+/// use broadphase_jobs::JobSystemBuilder;
 /// let jobs = JobSystemBuilder::default().threads(4).stack_size(1 << 20).build()?;
 /// assert_eq!(jobs.threads(), 4);
-/// # Ok::<(), broadphase_partition::BuildError>(())
+/// # Ok::<(), broadphase_jobs::SpawnError>(())
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct JobSystemBuilder {
@@ -408,9 +392,9 @@ impl JobSystemBuilder {
     /// # Examples
     ///
     /// ```
-    /// let jobs = broadphase_partition::JobSystem::builder().threads(1).build()?;
+    /// let jobs = broadphase_jobs::JobSystem::builder().threads(1).build()?;
     /// assert_eq!(jobs.threads(), 1);
-    /// # Ok::<(), broadphase_partition::BuildError>(())
+    /// # Ok::<(), broadphase_jobs::SpawnError>(())
     /// ```
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = threads;
@@ -423,8 +407,8 @@ impl JobSystemBuilder {
     /// # Examples
     ///
     /// ```
-    /// let jobs = broadphase_partition::JobSystem::builder().thread_name("bp").build()?;
-    /// # Ok::<(), broadphase_partition::BuildError>(())
+    /// let jobs = broadphase_jobs::JobSystem::builder().thread_name("bp").build()?;
+    /// # Ok::<(), broadphase_jobs::SpawnError>(())
     /// ```
     pub fn thread_name(mut self, name: impl Into<String>) -> Self {
         self.thread_name = Some(name.into());
@@ -436,8 +420,8 @@ impl JobSystemBuilder {
     /// # Examples
     ///
     /// ```
-    /// let jobs = broadphase_partition::JobSystem::builder().stack_size(4 << 20).build()?;
-    /// # Ok::<(), broadphase_partition::BuildError>(())
+    /// let jobs = broadphase_jobs::JobSystem::builder().stack_size(4 << 20).build()?;
+    /// # Ok::<(), broadphase_jobs::SpawnError>(())
     /// ```
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.stack_size = Some(bytes);
@@ -448,17 +432,17 @@ impl JobSystemBuilder {
     ///
     /// # Errors
     ///
-    /// [`BuildError::Spawn`] if the operating system refuses a thread;
+    /// [`SpawnError::Spawn`] if the operating system refuses a thread;
     /// threads already started are stopped and joined first.
     ///
     /// # Examples
     ///
     /// ```
-    /// let jobs = broadphase_partition::JobSystem::builder().threads(2).build()?;
+    /// let jobs = broadphase_jobs::JobSystem::builder().threads(2).build()?;
     /// assert_eq!(jobs.threads(), 2);
-    /// # Ok::<(), broadphase_partition::BuildError>(())
+    /// # Ok::<(), broadphase_jobs::SpawnError>(())
     /// ```
-    pub fn build(self) -> Result<JobSystem, BuildError> {
+    pub fn build(self) -> Result<JobSystem, SpawnError> {
         let threads = if self.threads == 0 {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         } else {
@@ -471,10 +455,9 @@ impl JobSystemBuilder {
             free_groups: Mutex::new(Vec::new()),
             stealers: deques.iter().map(Worker::stealer).collect(),
             shutdown: AtomicBool::new(false),
-            sleepers: AtomicUsize::new(0),
-            sleep_lock: Mutex::new(()),
-            wake: Condvar::new(),
+            sleep: Sleep::default(),
         });
+        Shared::register_this_thread(); // the thread that builds is the one that waits, usually
         let mut deques = deques.into_iter().enumerate();
         let (_, caller_deque) = deques.next().expect("threads >= 1");
         let mut system = JobSystem {
@@ -496,7 +479,7 @@ impl JobSystemBuilder {
             }
             // On error `system` drops here, stopping the threads started so far.
             let handle =
-                builder.spawn(move || worker_main(shared, me)).map_err(BuildError::Spawn)?;
+                builder.spawn(move || worker_main(shared, me)).map_err(SpawnError::Spawn)?;
             system.handles.push(handle);
         }
         Ok(system)
@@ -508,29 +491,29 @@ impl JobSystemBuilder {
 /// # Examples
 ///
 /// ```
-/// use broadphase_partition::BuildError;
-/// let e = BuildError::Spawn(std::io::Error::other("no threads left"));
+/// use broadphase_jobs::SpawnError;
+/// let e = SpawnError::Spawn(std::io::Error::other("no threads left"));
 /// assert!(e.to_string().contains("no threads left"));
 /// ```
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum BuildError {
+pub enum SpawnError {
     /// The operating system refused to start a worker thread.
     Spawn(std::io::Error),
 }
 
-impl fmt::Display for BuildError {
+impl fmt::Display for SpawnError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            BuildError::Spawn(e) => write!(f, "could not start a worker thread: {e}"),
+            SpawnError::Spawn(e) => write!(f, "could not start a worker thread: {e}"),
         }
     }
 }
 
-impl std::error::Error for BuildError {
+impl std::error::Error for SpawnError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            BuildError::Spawn(e) => Some(e),
+            SpawnError::Spawn(e) => Some(e),
         }
     }
 }

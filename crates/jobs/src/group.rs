@@ -1,15 +1,18 @@
-//! Groups of jobs: spawning, sub-jobs, waiting, and panics as errors.
+//! Jobs and what runs them: the queued job, its group's state, the context
+//! a running job sees, `'static` job groups, and panics as errors.
 
 use core::fmt;
+use core::marker::PhantomData;
 use std::any::Any;
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 
-use super::system::{JobSystem, Participant, Shared};
+use crate::latch::Latch;
+use crate::scope::{ErasedIndexed, IndexedJob, erase_closure, erase_indexed};
+use crate::system::{JobSystem, Participant, Shared};
 
 thread_local! {
     /// Whether this thread is inside a job right now (waiting there would
@@ -17,22 +20,19 @@ thread_local! {
     static IN_JOB: Cell<bool> = const { Cell::new(false) };
 }
 
-/// The work of one job.
-type JobFn = Box<dyn FnOnce(&mut JobContext<'_>) + Send + 'static>;
-
-/// A job made of a shared object and an index into the work it holds:
-/// spawning one clones an `Arc` and allocates nothing, where a closure job
-/// boxes its closure. The grid tree's frames are made of these.
-pub(crate) trait IndexedJob: Send + Sync + 'static {
-    /// Runs item `index`; the `Arc` is dropped before the job counts as
-    /// finished, so once a group is done no job holds the object.
-    fn run(self: Arc<Self>, ctx: &mut JobContext<'_>, index: usize);
+/// Whether the calling thread is running a job.
+pub(crate) fn in_job() -> bool {
+    IN_JOB.get()
 }
+
+/// A closure job as queued: its borrows erased to `'static` (a scope
+/// guarantees them by waiting; see [`erase_closure`]).
+pub(crate) type JobFn = Box<dyn FnOnce(&mut JobContext<'_, 'static>) + Send + 'static>;
 
 /// What a queued job runs.
 enum Work {
     Closure(JobFn),
-    Indexed(Arc<dyn IndexedJob>, usize),
+    Indexed(ErasedIndexed, usize),
 }
 
 /// A queued job and the group it counts in.
@@ -41,18 +41,28 @@ pub(crate) struct Job {
     group: Arc<GroupState>,
 }
 
+impl Job {
+    /// A closure job counted in `group` (the caller has counted it).
+    pub(crate) fn closure(f: JobFn, group: &Arc<GroupState>) -> Job {
+        Job { work: Work::Closure(f), group: Arc::clone(group) }
+    }
+
+    /// An indexed job counted in `group` (the caller has counted it).
+    pub(crate) fn indexed(job: ErasedIndexed, index: usize, group: &Arc<GroupState>) -> Job {
+        Job { work: Work::Indexed(job, index), group: Arc::clone(group) }
+    }
+}
+
 impl fmt::Debug for Job {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Job").finish_non_exhaustive()
     }
 }
 
-/// The join counter of a group and what its panics said.
+/// The latch of a group (or scope) and what its panics said.
 #[derive(Debug, Default)]
 pub(crate) struct GroupState {
-    /// Jobs spawned and not yet finished (a job's sub-jobs are counted
-    /// before it finishes, so this reaches 0 only when all are done).
-    pending: AtomicUsize,
+    pub(crate) latch: Latch,
     panics: Mutex<Panics>,
 }
 
@@ -63,10 +73,6 @@ struct Panics {
 }
 
 impl GroupState {
-    fn is_done(&self) -> bool {
-        self.pending.load(Ordering::Acquire) == 0
-    }
-
     fn record_panic(&self, payload: &(dyn Any + Send)) {
         let message = if let Some(s) = payload.downcast_ref::<&str>() {
             (*s).to_owned()
@@ -86,7 +92,7 @@ impl GroupState {
     }
 
     /// The group's outcome once it is done, resetting the panic record.
-    fn outcome(&self) -> Result<(), JobError> {
+    pub(crate) fn outcome(&self) -> Result<(), JobError> {
         let mut panics = self.panics.lock();
         match panics.first.take() {
             None => Ok(()),
@@ -103,10 +109,10 @@ pub(crate) fn run_job(shared: &Shared, me: &mut Participant, job: Job) {
     let Job { work, group } = job;
     let outer = IN_JOB.replace(true);
     let result = {
-        let mut ctx = JobContext { shared, me: &mut *me, group: &group };
-        // The closure and everything it captured (or the indexed job's
-        // `Arc`) are dropped inside the call, or during unwinding, before
-        // the group counts the job finished.
+        let mut ctx = JobContext::new(shared, me, &group);
+        // The closure and everything it captured are dropped inside the
+        // call, or while unwinding, before the job counts as finished: once
+        // its scope's latch reads zero, no job touches borrowed data.
         catch_unwind(AssertUnwindSafe(move || match work {
             Work::Closure(f) => f(&mut ctx),
             Work::Indexed(job, index) => job.run(&mut ctx, index),
@@ -116,19 +122,23 @@ pub(crate) fn run_job(shared: &Shared, me: &mut Participant, job: Job) {
     if let Err(payload) = result {
         group.record_panic(&*payload);
     }
-    if group.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+    if group.latch.finish() {
         // The waiter may be asleep.
-        shared.notify_all();
+        shared.sleep.notify_all();
     }
 }
 
-/// What a running job may do: spawn sub-jobs into its group, and use the
-/// scratch memory of the thread it runs on.
+/// What a running job may do: spawn sub-jobs into its group or scope, and
+/// use the scratch memory of the thread it runs on.
+///
+/// `'scope` is how long the job's borrows live: `'static` for a
+/// [`JobGroup`]'s jobs, the scope's lifetime for a
+/// [`Scope`](crate::Scope)'s. Sub-jobs may borrow for as long.
 ///
 /// # Examples
 ///
 /// ```
-/// use broadphase_partition::JobSystem;
+/// use broadphase_jobs::JobSystem;
 /// let jobs = JobSystem::new(2);
 /// jobs.run(|ctx| {
 ///     for _ in 0..4 {
@@ -139,56 +149,104 @@ pub(crate) fn run_job(shared: &Shared, me: &mut Participant, job: Job) {
 ///         });
 ///     }
 /// })?;
-/// # Ok::<(), broadphase_partition::JobError>(())
+/// # Ok::<(), broadphase_jobs::JobError>(())
 /// ```
-pub struct JobContext<'a> {
+pub struct JobContext<'a, 'scope> {
     shared: &'a Shared,
     me: &'a mut Participant,
     group: &'a Arc<GroupState>,
+    /// Invariant in `'scope`, as a scope is.
+    scope: PhantomData<&'scope mut &'scope ()>,
 }
 
-impl fmt::Debug for JobContext<'_> {
+impl fmt::Debug for JobContext<'_, '_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("JobContext").field("worker_index", &self.me.index).finish_non_exhaustive()
     }
 }
 
-impl JobContext<'_> {
-    /// Queues a sub-job in the same group, on this thread's deque (others
-    /// steal it when idle). The group's `wait` returns only after it, and
-    /// anything it spawns, has finished.
+impl<'a> JobContext<'a, 'static> {
+    fn new(shared: &'a Shared, me: &'a mut Participant, group: &'a Arc<GroupState>) -> Self {
+        JobContext { shared, me, group, scope: PhantomData }
+    }
+}
+
+impl<'scope> JobContext<'_, 'scope> {
+    /// Queues a sub-job in the same group or scope, on this thread's deque
+    /// (others steal it when idle). The group's `wait`, or the scope,
+    /// returns only after it, and anything it spawns, has finished.
     ///
     /// # Examples
     ///
     /// ```
-    /// use broadphase_partition::JobSystem;
-    /// use std::sync::{Arc, atomic::{AtomicU32, Ordering}};
+    /// use broadphase_jobs::JobSystem;
+    /// use std::sync::atomic::{AtomicU32, Ordering};
     /// let jobs = JobSystem::new(2);
-    /// let leaves = Arc::new(AtomicU32::new(0));
-    /// let counter = Arc::clone(&leaves);
-    /// jobs.run(move |ctx| {
-    ///     for _ in 0..8 {
-    ///         let counter = Arc::clone(&counter);
-    ///         ctx.spawn(move |_| { counter.fetch_add(1, Ordering::Relaxed); });
-    ///     }
+    /// let leaves = AtomicU32::new(0);
+    /// jobs.scope(|s| {
+    ///     s.spawn(|ctx| {
+    ///         for _ in 0..8 {
+    ///             ctx.spawn(|_| {
+    ///                 leaves.fetch_add(1, Ordering::Relaxed);
+    ///             });
+    ///         }
+    ///     });
     /// })?;
     /// assert_eq!(leaves.load(Ordering::Relaxed), 8);
-    /// # Ok::<(), broadphase_partition::JobError>(())
+    /// # Ok::<(), broadphase_jobs::JobError>(())
     /// ```
     pub fn spawn<F>(&self, f: F)
     where
-        F: FnOnce(&mut JobContext<'_>) + Send + 'static,
+        F: FnOnce(&mut JobContext<'_, 'scope>) + Send + 'scope,
     {
-        self.push(Work::Closure(Box::new(f)));
+        // SAFETY: this context runs a job of a group whose latch is
+        // waited on before `'scope` ends (a scope's, or a `JobGroup`'s with
+        // `'scope = 'static`), and the sub-job counts in the same latch.
+        let job = unsafe { erase_closure(Box::new(f)) };
+        self.push(Work::Closure(job));
     }
 
-    /// As [`spawn`](JobContext::spawn) for an indexed job: allocates nothing.
-    pub(crate) fn spawn_indexed(&self, job: Arc<dyn IndexedJob>, index: usize) {
+    /// Queues `job.run(ctx, index)` as a sub-job, as
+    /// [`spawn`](JobContext::spawn) does a closure; allocates nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_jobs::{IndexedJob, JobContext, JobSystem};
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    ///
+    /// /// Sums 0..n by halving ranges: job `i` covers `[i * width, (i + 1) * width)`.
+    /// struct Halves { sum: AtomicU64 }
+    /// impl<'scope> IndexedJob<'scope> for Halves {
+    ///     fn run(&'scope self, ctx: &mut JobContext<'_, 'scope>, packed: usize) {
+    ///         let (start, len) = (packed >> 16, packed & 0xFFFF);
+    ///         if len <= 16 {
+    ///             self.sum.fetch_add((start..start + len).sum::<usize>() as u64, Ordering::Relaxed);
+    ///         } else {
+    ///             let half = len / 2;
+    ///             ctx.spawn_indexed(self, start << 16 | half);
+    ///             ctx.spawn_indexed(self, (start + half) << 16 | (len - half));
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let halves = Halves { sum: AtomicU64::new(0) };
+    /// JobSystem::new(2).scope(|s| s.spawn_indexed(&halves, 1000))?;
+    /// assert_eq!(halves.sum.into_inner(), 499_500);
+    /// # Ok::<(), broadphase_jobs::JobError>(())
+    /// ```
+    pub fn spawn_indexed<J>(&self, job: &'scope J, index: usize)
+    where
+        J: IndexedJob<'scope>,
+    {
+        // SAFETY: as in `spawn`: the sub-job counts in a latch that is
+        // waited on before `'scope` ends.
+        let job = unsafe { erase_indexed(job) };
         self.push(Work::Indexed(job, index));
     }
 
     fn push(&self, work: Work) {
-        self.group.pending.fetch_add(1, Ordering::Relaxed);
+        self.group.latch.add();
         self.shared.push_local(&self.me.deque, Job { work, group: Arc::clone(self.group) });
     }
 
@@ -198,42 +256,43 @@ impl JobContext<'_> {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_partition::JobSystem;
+    /// use broadphase_jobs::JobSystem;
     /// let jobs = JobSystem::new(1);
     /// jobs.run(|ctx| ctx.scratch::<Vec<u32>>().push(7))?;
     /// jobs.run(|ctx| assert_eq!(ctx.scratch::<Vec<u32>>(), &[7]))?; // same thread, same memory
-    /// # Ok::<(), broadphase_partition::JobError>(())
+    /// # Ok::<(), broadphase_jobs::JobError>(())
     /// ```
     pub fn scratch<T: Default + Send + 'static>(&mut self) -> &mut T {
         self.me.scratch.get::<T>()
     }
 
-    /// Which thread runs this job: 0 is the thread waiting on a group,
-    /// `1..threads` the worker threads.
+    /// Which thread runs this job: 0 is the thread waiting on a group or
+    /// scope, `1..threads` the worker threads.
     ///
     /// # Examples
     ///
     /// ```
-    /// let jobs = broadphase_partition::JobSystem::new(1);
+    /// let jobs = broadphase_jobs::JobSystem::new(1);
     /// jobs.run(|ctx| assert_eq!(ctx.worker_index(), 0))?; // no workers: the waiter ran it
-    /// # Ok::<(), broadphase_partition::JobError>(())
+    /// # Ok::<(), broadphase_jobs::JobError>(())
     /// ```
     pub fn worker_index(&self) -> usize {
         self.me.index
     }
 }
 
-/// Jobs spawned together and waited on together.
+/// `'static` jobs spawned together and waited on together.
 ///
-/// Jobs are `'static` closures: they own (or share through `Arc`) what they
-/// read. Dropping a group without calling [`wait`](JobGroup::wait) waits
-/// anyway, ignoring panics (except inside a job, where the jobs are left to
-/// run on their own).
+/// A group's jobs own (or share through `Arc`) what they read; a
+/// [`Scope`](crate::Scope) is the same with jobs that borrow. Dropping a
+/// group without calling [`wait`](JobGroup::wait) waits anyway, ignoring
+/// panics (except inside a job, where the jobs are left to run on their
+/// own).
 ///
 /// # Examples
 ///
 /// ```
-/// use broadphase_partition::{JobError, JobSystem};
+/// use broadphase_jobs::{JobError, JobSystem};
 /// let jobs = JobSystem::new(2);
 /// let group = jobs.group();
 /// group.spawn(|_| {});
@@ -252,7 +311,7 @@ pub struct JobGroup<'a> {
 impl fmt::Debug for JobGroup<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("JobGroup")
-            .field("pending", &self.state.pending.load(Ordering::Relaxed))
+            .field("pending", &self.state.latch.pending())
             .finish_non_exhaustive()
     }
 }
@@ -262,34 +321,25 @@ impl<'a> JobGroup<'a> {
         Self { system, state, waited: false }
     }
 
-    /// Queues a job on the global injector.
+    /// Queues a job on the shared queue.
     ///
     /// # Examples
     ///
     /// ```
-    /// let jobs = broadphase_partition::JobSystem::new(2);
+    /// let jobs = broadphase_jobs::JobSystem::new(2);
     /// let group = jobs.group();
     /// let (tx, rx) = std::sync::mpsc::channel();
     /// group.spawn(move |_| tx.send(42).unwrap());
     /// group.wait()?;
     /// assert_eq!(rx.recv().unwrap(), 42);
-    /// # Ok::<(), broadphase_partition::JobError>(())
+    /// # Ok::<(), broadphase_jobs::JobError>(())
     /// ```
     pub fn spawn<F>(&self, f: F)
     where
-        F: FnOnce(&mut JobContext<'_>) + Send + 'static,
+        F: FnOnce(&mut JobContext<'_, 'static>) + Send + 'static,
     {
-        self.push(Work::Closure(Box::new(f)));
-    }
-
-    /// As [`spawn`](JobGroup::spawn) for an indexed job: allocates nothing.
-    pub(crate) fn spawn_indexed(&self, job: Arc<dyn IndexedJob>, index: usize) {
-        self.push(Work::Indexed(job, index));
-    }
-
-    fn push(&self, work: Work) {
-        self.state.pending.fetch_add(1, Ordering::Relaxed);
-        self.system.shared.inject(Job { work, group: Arc::clone(&self.state) });
+        self.state.latch.add();
+        self.system.shared.inject(Job::closure(Box::new(f), &self.state));
     }
 
     /// Waits until every job of the group and all their sub-jobs have
@@ -306,18 +356,18 @@ impl<'a> JobGroup<'a> {
     /// # Examples
     ///
     /// ```
-    /// let jobs = broadphase_partition::JobSystem::new(2);
+    /// let jobs = broadphase_jobs::JobSystem::new(2);
     /// let group = jobs.group();
     /// group.spawn(|ctx| ctx.spawn(|_| {}));
     /// assert!(group.wait().is_ok());
     /// ```
     pub fn wait(mut self) -> Result<(), JobError> {
-        if IN_JOB.get() {
+        if in_job() {
             return Err(JobError::WaitInsideJob);
         }
         self.waited = true;
         let state = &self.state;
-        self.system.help_until(&|| state.is_done());
+        self.system.help_until(&|| state.latch.is_done());
         state.outcome()
     }
 }
@@ -326,11 +376,11 @@ impl Drop for JobGroup<'_> {
     fn drop(&mut self) {
         // Inside a job, waiting could block the only thread able to run
         // the group; its jobs own what they touch and run later anyway.
-        if !self.waited && !IN_JOB.get() {
+        if !self.waited && !in_job() {
             let state = &self.state;
-            self.system.help_until(&|| state.is_done());
+            self.system.help_until(&|| state.latch.is_done());
         }
-        if self.state.is_done() {
+        if self.state.latch.is_done() {
             // No job of the group is queued or running: its state can
             // serve the next group.
             self.system.shared.recycle_group(&self.state);
@@ -338,12 +388,12 @@ impl Drop for JobGroup<'_> {
     }
 }
 
-/// Why waiting on a [`JobGroup`] failed.
+/// Why waiting on a [`JobGroup`] or a scope failed.
 ///
 /// # Examples
 ///
 /// ```
-/// use broadphase_partition::JobError;
+/// use broadphase_jobs::JobError;
 /// let e = JobError::Panicked { message: "index out of bounds".into(), count: 2 };
 /// assert_eq!(e.to_string(), "2 job(s) panicked; the first said: index out of bounds");
 /// ```
@@ -358,7 +408,8 @@ pub enum JobError {
         /// How many jobs of the group panicked.
         count: usize,
     },
-    /// `wait` was called from inside a job.
+    /// `wait`, or a scope, was called from inside a job; spawn sub-jobs
+    /// instead.
     WaitInsideJob,
 }
 
@@ -369,7 +420,7 @@ impl fmt::Display for JobError {
                 write!(f, "{count} job(s) panicked; the first said: {message}")
             }
             JobError::WaitInsideJob => {
-                write!(f, "wait called from inside a job; spawn sub-jobs instead")
+                write!(f, "wait or scope called from inside a job; spawn sub-jobs instead")
             }
         }
     }

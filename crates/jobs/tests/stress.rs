@@ -6,22 +6,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::time::Duration;
 
-use broadphase::{JobContext, JobError, JobSystem};
-
-/// Runs `f` on its own thread; a hang fails the test instead of stalling.
-fn within<T: Send + 'static>(seconds: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
-    });
-    match rx.recv_timeout(Duration::from_secs(seconds)) {
-        Ok(Ok(value)) => value,
-        Ok(Err(panic)) => std::panic::resume_unwind(panic),
-        Err(_) => panic!("did not finish within {seconds} s"),
-    }
-}
+use broadphase_jobs::{JobContext, JobError, JobSystem};
+use broadphase_testkit::within;
 
 #[test]
 fn a_hundred_thousand_tiny_jobs() {
@@ -43,7 +30,7 @@ fn a_hundred_thousand_tiny_jobs() {
 }
 
 /// A binary tree of sub-jobs, 2^depth leaves, each spawned by its parent.
-fn fan_out(ctx: &JobContext<'_>, depth: u32, leaves: Arc<AtomicUsize>) {
+fn fan_out(ctx: &JobContext<'_, 'static>, depth: u32, leaves: Arc<AtomicUsize>) {
     if depth == 0 {
         leaves.fetch_add(1, Ordering::Relaxed);
         return;
@@ -71,7 +58,7 @@ fn nested_spawns_deep_and_wide() {
             }
             // A chain: each job spawns one more, 10,000 deep.
             let count = Arc::new(AtomicUsize::new(0));
-            fn chain(ctx: &JobContext<'_>, left: u32, count: Arc<AtomicUsize>) {
+            fn chain(ctx: &JobContext<'_, 'static>, left: u32, count: Arc<AtomicUsize>) {
                 count.fetch_add(1, Ordering::Relaxed);
                 if left > 0 {
                     ctx.spawn(move |ctx| chain(ctx, left - 1, count));
@@ -204,6 +191,34 @@ fn scratch_memory_stays_with_its_thread() {
                 });
             }
             group.wait().unwrap();
+        }
+    });
+}
+
+/// Workers start while the caller is already running jobs and queuing
+/// their sub-jobs on its deque: every job still runs. (A worker that stole
+/// from the pool's deques on start-up, only to pin crossbeam's epoch, once
+/// dropped the sub-job it took, and the scope waited forever.)
+#[test]
+fn jobs_queued_as_the_workers_start_all_run() {
+    within(60, || {
+        for round in 0..500 {
+            // More threads than cores: some start late, after jobs queue.
+            let jobs = JobSystem::new(8);
+            let ran = AtomicUsize::new(0);
+            jobs.scope(|s| {
+                for _ in 0..8 {
+                    s.spawn(|ctx| {
+                        for _ in 0..8 {
+                            ctx.spawn(|_| {
+                                ran.fetch_add(1, Ordering::Relaxed);
+                            });
+                        }
+                    });
+                }
+            })
+            .unwrap();
+            assert_eq!(ran.into_inner(), 64, "round {round}");
         }
     });
 }
