@@ -6,9 +6,8 @@
 //! - `ecs_overhead`: mixed100k (100,000 boxes, 22,239 pairs) as 100,000
 //!   dynamic entities with an `Aabb` component each.
 //!   - `raw_partition`: [`GridTree::pairs`] on the boxes as a slice, on a
-//!     [`JobSystem`] with one thread per core: the raw partition call;
-//!   - `raw_partition_shared`: [`GridTree::pairs_shared`], the same without
-//!     the copy of the input, which is what the plugin calls;
+//!     [`JobSystem`] with one thread per core: the raw partition call, the
+//!     one the plugin makes;
 //!   - `raw_kernel`: [`AdaptiveGrid::build`] + [`AdaptiveGrid::pairs`], the
 //!     single-thread kernel, for scale;
 //!   - `plugin`: [`BroadPhasePlugin::run`] on the world (default config,
@@ -32,7 +31,7 @@
 //! all-dynamic one minus the static-static pairs. After each group a line
 //! per world gives the plugin's per-stage medians (from `FrameStats`) over
 //! 100 extra frames, and after `ecs_overhead` a line gives the medians of
-//! 200 rounds that run `raw_partition`, `raw_partition_shared` and `plugin`
+//! 200 rounds that run `raw_partition` and `plugin`
 //! one after the other (a paired comparison: criterion's separate timing
 //! windows can see different loads on a shared machine).
 //!
@@ -141,13 +140,6 @@ fn ecs_overhead(c: &mut Criterion) {
             black_box(tree_pairs.len())
         })
     });
-    let shared = std::sync::Arc::new(scene.boxes.clone());
-    group.bench_function("raw_partition_shared", |b| {
-        b.iter(|| {
-            tree.pairs_shared(&jobs, black_box(&shared), &mut tree_pairs).expect("valid scene");
-            black_box(tree_pairs.len())
-        })
-    });
     group.bench_function("raw_kernel", |b| {
         b.iter(|| {
             grid.build(black_box(&scene.boxes)).expect("valid scene");
@@ -165,27 +157,22 @@ fn ecs_overhead(c: &mut Criterion) {
     eprintln!("ecs_overhead/plugin stages: {}", stage_medians(&mut plugin, &mut world, 100));
 
     // Criterion times each function in its own window; on a shared machine
-    // the load can change between windows. Interleaving the three calls
+    // the load can change between windows. Interleaving the two calls
     // frame by frame gives a paired comparison that load drift cannot skew.
-    let (mut copy, mut no_copy, mut ecs) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut raw, mut ecs) = (Vec::new(), Vec::new());
     for _ in 0..INTERLEAVED_ROUNDS {
         let t = Instant::now();
         tree.pairs(&jobs, black_box(&scene.boxes), &mut tree_pairs).expect("valid scene");
-        copy.push(t.elapsed());
-        let t = Instant::now();
-        tree.pairs_shared(&jobs, black_box(&shared), &mut tree_pairs).expect("valid scene");
-        no_copy.push(t.elapsed());
+        raw.push(t.elapsed());
         let t = Instant::now();
         plugin.run(black_box(&mut world)).expect("valid world");
         ecs.push(t.elapsed());
     }
-    let (copy, no_copy, ecs) = (median_ms(&mut copy), median_ms(&mut no_copy), median_ms(&mut ecs));
+    let (raw, ecs) = (median_ms(&mut raw), median_ms(&mut ecs));
     eprintln!(
-        "ecs_overhead interleaved medians over {INTERLEAVED_ROUNDS} rounds: raw_partition {copy:.3} ms, \
-         raw_partition_shared {no_copy:.3} ms, plugin {ecs:.3} ms; plugin / raw_partition {:.3}, \
-         plugin / raw_partition_shared {:.3}",
-        ecs / copy,
-        ecs / no_copy
+        "ecs_overhead interleaved medians over {INTERLEAVED_ROUNDS} rounds: raw_partition {raw:.3} ms, \
+         plugin {ecs:.3} ms; plugin / raw_partition {:.3}",
+        ecs / raw
     );
 }
 

@@ -14,13 +14,11 @@
 //!   - `tree/1`: [`GridTree::pairs`] on a 1-thread [`JobSystem`] (no
 //!     worker: the calling thread runs every job);
 //!   - `tree/N` for every N in 2.. up to the available cores;
-//!   - `tree_shared/N`: [`GridTree::pairs_shared`] on all cores, the
-//!     same frame without the copy of the input;
 //! - `dedup`: the tree on all cores with [`RegionDedup::ReferencePoint`]
 //!   and with [`RegionDedup::ShardedFastUnique`] (id `scene/rule`);
 //! - `split_threshold`: the tree on all cores on the two 40k scenes for
 //!   [`GridTreeConfig::split_threshold`] in 2,500, 5,000 (the default),
-//!   10,000 (the source's) and 20,000 (id `scene/threshold`).
+//!   10,000 and 20,000 (id `scene/threshold`).
 //!
 //! Before each scene group, a plain loop times 15 frames of each variant
 //! and prints the medians and the speedup of all threads over 1 (the
@@ -33,10 +31,12 @@
 //! ```
 
 use std::hint::black_box;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use broadphase::{Aabb, AdaptiveGrid, GridTree, GridTreeConfig, JobSystem, RegionDedup};
+use broadphase::{
+    Aabb, AdaptiveGrid, GridTree, JobSystem,
+    tree::{GridTreeConfig, RegionDedup},
+};
 use broadphase_scenes::{Scene, clusters16_40k, stretched40k, uniform1m};
 use criterion::{Criterion, SamplingMode, criterion_main};
 
@@ -126,12 +126,6 @@ fn scene_group(c: &mut Criterion, scene: &Scene, systems: &[JobSystem]) {
             b.iter(|| tree.pairs(jobs, black_box(boxes), &mut out).expect("valid"))
         });
     }
-    let all = systems.last().expect("at least one system");
-    let shared = Arc::new(boxes.clone());
-    let mut tree = GridTree::default();
-    group.bench_function(format!("tree_shared/{}", all.threads()), |b| {
-        b.iter(|| tree.pairs_shared(all, black_box(&shared), &mut out).expect("valid"))
-    });
     group.finish();
 }
 

@@ -2,14 +2,14 @@
 //!
 //! Everything the plugin knows about *how* dynamic-vs-dynamic pairs are
 //! found is in this file: the partition's [`GridTree`] on the plugin's own
-//! [`JobSystem`]. Inputs of at most `split_threshold` boxes (10,000 by
+//! [`JobSystem`]. Inputs of at most `split_threshold` boxes (5,000 by
 //! default) run the single-thread kernel on the calling thread; larger ones
 //! are split into regions that run on every thread.
 
 use crate::PluginConfig;
+use broadphase_jobs::{JobError, JobSystem};
 use broadphase_kernel::{Aabb, InputError};
-use broadphase_partition::{GridTree, JobError, JobSystem, PartitionError};
-use std::sync::Arc;
+use broadphase_partition::{GridTree, PartitionError};
 
 /// Finds every overlapping pair among the dynamic boxes of a frame.
 #[derive(Debug)]
@@ -41,14 +41,14 @@ impl Backend {
     }
 
     /// Writes into `out` (cleared first) every overlapping pair of `boxes`
-    /// once, as indices `[a, b]` with `a < b`. The tree reads the shared
-    /// boxes without copying them and drops its clones before returning.
+    /// once, as indices `[a, b]` with `a < b`. The tree's jobs borrow the
+    /// boxes; nothing is copied.
     pub(crate) fn pairs(
         &mut self,
-        boxes: &Arc<Vec<Aabb>>,
+        boxes: &[Aabb],
         out: &mut Vec<[u32; 2]>,
     ) -> Result<(), BackendError> {
-        self.tree.pairs_shared(&self.jobs, boxes, out).map_err(|e| match e {
+        self.tree.try_pairs(&self.jobs, boxes, out).map_err(|e| match e {
             PartitionError::Input(e) => BackendError::Input(e),
             PartitionError::Job(e) => BackendError::Job(e),
             // `PartitionError` is non-exhaustive; anything new is a failed

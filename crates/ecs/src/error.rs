@@ -1,6 +1,6 @@
 //! What `run` reports instead of panicking or dropping a box.
 
-use broadphase_partition::JobError;
+use broadphase_jobs::JobError;
 use broadphase_storage::{InputError, MAX_BOXES};
 use core::fmt;
 use hecs::Entity;

@@ -21,7 +21,6 @@
 use crate::{Collider, CollisionLayers, Position, Static};
 use broadphase_storage::Aabb;
 use hecs::{Entity, Query, With, Without, World};
-use std::sync::Arc;
 
 /// Selects the dynamic or the static entities of a query.
 pub(crate) trait Kind {
@@ -59,7 +58,7 @@ pub(crate) struct Gathered {
     pub(crate) entities: Vec<Entity>,
     /// Shared so the partition's jobs can read them without a copy; no job
     /// holds a clone between frames, so refilling never copies either.
-    pub(crate) boxes: Arc<Vec<Aabb>>,
+    pub(crate) boxes: Vec<Aabb>,
     /// One per entity when some entity of the set has a layer component;
     /// empty otherwise (every entity then has [`CollisionLayers::ALL`]).
     layers: Vec<CollisionLayers>,
@@ -88,7 +87,7 @@ impl Gathered {
     /// Replaces the set with every entity of kind `K`.
     pub(crate) fn gather<K: Kind, P: Position>(&mut self, world: &mut World) {
         self.entities.clear();
-        let boxes = Arc::make_mut(&mut self.boxes);
+        let boxes = &mut self.boxes;
         boxes.clear();
         self.layers.clear();
         let entities = &mut self.entities;

@@ -12,7 +12,7 @@
 //!   the `Aabb` is used.
 //! - **Dynamic pass.** The dynamic boxes go to the partition's `GridTree`
 //!   on the plugin's own `JobSystem` ([`PluginConfig::threads`], one per
-//!   core by default): up to 10,000 boxes run the single-thread kernel on
+//!   core by default): up to 5,000 boxes run the single-thread kernel on
 //!   the calling thread, more are split into regions run on every thread.
 //! - **Static and dynamic.** Entities with the [`Static`] marker are indexed
 //!   once in a grid of their own, re-indexed only when one is added,

@@ -11,7 +11,6 @@ use broadphase_partition::GridTreeConfig;
 use glam::Vec3;
 use hecs::{Entity, World};
 use std::marker::PhantomData;
-use std::sync::Arc;
 use std::time::Instant;
 
 /// Tuning of [`BroadPhasePlugin`]. Defaults are the measured best.
@@ -289,7 +288,7 @@ impl<P: Position> BroadPhasePlugin<P> {
             zone!("statics");
             if ride_along {
                 self.statics.gather_unindexed::<P>(world);
-                Arc::make_mut(&mut self.dynamic.boxes).extend_from_slice(&self.statics.set.boxes);
+                self.dynamic.boxes.extend_from_slice(&self.statics.set.boxes);
             } else {
                 static_rebuilt = self.statics.sync::<P>(world)?;
             }
@@ -298,7 +297,7 @@ impl<P: Position> BroadPhasePlugin<P> {
         {
             zone!("partition");
             let result = self.backend.pairs(&self.dynamic.boxes, &mut self.index_pairs);
-            Arc::make_mut(&mut self.dynamic.boxes).truncate(n_dynamic);
+            self.dynamic.boxes.truncate(n_dynamic);
             result.map_err(|error| match error {
                 BackendError::Input(error) => PluginError::from_input_split(
                     error,

@@ -1,28 +1,25 @@
-//! All cores for broadphase: a job system on crossbeam-deque and the
-//! load-balancer grid tree that splits a frame's boxes into regions, runs
-//! the single-thread kernel on each region as a job, and merges the pairs
-//! into one deterministic list.
+//! All cores for broadphase: the load-balancer grid tree, which splits a
+//! frame's boxes into regions, runs the single-thread kernel on each
+//! region as a scoped job of the `broadphase-jobs` job system, and merges
+//! the pairs into one deterministic list.
 //!
 //! See `docs/PARTITION.md` for the model in full.
 //!
 //! # Who owns which memory
 //!
-//! - The [`JobSystem`] owns its threads (started once, joined on drop) and,
-//!   per thread, typed scratch memory for users' jobs that lives as long as
-//!   it does ([`JobContext::scratch`]).
-//! - The [`GridTree`] owns a copy of the input (jobs are `'static` and
-//!   cannot borrow the caller's slice; [`GridTree::pairs_shared`] skips the
-//!   copy), per thread of the job system a kernel grid
+//! - The caller owns the boxes: a frame's jobs borrow them for the frame's
+//!   scope, so nothing is copied. The caller also owns the output `Vec`,
+//!   cleared and refilled.
+//! - The [`GridTree`] owns, per thread of the job system, a kernel grid
 //!   ([`AdaptiveGrid`](broadphase_kernel::AdaptiveGrid)) and its scratch,
 //!   the buffers its splits write, one arena for the regions' pairs, and
 //!   the per-box `FastUnique` shards of the optional merge. All of it is
 //!   reused: a warm frame allocates nothing on any thread.
-//! - The caller owns the output `Vec`, cleared and refilled.
 //!
 //! # How a frame flows
 //!
 //! 1. Inputs of at most `split_threshold` boxes: the kernel runs on the
-//!    calling thread. Otherwise the tree copies the input.
+//!    calling thread, with no job at all.
 //! 2. Root split: a grid over the extent of a fixed sample of the boxes,
 //!    as fine as the count needs (up to 16 cells per axis: two 4×4×4
 //!    levels at once); one job per chunk of the input validates its boxes,
@@ -44,8 +41,9 @@
 //! # Example
 //!
 //! ```
-//! use broadphase_partition::{GridTree, GridTreeConfig, JobSystem};
+//! use broadphase_jobs::JobSystem;
 //! use broadphase_kernel::{Aabb, SortAndSweep};
+//! use broadphase_partition::GridTree;
 //! use glam::Vec3;
 //!
 //! // 20,000 small boxes on a jittered lattice, some touching.
@@ -73,11 +71,7 @@
 
 #![forbid(unsafe_code)]
 
-mod jobs;
-mod neighbors;
 mod profile;
 mod tree;
 
-pub use jobs::{BuildError, JobContext, JobError, JobGroup, JobSystem, JobSystemBuilder};
-pub use neighbors::ParallelNeighborLists;
 pub use tree::{GridTree, GridTreeConfig, PartitionError, RegionDedup, TreeStats};

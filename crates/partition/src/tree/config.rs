@@ -13,11 +13,13 @@ pub enum RegionDedup {
     /// (see `docs/BENCHMARKS.md`), so the default.
     #[default]
     ReferencePoint,
-    /// The source's scheme: every region reports every pair it finds; the
-    /// pairs go through per-box `FastUnique` sets behind `parking_lot`
-    /// mutexes sharded by the smaller box id, and only the first insertion
-    /// of a pair is kept. Which region keeps it depends on timing, so the
-    /// merged output is sorted to be the same for every thread count.
+    /// A benchmark baseline, kept to measure the default against: every
+    /// region reports every pair it finds; the pairs go through per-box
+    /// `FastUnique` sets behind `parking_lot` mutexes sharded by the
+    /// smaller box id, and only the first insertion of a pair is kept.
+    /// Which region keeps it depends on timing, so the merged output is
+    /// sorted to be the same for every thread count. Same pairs, measured
+    /// slower; not meant for production frames.
     ShardedFastUnique,
 }
 
@@ -38,8 +40,7 @@ pub struct GridTreeConfig {
     /// the kernel. A whole input of at most this many boxes runs on the
     /// calling thread with no job at all.
     ///
-    /// Default 5,000. The source (and the issue) used 10,000; measured
-    /// here, 5,000 was 17–18% faster on the 40k-box scenes and 7% faster
+    /// Default 5,000. Measured against 10,000, 5,000 was 17–18% faster on the 40k-box scenes and 7% faster
     /// at a million boxes, on one thread (`docs/BENCHMARKS.md`): smaller
     /// regions keep the kernel's working set in cache, and clustered
     /// scenes get one cluster per region.

@@ -3,11 +3,15 @@
 
 mod buffers;
 mod config;
+mod error;
 mod frame;
 mod merge;
 mod node;
+mod pass;
 mod plan;
+mod planner;
 mod root;
 
 pub use config::{GridTreeConfig, RegionDedup};
-pub use frame::{GridTree, PartitionError, TreeStats};
+pub use error::PartitionError;
+pub use frame::{GridTree, TreeStats};

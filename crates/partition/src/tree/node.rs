@@ -1,17 +1,19 @@
-//! The jobs of a frame: splitting a node (one job per node, its children
-//! spawned as sub-jobs), running the kernel on a region (one job per leaf),
-//! and the parts of the orchestrating thread's parallel passes.
+//! The node jobs of a frame: splitting a node (one job per node, its
+//! children spawned as sub-jobs) and running the kernel on a region (one
+//! job per leaf).
 //!
-//! Every job is an index into the frame's shared state ([`FrameShared`],
-//! an [`IndexedJob`]), not a boxed closure, and every buffer a job writes
-//! is kept across frames: a warm frame allocates nothing.
+//! A node job is an index into the frame's node table, run through
+//! [`NodeJobs`], an [`IndexedJob`] that borrows the tree's state and the
+//! caller's boxes for the frame's scope; spawning one allocates nothing,
+//! and every buffer a job writes is kept across frames.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+use broadphase_jobs::{IndexedJob, JobContext};
 use broadphase_kernel::{AdaptiveGrid, GridCapacity, GridConfig};
 use broadphase_storage::Aabb;
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 
 use super::buffers::{BufferPool, Source};
 use super::config::{GridTreeConfig, RegionDedup};
@@ -20,14 +22,9 @@ use super::plan::{
     Counts, Decision, Extent, Key, MAX_LEVELS, Planes, Region, UNSPLIT, child_allowance, decide,
     for_each_cell, planes_over_extent,
 };
-use super::root::{ChunkSet, RootGrid, scatter_into};
-use crate::jobs::{IndexedJob, JobContext};
 
-/// Job indices with this bit set are parts of the current pass; the
-/// others index [`FrameShared::nodes`].
-pub(crate) const PASS_PART: usize = 1 << (usize::BITS - 1);
-
-/// What every job of one frame shares; owned by the tree, kept across frames.
+/// What every job of one frame shares; owned by the tree, kept across
+/// frames, lent to the frame's jobs.
 #[derive(Debug, Default)]
 pub(crate) struct FrameShared {
     pub(crate) config: GridTreeConfig,
@@ -35,10 +32,6 @@ pub(crate) struct FrameShared {
     /// Node and region jobs spawned this frame, taken by the job that runs
     /// them (the job's index is the position here).
     pub(crate) nodes: Mutex<Vec<Option<NodeTask>>>,
-    /// The orchestrating thread's current parallel pass.
-    pub(crate) pass: RwLock<Pass>,
-    /// What an extent pass found, per part.
-    pub(crate) extents: Mutex<Vec<Extent>>,
     /// Every region's pairs, keyed by its place in the tree.
     pub(crate) arena: Mutex<PairArena<Key>>,
     /// Per participant of the job system, by worker index.
@@ -82,33 +75,6 @@ pub(crate) struct NodeTask {
     pub(crate) allowance: u64,
 }
 
-/// A pass of the orchestrating thread: one job per part of a node.
-#[derive(Debug, Default)]
-pub(crate) struct Pass {
-    pub(crate) kind: PassKind,
-    pub(crate) source: Option<Source>,
-    /// Boxes per part of a run of the input.
-    pub(crate) chunk: usize,
-    /// Where a scatter pass writes.
-    pub(crate) set: Option<Arc<ChunkSet>>,
-}
-
-/// What each part of a pass computes.
-#[derive(Clone, Copy, Debug)]
-#[allow(clippy::large_enum_variant, reason = "one value per frame, in the pass state")]
-pub(crate) enum PassKind {
-    /// The extent of the part's boxes inside a window.
-    Extent(Region),
-    /// Counts per cell of the grid and a scatter into the pass's set.
-    Scatter(RootGrid),
-}
-
-impl Default for PassKind {
-    fn default() -> Self {
-        PassKind::Extent(Region::EVERYWHERE)
-    }
-}
-
 /// Memory of one participant's jobs, kept across frames. After each frame
 /// the tree grows every participant's buffers to the largest any of them
 /// used ([`equalize`]), so whichever thread runs whichever job next frame,
@@ -126,6 +92,11 @@ pub(crate) struct WorkerScratch {
 }
 
 impl WorkerScratch {
+    /// The packed cell ranges and cursors a scatter pass uses.
+    pub(crate) fn scatter_scratch(&mut self) -> (&mut Vec<u32>, &mut Vec<u32>) {
+        (&mut self.root_ranges, &mut self.cursor)
+    }
+
     pub(crate) fn new(grid: GridConfig) -> Self {
         WorkerScratch {
             grid: AdaptiveGrid::with_config(grid),
@@ -178,19 +149,25 @@ pub(crate) fn equalize(workers: &mut [Mutex<WorkerScratch>]) {
     }
 }
 
-impl IndexedJob for FrameShared {
-    fn run(self: Arc<Self>, ctx: &mut JobContext<'_>, index: usize) {
-        if index & PASS_PART != 0 {
-            return self.run_pass_part(ctx.worker_index(), index & !PASS_PART);
-        }
-        let task = self.nodes.lock()[index].take();
+/// The frame's node jobs: the tree's state and the caller's boxes,
+/// borrowed for the frame's scope; job `index` is node `index` of the
+/// node table.
+#[derive(Debug)]
+pub(crate) struct NodeJobs<'a> {
+    pub(crate) frame: &'a FrameShared,
+    pub(crate) input: &'a [Aabb],
+}
+
+impl<'scope> IndexedJob<'scope> for NodeJobs<'_> {
+    fn run(&'scope self, ctx: &mut JobContext<'_, 'scope>, index: usize) {
+        let task = self.frame.nodes.lock()[index].take();
         let Some(task) = task else {
             unreachable!("node job {index} ran twice");
         };
-        if self.splits(&task) {
-            split_node(ctx, &self, task);
+        if self.frame.splits(&task) {
+            split_node(ctx, self, task);
         } else {
-            run_region(ctx, &self, task);
+            run_region(ctx.worker_index(), self.frame, self.input, task);
         }
     }
 }
@@ -203,54 +180,32 @@ impl FrameShared {
             && task.depth < self.config.max_depth.min(MAX_LEVELS)
     }
 
-    fn scratch(&self, worker: usize) -> parking_lot::MutexGuard<'_, WorkerScratch> {
+    /// Participant `worker`'s scratch memory.
+    pub(crate) fn scratch(&self, worker: usize) -> parking_lot::MutexGuard<'_, WorkerScratch> {
         // Each participant locks only its own: never contended.
         self.workers[worker].lock()
     }
-
-    /// One part of the current pass.
-    fn run_pass_part(&self, worker: usize, part: usize) {
-        let pass = self.pass.read();
-        let Some(source) = &pass.source else { unreachable!("a pass part ran outside its pass") };
-        match pass.kind {
-            PassKind::Extent(window) => {
-                let extent = source.with_part(part, pass.chunk, |boxes| {
-                    let mut extent = Extent::EMPTY;
-                    boxes.boxes.iter().for_each(|b| extent.add_clamped(b, &window));
-                    extent
-                });
-                self.extents.lock()[part] = extent;
-            }
-            PassKind::Scatter(grid) => {
-                let Some(set) = &pass.set else { unreachable!("a scatter pass has a set") };
-                let mut scratch = self.scratch(worker);
-                let WorkerScratch { root_ranges, cursor, .. } = &mut *scratch;
-                let mut chunk = set.chunk_mut(part);
-                source.with_part(part, pass.chunk, |boxes| {
-                    scatter_into(boxes, &grid, &mut chunk, root_ranges, cursor);
-                });
-            }
-        }
-    }
 }
 
-/// Queues `task` as a node job of `frame` through `spawn`.
-pub(crate) fn spawn_node(
-    frame: &Arc<FrameShared>,
-    task: NodeTask,
-    spawn: impl FnOnce(Arc<dyn IndexedJob>, usize),
-) {
+/// Enters `task` in the frame's node table and queues its job through
+/// `spawn`, which receives its index.
+pub(crate) fn spawn_node(frame: &FrameShared, task: NodeTask, spawn: impl FnOnce(usize)) {
     let index = {
         let mut nodes = frame.nodes.lock();
         nodes.push(Some(task));
         nodes.len() - 1
     };
-    spawn(Arc::clone(frame) as Arc<dyn IndexedJob>, index);
+    spawn(index);
 }
 
 /// Splits one node on this thread and spawns its children; a node that
 /// should not split after all runs as a region right here.
-fn split_node(ctx: &mut JobContext<'_>, frame: &Arc<FrameShared>, task: NodeTask) {
+fn split_node<'scope>(
+    ctx: &mut JobContext<'_, 'scope>,
+    jobs: &'scope NodeJobs<'_>,
+    task: NodeTask,
+) {
+    let NodeJobs { frame, input } = *jobs;
     let config = &frame.config;
     let mut scratch = frame.scratch(ctx.worker_index());
     let ranges = &mut scratch.node_ranges;
@@ -262,7 +217,8 @@ fn split_node(ctx: &mut JobContext<'_>, frame: &Arc<FrameShared>, task: NodeTask
             break None;
         }
         let mut extent = Extent::EMPTY;
-        task.source.for_each_part(|part| part.for_each(|b, _| extent.add_clamped(b, &window)));
+        task.source
+            .for_each_part(input, |part| part.for_each(|b, _| extent.add_clamped(b, &window)));
         let mut planes = planes_over_extent(&extent, task.count, config.split_threshold);
         if planes.iter().all(|p| *p == UNSPLIT) {
             break None;
@@ -270,8 +226,9 @@ fn split_node(ctx: &mut JobContext<'_>, frame: &Arc<FrameShared>, task: NodeTask
         loop {
             counts = Counts::default();
             ranges.clear();
-            task.source
-                .for_each_part(|part| part.for_each(|b, _| ranges.push(counts.add(&planes, b))));
+            task.source.for_each_part(input, |part| {
+                part.for_each(|b, _| ranges.push(counts.add(&planes, b)));
+            });
             let decision = decide(
                 planes.map(|p| p != UNSPLIT),
                 &counts.spans,
@@ -296,7 +253,7 @@ fn split_node(ctx: &mut JobContext<'_>, frame: &Arc<FrameShared>, task: NodeTask
     };
     let Some(planes) = planes else {
         drop(scratch);
-        return run_region(ctx, frame, task);
+        return run_region(ctx.worker_index(), frame, input, task);
     };
 
     // Counting sort of the node's boxes into one buffer, cell by cell.
@@ -308,7 +265,7 @@ fn split_node(ctx: &mut JobContext<'_>, frame: &Arc<FrameShared>, task: NodeTask
     let buffer = frame.pool.take(copies, |storage| {
         let mut cursor = offsets;
         let mut packed = ranges.iter();
-        task.source.for_each_part(|part| {
+        task.source.for_each_part(input, |part| {
             part.for_each(|b, id| {
                 let cells = packed.next().copied().unwrap_or(0);
                 for_each_cell(cells, |cell| {
@@ -336,23 +293,24 @@ fn split_node(ctx: &mut JobContext<'_>, frame: &Arc<FrameShared>, task: NodeTask
             depth: depth + 1,
             allowance: child_allowance(task.allowance, copies as u64, count),
         };
-        spawn_node(frame, child, |job, index| ctx.spawn_indexed(job, index));
+        spawn_node(frame, child, |index| ctx.spawn_indexed(jobs, index));
     }
 }
 
-/// Runs the kernel on one region and reports its pairs.
-pub(crate) fn run_region(ctx: &mut JobContext<'_>, frame: &FrameShared, task: NodeTask) {
+/// Runs the kernel on one region, on participant `worker`, and reports
+/// its pairs.
+fn run_region(worker: usize, frame: &FrameShared, input: &[Aabb], task: NodeTask) {
     crate::profile::zone!("partition: region kernel");
     let config = &frame.config;
-    let mut scratch = frame.scratch(ctx.worker_index());
+    let mut scratch = frame.scratch(worker);
     let WorkerScratch { grid, gathered, ids, pairs, found, .. } = &mut *scratch;
     ids.clear();
-    task.source.for_each_part(|part| part.extend_ids(ids));
-    let boxes: &[Aabb] = match task.source.as_slice() {
+    task.source.for_each_part(input, |part| part.extend_ids(ids));
+    let boxes: &[Aabb] = match task.source.as_slice(input) {
         Some(boxes) => boxes,
         None => {
             gathered.clear();
-            task.source.for_each_part(|part| gathered.extend_from_slice(part.boxes));
+            task.source.for_each_part(input, |part| gathered.extend_from_slice(part.boxes));
             gathered
         }
     };

@@ -9,6 +9,12 @@
 
 use broadphase_storage::Aabb;
 
+/// The input contract for one box (the fast check of `validate_boxes`).
+#[inline(always)]
+pub(crate) fn is_valid(b: &Aabb) -> bool {
+    b.min.cmple(b.max).all() && b.min.is_finite() && b.max.is_finite()
+}
+
 /// Split planes of a node, per axis; `+inf` everywhere on an unsplit axis.
 pub(crate) type Planes = [[f32; 3]; 3];
 
@@ -107,9 +113,8 @@ impl Extent {
 
 /// Cells per axis over `extent`: powers of two up to `max_per_axis`, as
 /// few as give about one cell per `threshold` boxes, widest cells halved
-/// first. The source always cut 4×4×4; a node just over the threshold
-/// would then become 64 regions of a few boxes, each a job with its own
-/// kernel build.
+/// first. Cut always 4×4×4, a node just over the threshold would become
+/// 64 regions of a few boxes, each a job with its own kernel build.
 pub(crate) fn divisions(
     extent: &Extent,
     count: usize,

@@ -11,14 +11,10 @@
 //! of at most about `split_threshold` boxes in one pass for uniform data;
 //! cells that are still too big (clusters) split further in node jobs.
 
-use std::ops::Range;
-
 use broadphase_storage::Aabb;
-use parking_lot::{Mutex, MutexGuard};
 
-use super::buffers::{PartRef, Storage};
-use super::frame::is_valid;
-use super::plan::{Extent, Region, divisions};
+use super::buffers::{ChunkSplit, PartRef};
+use super::plan::{Extent, Region, divisions, is_valid};
 
 /// Most cells per axis of the root grid.
 const MAX_PER_AXIS: usize = 16;
@@ -201,100 +197,6 @@ impl RootGrid {
             }
         }
         region
-    }
-}
-
-/// One part of a node (for the root, a chunk of the input) counted and
-/// scattered, cell by cell, into a buffer of its own. Kept across frames
-/// in its [`ChunkSet`] with all its memory.
-#[derive(Debug, Default)]
-pub(crate) struct ChunkSplit {
-    pub(crate) storage: Storage,
-    /// `offsets[c]..offsets[c + 1]` are cell `c`'s boxes in `storage`.
-    offsets: Vec<u32>,
-    pub(crate) spans: [u64; 3],
-    /// Whether every box of the part met the input contract (if not, the
-    /// rest of the split is meaningless).
-    pub(crate) valid: bool,
-}
-
-impl ChunkSplit {
-    /// Boxes of `cell` in this chunk.
-    pub(crate) fn count(&self, cell: usize) -> u32 {
-        self.offsets[cell + 1] - self.offsets[cell]
-    }
-
-    fn range(&self, cell: usize) -> Range<usize> {
-        self.offsets[cell] as usize..self.offsets[cell + 1] as usize
-    }
-}
-
-/// The chunks of one parallel split, each written by one job and then read
-/// by every child of the split. The tree keeps its sets across frames and
-/// takes them in the same order every frame, so their memory settles.
-#[derive(Debug, Default)]
-pub(crate) struct ChunkSet {
-    /// Written by the pass's jobs, one chunk each. Both vectors only grow;
-    /// the first `len` of each are this frame's.
-    filling: Vec<Mutex<ChunkSplit>>,
-    /// The finished chunks, read by the split's children without a lock.
-    chunks: Vec<ChunkSplit>,
-    len: usize,
-}
-
-impl ChunkSet {
-    /// Chunks in this split.
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Makes room for a split in `parts` chunks.
-    pub(crate) fn reset(&mut self, parts: usize) {
-        if self.filling.len() < parts {
-            self.filling.resize_with(parts, Mutex::default);
-            self.chunks.resize_with(parts, ChunkSplit::default);
-        }
-        self.len = parts;
-    }
-
-    /// Chunk `k`, to scatter into during the pass.
-    pub(crate) fn chunk_mut(&self, k: usize) -> MutexGuard<'_, ChunkSplit> {
-        self.filling[k].lock()
-    }
-
-    /// Ends the pass: the chunks written become the ones read (their
-    /// buffers swap places with last use's, so no memory moves).
-    pub(crate) fn finish(&mut self) {
-        for (filled, chunk) in self.filling.iter_mut().zip(&mut self.chunks).take(self.len) {
-            std::mem::swap(filled.get_mut(), chunk);
-        }
-    }
-
-    /// Runs `f` on chunk `k`'s run of `cell`.
-    pub(crate) fn with_cell<R>(
-        &self,
-        k: usize,
-        cell: usize,
-        f: impl FnOnce(PartRef<'_>) -> R,
-    ) -> R {
-        let chunk = &self.chunks[k];
-        let range = chunk.range(cell);
-        let storage = &chunk.storage;
-        f(PartRef::stored(&storage.boxes[range.clone()], &storage.ids[range]))
-    }
-
-    /// Adds every chunk's count per cell to `cells` and spans to `spans`;
-    /// `false` if a chunk met a bad box.
-    pub(crate) fn totals(&self, cells: &mut [u32], spans: &mut [u64; 3]) -> bool {
-        let mut valid = true;
-        for chunk in &self.chunks[..self.len] {
-            valid &= chunk.valid;
-            if valid {
-                cells.iter_mut().enumerate().for_each(|(c, total)| *total += chunk.count(c));
-                (0..3).for_each(|a| spans[a] += chunk.spans[a]);
-            }
-        }
-        valid
     }
 }
 

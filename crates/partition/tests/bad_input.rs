@@ -2,13 +2,11 @@
 //! first bad box, on the small path (calling thread) and the parallel one
 //! (chunk jobs) alike; the output is empty and the tree stays usable.
 
-use std::sync::Arc;
-
-use broadphase::glam::Vec3;
-use broadphase::{
-    Aabb, AdaptiveGrid, GridTree, GridTreeConfig, InputError, JobSystem, PartitionError,
-};
+use broadphase_jobs::JobSystem;
+use broadphase_kernel::{Aabb, AdaptiveGrid, InputError};
+use broadphase_partition::{GridTree, GridTreeConfig, PartitionError};
 use broadphase_scenes::uniform;
+use glam::Vec3;
 
 fn kernel_error(boxes: &[Aabb]) -> InputError {
     AdaptiveGrid::default().build(boxes).unwrap_err()
@@ -41,14 +39,13 @@ fn first_bad_box_is_named_whatever_the_path() {
             assert_eq!(format!("{err:?}"), format!("{expected:?}"), "{what}");
             assert!(pairs.is_empty());
 
-            let shared = Arc::new(boxes);
-            let err = tree.pairs_shared(&jobs, &shared, &mut pairs).unwrap_err();
+            let err = tree.try_pairs(&jobs, &boxes, &mut pairs).unwrap_err();
             let err = match err {
                 PartitionError::Input(e) => e,
                 other => panic!("{what}: {other:?}"),
             };
             assert_eq!(format!("{err:?}"), format!("{expected:?}"), "{what}");
-            assert_eq!(Arc::strong_count(&shared), 1, "no job kept the input");
+            assert!(pairs.is_empty());
         }
         // Still usable after errors.
         let mut pairs = Vec::new();

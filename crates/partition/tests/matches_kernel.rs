@@ -4,29 +4,15 @@
 //! split thresholds (tiny ones included, so deep trees run) and both
 //! cross-region de-duplication schemes.
 
-use std::sync::mpsc;
-use std::time::Duration;
-
-use broadphase::glam::Vec3;
-use broadphase::{
-    Aabb, AdaptiveGrid, GridTree, GridTreeConfig, JobSystem, RegionDedup, brute_force_pairs,
+use broadphase_jobs::JobSystem;
+use broadphase_kernel::{Aabb, AdaptiveGrid, brute_force_pairs};
+use broadphase_partition::{GridTree, GridTreeConfig, RegionDedup};
+use broadphase_scenes::{
+    SplitMix64, cluster88k, clusters16_40k, pile, sparse20k, stretched40k, uniform,
 };
-use broadphase_scenes::{SplitMix64, clusters16_40k, pile, sparse20k, stretched40k, uniform};
+use broadphase_testkit::within;
+use glam::Vec3;
 use proptest::prelude::*;
-
-/// Runs `f` on its own thread and fails the test if it takes longer than
-/// `seconds` (a hang in the job system must fail, not stall CI).
-fn within<T: Send + 'static>(seconds: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
-    });
-    match rx.recv_timeout(Duration::from_secs(seconds)) {
-        Ok(Ok(value)) => value,
-        Ok(Err(panic)) => std::panic::resume_unwind(panic),
-        Err(_) => panic!("did not finish within {seconds} s"),
-    }
-}
 
 fn brute(boxes: &[Aabb]) -> Vec<[u32; 2]> {
     let mut pairs = Vec::new();
@@ -132,29 +118,10 @@ fn pile_of_identical_boxes_gives_every_pair_once() {
     });
 }
 
-/// A dense cluster of 80,000 boxes beside 8,000 boxes strewn over a world
-/// 13 times wider: the root grid, placed over the whole world, leaves the
-/// cluster in one cell of more than 65,536 boxes, which is split again in
-/// parallel passes rather than inside one job.
-fn cluster_beside_sparse_world() -> Vec<Aabb> {
-    let mut rng = SplitMix64::new(41);
-    (0..88_000)
-        .map(|i| {
-            let side = if i % 11 == 0 { 20_000.0 } else { 1_500.0 };
-            let c = Vec3::new(
-                rng.range_f32(0.0, side),
-                rng.range_f32(0.0, side),
-                rng.range_f32(0.0, side),
-            );
-            broadphase_scenes::object_box(c)
-        })
-        .collect()
-}
-
 #[test]
 fn huge_cluster_beside_a_sparse_world() {
     within(120, || {
-        let boxes = cluster_beside_sparse_world();
+        let boxes = cluster88k().boxes;
         let expected = kernel_pairs(&boxes);
         check("cluster beside sparse world", &boxes, &expected, &[500, 5_000]);
     });
