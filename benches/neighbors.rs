@@ -49,14 +49,17 @@
 //! is the one recorded in `docs/BENCHMARKS.md`.
 
 use std::hint::black_box;
-use std::sync::Arc;
 use std::time::Duration;
 
 use broadphase::glam::Vec3;
 use broadphase::{
-    CellHash, CountingSortGrid, CountingSortGridConfig, JobSystem, NeighborLists, NeighborSearch,
-    ParallelNeighborLists, RowLookup, ScanKernel, SpatialHash, SpatialHashConfig, SpatialIndex,
-    SpatialIndexConfig, brute_force_sphere_contacts,
+    JobSystem,
+    neighbors::{
+        CellHash, CountingSortGrid, CountingSortGridConfig, NeighborLists, NeighborSearch,
+        ParallelNeighborLists, RowLookup, ScanKernel, SpatialHash, SpatialHashConfig, SpatialIndex,
+        SpatialIndexConfig,
+    },
+    oracle::brute_force_sphere_contacts,
 };
 use broadphase_scenes::{SPH1M_RADIUS, Spheres, particles5k, sph, sph1m};
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, criterion_main, measurement::WallTime};
@@ -333,10 +336,10 @@ fn choices(c: &mut Criterion) {
 fn job_system(c: &mut Criterion) {
     let points = sph1m();
     let jobs = JobSystem::new(2);
-    let mut grid = Arc::new(CountingSortGrid::default());
+    let mut grid = CountingSortGrid::default();
     let mut parallel = ParallelNeighborLists::default();
     let (mut lists, mut single) = (NeighborLists::default(), NeighborLists::default());
-    Arc::get_mut(&mut grid).expect("unshared").build(&points, SPH1M_RADIUS).expect("valid");
+    grid.build(&points, SPH1M_RADIUS).expect("valid");
     parallel.fill(&jobs, &grid, &mut lists).expect("no job panics");
     grid.sorted_neighbor_lists(0..grid.len(), &mut single);
     assert_eq!(lists.indices(), single.indices(), "parallel lists differ from one thread's");
@@ -345,9 +348,7 @@ fn job_system(c: &mut Criterion) {
     configure_slow(&mut group);
     group.bench_function("sph1m/grid/build+sorted_lists_2_threads", |b| {
         b.iter(|| {
-            let built =
-                Arc::get_mut(&mut grid).expect("jobs drop their handles before wait returns");
-            built.build(black_box(&points), SPH1M_RADIUS).expect("valid");
+            grid.build(black_box(&points), SPH1M_RADIUS).expect("valid");
             parallel.fill(&jobs, &grid, &mut lists).expect("no job panics");
             black_box(lists.total())
         });

@@ -8,16 +8,13 @@
 //! while counting is switched on are counted.
 
 use broadphase::glam::Vec3;
-use broadphase::{
+use broadphase::neighbors::{
     CountingSortGrid, NeighborLists, NeighborSearch, RowLookup, SpatialHash, SpatialIndex,
     SpatialIndexConfig,
 };
 use broadphase_scenes::{SPH1M_RADIUS, particles5k, sph};
 
-#[path = "support/counting_allocator.rs"]
-mod counting_allocator;
-
-use counting_allocator::{CountingAllocator, allocations_during};
+use broadphase_testkit::{CountingAllocator, allocations_during};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;

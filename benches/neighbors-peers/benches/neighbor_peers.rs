@@ -25,7 +25,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use broadphase::glam::Vec3;
-use broadphase::{CountingSortGrid, NeighborLists, NeighborSearch};
+use broadphase::neighbors::{CountingSortGrid, NeighborLists, NeighborSearch};
 use broadphase_scenes::{SPH1M_RADIUS, particles5k, sph1m};
 use criterion::{Criterion, SamplingMode, criterion_main};
 use kiddo::{ImmutableKdTree, SquaredEuclidean};

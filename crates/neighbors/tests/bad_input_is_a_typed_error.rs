@@ -4,11 +4,11 @@
 //! query leaves its output untouched; awkward valid inputs (-0.0,
 //! subnormals, ±f32::MAX, radius 0) give exact answers.
 
-mod neighbors_support;
+mod support;
 
-use broadphase::glam::Vec3;
-use broadphase::{Axis, MAX_RADIUS, NeighborLists, PointError};
-use neighbors_support::{Any, all_structures, check_points};
+use broadphase_neighbors::{Axis, MAX_RADIUS, NeighborLists, PointError};
+use glam::Vec3;
+use support::{Any, all_structures, check_points};
 
 fn good_points() -> Vec<Vec3> {
     (0..12).map(|i| Vec3::splat(i as f32 * 0.4)).collect()
@@ -127,6 +127,6 @@ fn awkward_valid_inputs_are_exact() {
     check_points(&points, 1e-20, &points, &[0.0, 1e-20]);
     check_points(&points, 1.0, &points, &[0.0, 1.0]);
     // The largest radius accepted (its square is still finite); above it
-    // is an error, see tests/neighbors_radius_whose_square_overflows.rs.
+    // is an error, see `radius_whose_square_overflows.rs`.
     check_points(&points[..4], MAX_RADIUS, &points[..4], &[MAX_RADIUS]);
 }

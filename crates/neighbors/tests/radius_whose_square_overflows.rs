@@ -8,11 +8,11 @@
 //! what it says; every structure and oracle now rejects it, and sphere
 //! radii above half of it, with the same error.
 
-use broadphase::glam::Vec3;
-use broadphase::{
+use broadphase_neighbors::{
     CountingSortGrid, MAX_RADIUS, NeighborSearch, PointError, SpatialHash, SpatialIndex,
     brute_force_neighbor_pairs, brute_force_sphere_contacts,
 };
+use glam::Vec3;
 
 #[test]
 fn radius_past_the_largest_squarable_is_rejected_everywhere() {

@@ -17,11 +17,14 @@
 use super::sorted::{PAD, Sorted};
 
 /// Lanes per step of the portable and AVX2 kernels (and of the lookup tables).
+/// Eight, not storage's 16: a compress table for 16-lane masks would have
+/// 65,536 rows, and only AVX-512 (its own 16-lane kernel) has 16 lanes.
 pub(crate) const LANES: usize = 8;
 
-/// The most lanes any kernel stores per step: buffers keep this much room
-/// past their last entry, the columns this much padding.
-pub(crate) const MAX_LANES: usize = 16;
+/// The most lanes any kernel stores per step (the AVX-512 kernel's, which
+/// is storage's widest SIMD width): buffers keep this much room past their
+/// last entry, the columns this much padding.
+pub(crate) const MAX_LANES: usize = broadphase_storage::LANES;
 
 /// The columns' padding holds a whole step past the last particle.
 const _: () = assert!(PAD >= MAX_LANES && MAX_LANES >= LANES);
@@ -73,11 +76,12 @@ pub(crate) struct Columns<'a> {
 impl<'a> Columns<'a> {
     #[inline(always)]
     pub(crate) fn new(sorted: &'a Sorted) -> Self {
-        let len = sorted.x.len();
+        let (x, y, z) = (sorted.x.as_slice(), sorted.y.as_slice(), sorted.z.as_slice());
+        let r = sorted.r.as_slice();
         // The SIMD kernels check `c.x` bounds and rely on these.
-        assert!(sorted.y.len() == len && sorted.z.len() == len);
-        assert!(sorted.r.is_empty() || sorted.r.len() == len);
-        Self { x: &sorted.x, y: &sorted.y, z: &sorted.z, r: &sorted.r }
+        assert!(y.len() == x.len() && z.len() == x.len());
+        assert!(r.is_empty() || r.len() == x.len());
+        Self { x, y, z, r }
     }
 }
 
@@ -170,7 +174,7 @@ impl Test for Contact {
 /// # Examples
 ///
 /// ```
-/// use broadphase_kernel::ScanKernel;
+/// use broadphase_neighbors::ScanKernel;
 /// assert_eq!(ScanKernel::available()[0], ScanKernel::Portable);
 /// assert_ne!(ScanKernel::Auto.resolve(), ScanKernel::Auto);
 /// ```
@@ -198,7 +202,7 @@ impl ScanKernel {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::ScanKernel;
+    /// use broadphase_neighbors::ScanKernel;
     /// assert!(ScanKernel::available().contains(&ScanKernel::Portable));
     /// ```
     pub fn available() -> Vec<ScanKernel> {
@@ -213,7 +217,7 @@ impl ScanKernel {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::ScanKernel;
+    /// use broadphase_neighbors::ScanKernel;
     /// assert!(ScanKernel::Portable.is_supported());
     /// ```
     pub fn is_supported(self) -> bool {
@@ -234,7 +238,7 @@ impl ScanKernel {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::ScanKernel;
+    /// use broadphase_neighbors::ScanKernel;
     /// assert_eq!(ScanKernel::Portable.resolve(), ScanKernel::Portable);
     /// ```
     pub fn resolve(self) -> ScanKernel {
@@ -369,7 +373,7 @@ pub(crate) use super::simd::{Avx2, Avx512};
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::neighbors::sorted::Shape;
+    use crate::sorted::Shape;
     use glam::Vec3;
 
     fn sorted(points: &[Vec3], radii: Option<&[f32]>) -> Sorted {

@@ -15,7 +15,7 @@ use glam::Vec3;
 /// # Examples
 ///
 /// ```
-/// use broadphase_kernel::{RowLookup, SpatialIndex, SpatialIndexConfig};
+/// use broadphase_neighbors::{RowLookup, SpatialIndex, SpatialIndexConfig};
 /// let index = SpatialIndex::with_config(SpatialIndexConfig {
 ///     lookup: RowLookup::HashMap,
 ///     ..SpatialIndexConfig::default()
@@ -40,7 +40,7 @@ pub enum RowLookup {
 /// # Examples
 ///
 /// ```
-/// use broadphase_kernel::{SpatialIndex, SpatialIndexConfig};
+/// use broadphase_neighbors::{SpatialIndex, SpatialIndexConfig};
 /// let index = SpatialIndex::with_config(SpatialIndexConfig {
 ///     cells_per_radius: 2,
 ///     ..SpatialIndexConfig::default()
@@ -107,7 +107,7 @@ fn decode(key: u64) -> [i32; 3] {
 /// # Examples
 ///
 /// ```
-/// use broadphase_kernel::{NeighborSearch, SpatialIndex, brute_force_neighbors_within};
+/// use broadphase_neighbors::{NeighborSearch, SpatialIndex, brute_force_neighbors_within};
 /// use glam::Vec3;
 ///
 /// let points: Vec<Vec3> = (0..1000)
@@ -120,7 +120,7 @@ fn decode(key: u64) -> [i32; 3] {
 /// brute_force_neighbors_within(&points, Vec3::new(5.0, 5.0, -5.0), 0.75, &mut expected)?;
 /// hits.sort_unstable();
 /// assert_eq!(hits, expected);
-/// # Ok::<(), broadphase_kernel::PointError>(())
+/// # Ok::<(), broadphase_neighbors::PointError>(())
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct SpatialIndex {
@@ -160,7 +160,7 @@ impl SpatialIndex {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{NeighborSearch, SpatialIndex, SpatialIndexConfig};
+    /// use broadphase_neighbors::{NeighborSearch, SpatialIndex, SpatialIndexConfig};
     /// assert!(SpatialIndex::with_config(SpatialIndexConfig::default()).is_empty());
     /// ```
     pub fn with_config(config: SpatialIndexConfig) -> Self {
@@ -172,7 +172,7 @@ impl SpatialIndex {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{RowLookup, SpatialIndex};
+    /// use broadphase_neighbors::{RowLookup, SpatialIndex};
     /// assert_eq!(SpatialIndex::default().config().lookup, RowLookup::BinarySearch);
     /// ```
     pub fn config(&self) -> &SpatialIndexConfig {
@@ -185,13 +185,13 @@ impl SpatialIndex {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{NeighborSearch, SpatialIndex};
+    /// use broadphase_neighbors::{NeighborSearch, SpatialIndex};
     /// use glam::Vec3;
     /// let mut index = SpatialIndex::default();
     /// index.build(&[Vec3::new(0.0, 0.0, 5.0), Vec3::new(5.0, 0.0, 0.0)], 1.0)?;
     /// assert!(index.keys()[0] < index.keys()[1]);
     /// assert_eq!(index.sorted_order(), [1, 0]); // z is the most significant
-    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     pub fn keys(&self) -> &[u64] {
         &self.keys

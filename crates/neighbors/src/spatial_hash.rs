@@ -1,5 +1,5 @@
-//! [`SpatialHash`]: Teschner et al.'s spatial hashing, cells of the search
-//! radius hashed into a fixed power-of-two table of buckets.
+//! [`SpatialHash`]: spatial hashing, cells of the search radius hashed into
+//! a fixed power-of-two table of buckets.
 
 use super::api::{Index, impl_neighbor_search};
 use super::counting_sort_grid::wide;
@@ -13,7 +13,7 @@ use glam::Vec3;
 /// # Examples
 ///
 /// ```
-/// use broadphase_kernel::{CellHash, SpatialHash, SpatialHashConfig};
+/// use broadphase_neighbors::{CellHash, SpatialHash, SpatialHashConfig};
 /// let hash = SpatialHash::with_config(SpatialHashConfig {
 ///     hash: CellHash::Teschner,
 ///     ..SpatialHashConfig::default()
@@ -22,7 +22,7 @@ use glam::Vec3;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum CellHash {
-    /// The classic function of Teschner et al. (2003):
+    /// The classic per-cell hash of three large primes:
     /// `(x·73856093 ⊕ y·19349663 ⊕ z·83492791) mod buckets`. With a
     /// power-of-two table the low bits of a product depend only on the low
     /// bits of the coordinate, so this mixes poorly; kept to measure
@@ -45,7 +45,7 @@ pub enum CellHash {
 /// # Examples
 ///
 /// ```
-/// use broadphase_kernel::{SpatialHash, SpatialHashConfig};
+/// use broadphase_neighbors::{SpatialHash, SpatialHashConfig};
 /// let hash = SpatialHash::with_config(SpatialHashConfig {
 ///     buckets_per_point: 4,
 ///     ..SpatialHashConfig::default()
@@ -82,8 +82,7 @@ impl Default for SpatialHashConfig {
 /// the edge cells (still exact: the distance test decides).
 const CELL_LIMIT: i64 = 1 << 30;
 
-/// Fixed-radius neighbor search by spatial hashing (Teschner et al. 2003,
-/// as used for SPH by Green 2008).
+/// Fixed-radius neighbor search by spatial hashing.
 ///
 /// Space is cut into cells of about the search radius, with no bounds:
 /// cell `(x, y, z)` goes to bucket `hash(x, y, z) mod buckets` of a table
@@ -103,7 +102,7 @@ const CELL_LIMIT: i64 = 1 << 30;
 /// # Examples
 ///
 /// ```
-/// use broadphase_kernel::{NeighborSearch, SpatialHash, brute_force_neighbor_pairs};
+/// use broadphase_neighbors::{NeighborSearch, SpatialHash, brute_force_neighbor_pairs};
 /// use glam::Vec3;
 ///
 /// // Two far-apart clusters: no grid over the empty space between them.
@@ -118,7 +117,7 @@ const CELL_LIMIT: i64 = 1 << 30;
 /// brute_force_neighbor_pairs(&points, 0.5, &mut expected)?;
 /// pairs.sort_unstable();
 /// assert_eq!(pairs, expected);
-/// # Ok::<(), broadphase_kernel::PointError>(())
+/// # Ok::<(), broadphase_neighbors::PointError>(())
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct SpatialHash {
@@ -146,7 +145,7 @@ impl SpatialHash {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{NeighborSearch, SpatialHash, SpatialHashConfig};
+    /// use broadphase_neighbors::{NeighborSearch, SpatialHash, SpatialHashConfig};
     /// assert!(SpatialHash::with_config(SpatialHashConfig::default()).is_empty());
     /// ```
     pub fn with_config(config: SpatialHashConfig) -> Self {
@@ -158,7 +157,7 @@ impl SpatialHash {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::SpatialHash;
+    /// use broadphase_neighbors::SpatialHash;
     /// assert_eq!(SpatialHash::default().config().buckets_per_point, 2);
     /// ```
     pub fn config(&self) -> &SpatialHashConfig {
@@ -170,12 +169,12 @@ impl SpatialHash {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{NeighborSearch, SpatialHash};
+    /// use broadphase_neighbors::{NeighborSearch, SpatialHash};
     /// use glam::Vec3;
     /// let mut hash = SpatialHash::default();
     /// hash.build(&vec![Vec3::ZERO; 100], 1.0)?;
     /// assert_eq!(hash.buckets(), 256);
-    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     pub fn buckets(&self) -> usize {
         self.offsets.len().saturating_sub(1)

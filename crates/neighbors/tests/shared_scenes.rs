@@ -3,14 +3,14 @@
 //! hold 30–50 neighbors inside; on a bigger lattice, too big for brute
 //! force in a test, the three structures agree with each other.
 
-mod neighbors_support;
+mod support;
 
-use broadphase::{
+use broadphase_neighbors::{
     NeighborLists, brute_force_neighbor_pairs, brute_force_neighbor_rows,
     brute_force_sphere_contacts,
 };
 use broadphase_scenes::{SPH1M_RADIUS, particles5k, sph};
-use neighbors_support::{check_built, default_structures};
+use support::{check_built, default_structures};
 
 #[test]
 fn particles5k_contacts_match_brute_force() {

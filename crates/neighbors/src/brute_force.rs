@@ -24,13 +24,13 @@ fn distance2(from: Vec3, to: Vec3) -> f32 {
 /// # Examples
 ///
 /// ```
-/// use broadphase_kernel::brute_force_neighbor_pairs;
+/// use broadphase_neighbors::brute_force_neighbor_pairs;
 /// use glam::Vec3;
 /// let points = [Vec3::ZERO, Vec3::new(2.0, 0.0, 0.0), Vec3::new(1.0, 0.0, 0.0)];
 /// let mut pairs = Vec::new();
 /// brute_force_neighbor_pairs(&points, 1.0, &mut pairs)?; // exactly 1 apart counts
 /// assert_eq!(pairs, [[0, 2], [1, 2]]);
-/// # Ok::<(), broadphase_kernel::PointError>(())
+/// # Ok::<(), broadphase_neighbors::PointError>(())
 /// ```
 pub fn brute_force_neighbor_pairs(
     points: &[Vec3],
@@ -60,13 +60,13 @@ pub fn brute_force_neighbor_pairs(
 /// # Examples
 ///
 /// ```
-/// use broadphase_kernel::brute_force_neighbors_within;
+/// use broadphase_neighbors::brute_force_neighbors_within;
 /// use glam::Vec3;
 /// let points = [Vec3::ZERO, Vec3::new(3.0, 0.0, 0.0), Vec3::new(0.0, -1.0, 0.0)];
 /// let mut hits = Vec::new();
 /// brute_force_neighbors_within(&points, Vec3::ZERO, 1.0, &mut hits)?;
 /// assert_eq!(hits, [0, 2]);
-/// # Ok::<(), broadphase_kernel::PointError>(())
+/// # Ok::<(), broadphase_neighbors::PointError>(())
 /// ```
 pub fn brute_force_neighbors_within(
     points: &[Vec3],
@@ -97,13 +97,13 @@ pub fn brute_force_neighbors_within(
 /// # Examples
 ///
 /// ```
-/// use broadphase_kernel::brute_force_sphere_contacts;
+/// use broadphase_neighbors::brute_force_sphere_contacts;
 /// use glam::Vec3;
 /// let centers = [Vec3::ZERO, Vec3::new(3.0, 0.0, 0.0), Vec3::new(0.0, 5.0, 0.0)];
 /// let mut contacts = Vec::new();
 /// brute_force_sphere_contacts(&centers, &[1.0, 2.0, 1.0], &mut contacts)?;
 /// assert_eq!(contacts, [[0, 1]]); // touching counts
-/// # Ok::<(), broadphase_kernel::PointError>(())
+/// # Ok::<(), broadphase_neighbors::PointError>(())
 /// ```
 pub fn brute_force_sphere_contacts(
     centers: &[Vec3],
@@ -131,13 +131,13 @@ pub fn brute_force_sphere_contacts(
 /// # Examples
 ///
 /// ```
-/// use broadphase_kernel::brute_force_spheres_touching;
+/// use broadphase_neighbors::brute_force_spheres_touching;
 /// use glam::Vec3;
 /// let centers = [Vec3::ZERO, Vec3::new(4.0, 0.0, 0.0)];
 /// let mut hits = Vec::new();
 /// brute_force_spheres_touching(&centers, &[1.0, 1.0], Vec3::new(2.0, 0.0, 0.0), 1.0, &mut hits)?;
 /// assert_eq!(hits, [0, 1]);
-/// # Ok::<(), broadphase_kernel::PointError>(())
+/// # Ok::<(), broadphase_neighbors::PointError>(())
 /// ```
 pub fn brute_force_spheres_touching(
     centers: &[Vec3],
@@ -166,7 +166,7 @@ pub fn brute_force_spheres_touching(
 /// # Examples
 ///
 /// ```
-/// use broadphase_kernel::brute_force_neighbor_rows;
+/// use broadphase_neighbors::brute_force_neighbor_rows;
 /// let rows = brute_force_neighbor_rows(3, &[[0, 2], [1, 2]]);
 /// assert_eq!(rows, [vec![2], vec![2], vec![0, 1]]);
 /// ```

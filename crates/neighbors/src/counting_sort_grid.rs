@@ -1,5 +1,5 @@
-//! [`CountingSortGrid`]: the Fluids v3 neighbor search, a dense grid over
-//! the data's bounds filled by a stable counting sort.
+//! [`CountingSortGrid`]: a dense grid over the data's bounds, filled by a
+//! stable counting sort.
 
 use super::api::{Index, impl_neighbor_search};
 use super::scan::ScanKernel;
@@ -12,7 +12,7 @@ use glam::Vec3;
 /// # Examples
 ///
 /// ```
-/// use broadphase_kernel::{CountingSortGrid, CountingSortGridConfig};
+/// use broadphase_neighbors::{CountingSortGrid, CountingSortGridConfig};
 /// let grid = CountingSortGrid::with_config(CountingSortGridConfig {
 ///     cells_per_radius: 2,
 ///     ..CountingSortGridConfig::default()
@@ -21,10 +21,10 @@ use glam::Vec3;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CountingSortGridConfig {
-    /// Cells per search radius, 1 to 3. With 1 (the default, and the
-    /// source's choice) a cell is a little larger than the radius and a
-    /// particle's search visits the 3×3×3 cells around it (9 rows of 3);
-    /// with 2, cells of half the size and 5×5×5 cells (25 rows of 5).
+    /// Cells per search radius, 1 to 3. With 1 (the default) a cell is a
+    /// little larger than the radius and a particle's search visits the
+    /// 3×3×3 cells around it (9 rows of 3); with 2, cells of half the size
+    /// and 5×5×5 cells (25 rows of 5).
     pub cells_per_radius: u32,
     /// The grid never has more than this many cells per particle (and at
     /// least 4096): when the data's bounds would need more cells of the
@@ -43,7 +43,7 @@ impl Default for CountingSortGridConfig {
 }
 
 /// Fixed-radius neighbor search with a dense grid and a counting sort (the
-/// GPU fluid simulator Fluids v3, run on one CPU thread).
+/// layout of GPU fluid solvers, run on one CPU thread).
 ///
 /// Build, in three stages: **insert** gives each particle its cell index
 /// (cells of about the search radius over the data's bounds) and its slot
@@ -64,7 +64,7 @@ impl Default for CountingSortGridConfig {
 /// # Examples
 ///
 /// ```
-/// use broadphase_kernel::{CountingSortGrid, NeighborLists, NeighborSearch};
+/// use broadphase_neighbors::{CountingSortGrid, NeighborLists, NeighborSearch};
 /// use glam::Vec3;
 ///
 /// // A 10×10×10 lattice of spacing 1: with radius 1, interior points have 6 neighbors.
@@ -77,7 +77,7 @@ impl Default for CountingSortGridConfig {
 /// grid.neighbor_lists(&mut lists);
 /// assert_eq!(lists.neighbors(555).len(), 6);
 /// assert_eq!(lists.total(), 2 * 3 * 9 * 100); // 2,700 lattice edges, each in two rows
-/// # Ok::<(), broadphase_kernel::PointError>(())
+/// # Ok::<(), broadphase_neighbors::PointError>(())
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct CountingSortGrid {
@@ -102,7 +102,7 @@ impl CountingSortGrid {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{CountingSortGrid, CountingSortGridConfig, NeighborSearch};
+    /// use broadphase_neighbors::{CountingSortGrid, CountingSortGridConfig, NeighborSearch};
     /// let grid = CountingSortGrid::with_config(CountingSortGridConfig::default());
     /// assert!(grid.is_empty());
     /// ```
@@ -115,7 +115,7 @@ impl CountingSortGrid {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::CountingSortGrid;
+    /// use broadphase_neighbors::CountingSortGrid;
     /// assert_eq!(CountingSortGrid::default().config().cells_per_radius, 1);
     /// ```
     pub fn config(&self) -> &CountingSortGridConfig {
@@ -127,12 +127,12 @@ impl CountingSortGrid {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{CountingSortGrid, NeighborSearch};
+    /// use broadphase_neighbors::{CountingSortGrid, NeighborSearch};
     /// use glam::Vec3;
     /// let mut grid = CountingSortGrid::default();
     /// grid.build(&[Vec3::ZERO, Vec3::new(10.0, 0.0, 0.0)], 1.0)?;
     /// assert_eq!(grid.dims(), [10, 1, 1]); // cells a hair larger than 1
-    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     pub fn dims(&self) -> [u32; 3] {
         self.dims.map(|d| d as u32)

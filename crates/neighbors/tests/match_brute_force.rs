@@ -4,11 +4,11 @@
 //! radius, on random, clustered, lattice, far-apart and negative sets, and
 //! for spheres of mixed radii; plus property tests on random small sets.
 
-mod neighbors_support;
+mod support;
 
-use broadphase::glam::Vec3;
-use neighbors_support::{Rng, check_points, check_spheres};
+use glam::Vec3;
 use proptest::prelude::*;
+use support::{Rng, check_points, check_spheres};
 
 /// Query points: some particles themselves, some between, one far away.
 fn probes(points: &[Vec3], rng: &mut Rng) -> Vec<Vec3> {

@@ -1,16 +1,16 @@
-//! Shared by the `neighbors_*` tests: every neighbor structure in every
+//! Shared by this crate's tests: every neighbor structure in every
 //! configuration and scan kernel this machine runs, behind one enum, and
 //! the full comparison of one build against the brute-force oracles.
 
 #![allow(dead_code, unreachable_pub)]
 
-use broadphase::glam::Vec3;
-use broadphase::{
+use broadphase_neighbors::{
     CellHash, CountingSortGrid, CountingSortGridConfig, NeighborLists, NeighborRule,
     NeighborSearch, PointError, RowLookup, ScanKernel, SpatialHash, SpatialHashConfig,
     SpatialIndex, SpatialIndexConfig, brute_force_neighbor_pairs, brute_force_neighbor_rows,
     brute_force_neighbors_within, brute_force_sphere_contacts, brute_force_spheres_touching,
 };
+use glam::Vec3;
 use std::ops::Range;
 
 /// One structure, any of the three.

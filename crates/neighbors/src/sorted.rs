@@ -2,6 +2,7 @@
 //! padded structure-of-arrays columns, with the map back to the caller's
 //! indices; and the stable counting sort two of them build it with.
 
+use broadphase_storage::AlignedF32;
 use glam::Vec3;
 
 /// Slots of padding after the last particle in every column, so the scan
@@ -40,14 +41,18 @@ impl Shape {
 }
 
 /// The particles of one build in sorted (cell) order.
+///
+/// The columns are storage's 64-byte-aligned [`AlignedF32`]; the column set
+/// is local because storage's [`SoaBoxes`](broadphase_storage::SoaBoxes)
+/// holds boxes (min/max per axis, infinite padding), not points and radii.
 #[derive(Clone, Debug)]
 pub(crate) struct Sorted {
     /// Coordinates by slot; `len + PAD` long, the padding NaN (never a neighbor).
-    pub(crate) x: Vec<f32>,
-    pub(crate) y: Vec<f32>,
-    pub(crate) z: Vec<f32>,
+    pub(crate) x: AlignedF32,
+    pub(crate) y: AlignedF32,
+    pub(crate) z: AlignedF32,
     /// Sphere radii by slot, `len + PAD` long (padding 0); empty for points.
-    pub(crate) r: Vec<f32>,
+    pub(crate) r: AlignedF32,
     /// `order[slot]` is the caller's index of the particle in that slot.
     pub(crate) order: Vec<u32>,
     pub(crate) shape: Shape,
@@ -63,10 +68,10 @@ pub(crate) struct Sorted {
 impl Default for Sorted {
     fn default() -> Self {
         Self {
-            x: Vec::new(),
-            y: Vec::new(),
-            z: Vec::new(),
-            r: Vec::new(),
+            x: AlignedF32::new(),
+            y: AlignedF32::new(),
+            z: AlignedF32::new(),
+            r: AlignedF32::new(),
             order: Vec::new(),
             shape: Shape::Points { radius: 0.0 },
             long_rows: false,
@@ -105,7 +110,7 @@ impl Sorted {
     /// The position in `slot`.
     #[inline(always)]
     pub(crate) fn position(&self, slot: usize) -> [f32; 3] {
-        [self.x[slot], self.y[slot], self.z[slot]]
+        [self.x.as_slice()[slot], self.y.as_slice()[slot], self.z.as_slice()[slot]]
     }
 
     /// Sizes the columns for `n` particles (padding set, the rest to be
@@ -144,15 +149,21 @@ impl Sorted {
             // n <= MAX_POINTS, checked by validation.
             self.staging[slot as usize] = [p.x.to_bits(), p.y.to_bits(), p.z.to_bits(), i as u32];
         }
-        let (x, y, z) = (&mut self.x[..n], &mut self.y[..n], &mut self.z[..n]);
+        // Every output a local slice, none reached through `self`: the
+        // compiler then knows the stores cannot move `self`'s buffers, and
+        // vectorises the split.
+        let x = &mut self.x.as_mut_slice()[..n];
+        let y = &mut self.y.as_mut_slice()[..n];
+        let z = &mut self.z.as_mut_slice()[..n];
+        let order = &mut self.order[..n];
         for (s, staged) in self.staging.iter().enumerate() {
             x[s] = f32::from_bits(staged[0]);
             y[s] = f32::from_bits(staged[1]);
             z[s] = f32::from_bits(staged[2]);
-            self.order[s] = staged[3];
+            order[s] = staged[3];
         }
         if let Some(radii) = radii {
-            let r = &mut self.r[..n];
+            let r = &mut self.r.as_mut_slice()[..n];
             for (&radius, &slot) in radii.iter().zip(dst) {
                 r[slot as usize] = radius;
             }
@@ -173,7 +184,9 @@ impl Sorted {
         assert_eq!(order.len(), n);
         self.resize(n, radii.is_some(), shape);
         std::mem::swap(&mut self.order, order);
-        let (x, y, z) = (&mut self.x[..n], &mut self.y[..n], &mut self.z[..n]);
+        let x = &mut self.x.as_mut_slice()[..n];
+        let y = &mut self.y.as_mut_slice()[..n];
+        let z = &mut self.z.as_mut_slice()[..n];
         for (s, &i) in self.order.iter().enumerate() {
             let p = points[i as usize];
             x[s] = p.x;
@@ -181,7 +194,7 @@ impl Sorted {
             z[s] = p.z;
         }
         if let Some(radii) = radii {
-            for (r, &i) in self.r.iter_mut().zip(&self.order) {
+            for (r, &i) in self.r.as_mut_slice().iter_mut().zip(&self.order) {
                 *r = radii[i as usize];
             }
         }
@@ -198,7 +211,7 @@ pub(crate) fn floor_i64(v: f64) -> i64 {
 }
 
 /// Stable counting sort by small keys: the insert and sort stages of the
-/// Fluids v3 neighbor search.
+/// grid's and the hash's builds.
 ///
 /// Insert: one pass gives each particle its key's running count as its
 /// *slot* among equal keys. Sort: an exclusive prefix sum turns counts into
@@ -296,7 +309,7 @@ mod tests {
         let mut gathered = Sorted::default();
         gathered.gather(&points, None, &mut order, Shape::Points { radius: 1.0 });
         assert_eq!(gathered.order, sorted.order);
-        assert_eq!(gathered.x[..7], sorted.x[..7]);
+        assert_eq!(gathered.x.as_slice()[..7], sorted.x.as_slice()[..7]);
     }
 
     #[test]
@@ -311,8 +324,8 @@ mod tests {
         );
         assert_eq!(sorted.position(0), [4.0, 5.0, 6.0]);
         assert_eq!(sorted.x.len(), 2 + PAD);
-        assert!(sorted.x[2].is_nan());
-        assert_eq!(&sorted.r[..3], [0.25, 0.5, 0.0]);
+        assert!(sorted.x.as_slice()[2].is_nan());
+        assert_eq!(&sorted.r.as_slice()[..3], [0.25, 0.5, 0.0]);
         assert_eq!(sorted.shape.reach(), 1.0);
     }
 

@@ -18,7 +18,7 @@ use super::scan::MAX_LANES;
 /// # Examples
 ///
 /// ```
-/// use broadphase_kernel::{CountingSortGrid, NeighborLists, NeighborSearch};
+/// use broadphase_neighbors::{CountingSortGrid, NeighborLists, NeighborSearch};
 /// use glam::Vec3;
 ///
 /// let points = [Vec3::ZERO, Vec3::X, Vec3::new(5.0, 0.0, 0.0)];
@@ -31,7 +31,7 @@ use super::scan::MAX_LANES;
 /// assert_eq!(lists.neighbors(1), [0]);
 /// assert!(lists.neighbors(2).is_empty());
 /// assert_eq!(lists.offsets(), [0, 1, 2, 2]);
-/// # Ok::<(), broadphase_kernel::PointError>(())
+/// # Ok::<(), broadphase_neighbors::PointError>(())
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct NeighborLists {
@@ -50,7 +50,7 @@ impl NeighborLists {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(broadphase_kernel::NeighborLists::default().len(), 0);
+    /// assert_eq!(broadphase_neighbors::NeighborLists::default().len(), 0);
     /// ```
     pub fn len(&self) -> usize {
         self.offsets.len().saturating_sub(1)
@@ -61,7 +61,7 @@ impl NeighborLists {
     /// # Examples
     ///
     /// ```
-    /// assert!(broadphase_kernel::NeighborLists::default().is_empty());
+    /// assert!(broadphase_neighbors::NeighborLists::default().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -73,14 +73,14 @@ impl NeighborLists {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{NeighborLists, NeighborSearch, SpatialHash};
+    /// use broadphase_neighbors::{NeighborLists, NeighborSearch, SpatialHash};
     /// use glam::Vec3;
     /// let mut hash = SpatialHash::default();
     /// hash.build(&[Vec3::ZERO, Vec3::X, Vec3::Y], 1.0)?;
     /// let mut lists = NeighborLists::default();
     /// hash.neighbor_lists(&mut lists);
     /// assert_eq!(lists.total(), 4); // 0-1 and 0-2, both ways; 1-2 is √2 apart
-    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     pub fn total(&self) -> usize {
         self.offsets.last().copied().unwrap_or(0)
@@ -95,14 +95,14 @@ impl NeighborLists {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{NeighborLists, NeighborSearch, SpatialIndex};
+    /// use broadphase_neighbors::{NeighborLists, NeighborSearch, SpatialIndex};
     /// use glam::Vec3;
     /// let mut index = SpatialIndex::default();
     /// index.build(&[Vec3::ZERO, Vec3::X], 1.0)?;
     /// let mut lists = NeighborLists::default();
     /// index.neighbor_lists(&mut lists);
     /// assert_eq!(lists.neighbors(1), [0]);
-    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     pub fn neighbors(&self, row: usize) -> &[u32] {
         &self.indices[self.offsets[row]..self.offsets[row + 1]]
@@ -113,14 +113,14 @@ impl NeighborLists {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{CountingSortGrid, NeighborLists, NeighborSearch};
+    /// use broadphase_neighbors::{CountingSortGrid, NeighborLists, NeighborSearch};
     /// use glam::Vec3;
     /// let mut grid = CountingSortGrid::default();
     /// grid.build(&[Vec3::ZERO, Vec3::X], 1.0)?;
     /// let mut lists = NeighborLists::default();
     /// grid.neighbor_lists(&mut lists);
     /// assert_eq!(lists.offsets(), [0, 1, 2]);
-    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     pub fn offsets(&self) -> &[usize] {
         &self.offsets
@@ -131,14 +131,14 @@ impl NeighborLists {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{CountingSortGrid, NeighborLists, NeighborSearch};
+    /// use broadphase_neighbors::{CountingSortGrid, NeighborLists, NeighborSearch};
     /// use glam::Vec3;
     /// let mut grid = CountingSortGrid::default();
     /// grid.build(&[Vec3::ZERO, Vec3::X], 1.0)?;
     /// let mut lists = NeighborLists::default();
     /// grid.neighbor_lists(&mut lists);
     /// assert_eq!(lists.indices(), [1, 0]);
-    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     pub fn indices(&self) -> &[u32] {
         &self.indices[..self.total()]
@@ -149,7 +149,7 @@ impl NeighborLists {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{CountingSortGrid, NeighborLists, NeighborSearch};
+    /// use broadphase_neighbors::{CountingSortGrid, NeighborLists, NeighborSearch};
     /// use glam::Vec3;
     /// let points = [Vec3::ZERO, Vec3::X, Vec3::new(0.5, 0.0, 0.0)];
     /// let mut grid = CountingSortGrid::default();
@@ -158,7 +158,7 @@ impl NeighborLists {
     /// grid.neighbor_lists(&mut lists);
     /// let counts: Vec<usize> = lists.rows().map(<[u32]>::len).collect();
     /// assert_eq!(counts, [2, 2, 2]);
-    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     pub fn rows(&self) -> impl ExactSizeIterator<Item = &[u32]> + '_ {
         self.offsets.windows(2).map(|w| &self.indices[w[0]..w[1]])
@@ -169,7 +169,7 @@ impl NeighborLists {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{CountingSortGrid, NeighborLists, NeighborSearch};
+    /// use broadphase_neighbors::{CountingSortGrid, NeighborLists, NeighborSearch};
     /// use glam::Vec3;
     /// let mut grid = CountingSortGrid::default();
     /// grid.build(&[Vec3::ZERO, Vec3::X], 1.0)?;
@@ -178,7 +178,7 @@ impl NeighborLists {
     /// lists.clear();
     /// assert!(lists.is_empty());
     /// assert_eq!(lists.total(), 0);
-    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     pub fn clear(&mut self) {
         self.offsets.clear();
@@ -191,7 +191,7 @@ impl NeighborLists {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{CountingSortGrid, NeighborLists, NeighborSearch};
+    /// use broadphase_neighbors::{CountingSortGrid, NeighborLists, NeighborSearch};
     /// use glam::Vec3;
     /// let points: Vec<Vec3> = (0..10).map(|i| Vec3::new(i as f32, 0.0, 0.0)).collect();
     /// let mut grid = CountingSortGrid::default();
@@ -206,7 +206,7 @@ impl NeighborLists {
     /// let whole: NeighborLists = whole;
     /// assert_eq!(joined.offsets(), whole.offsets());
     /// assert_eq!(joined.indices(), whole.indices());
-    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     pub fn append_rows(&mut self, other: &NeighborLists) {
         let base = self.total();

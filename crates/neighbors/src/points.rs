@@ -18,7 +18,7 @@ pub(crate) const MAX_POINTS: usize = u32::MAX as usize;
 /// # Examples
 ///
 /// ```
-/// use broadphase_kernel::{Axis, CountingSortGrid, NeighborSearch, PointError};
+/// use broadphase_neighbors::{Axis, CountingSortGrid, NeighborSearch, PointError};
 /// use glam::Vec3;
 ///
 /// let mut grid = CountingSortGrid::default();

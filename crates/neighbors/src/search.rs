@@ -79,13 +79,13 @@ pub(crate) trait Cells {
 /// # Examples
 ///
 /// ```
-/// use broadphase_kernel::{NeighborRule, NeighborSearch, SpatialHash};
+/// use broadphase_neighbors::{NeighborRule, NeighborSearch, SpatialHash};
 /// use glam::Vec3;
 ///
 /// let mut hash = SpatialHash::default();
 /// hash.build_spheres(&[Vec3::ZERO, Vec3::X], &[0.25, 0.75])?;
 /// assert_eq!(hash.rule(), NeighborRule::Contact { max_radius: 0.75 });
-/// # Ok::<(), broadphase_kernel::PointError>(())
+/// # Ok::<(), broadphase_neighbors::PointError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum NeighborRule {
@@ -167,7 +167,7 @@ fn pairs_shape<C: Cells, K: Kernel>(
             pairs_walk(kernel, c, slots, |_| Within { r2 }, f);
         }
         Shape::Spheres { .. } => {
-            let r = &sorted.r;
+            let r = sorted.r.as_slice();
             pairs_walk(kernel, c, slots, |s| Contact { rp: r[s] }, f);
         }
     }
@@ -301,7 +301,7 @@ fn rows_shape<C: Cells, K: Kernel>(
             rows_walk(kernel, c, slots, |_| Within { r2 }, offsets, indices);
         }
         Shape::Spheres { .. } => {
-            let r = &sorted.r;
+            let r = sorted.r.as_slice();
             rows_walk(kernel, c, slots, |s| Contact { rp: r[s] }, offsets, indices);
         }
     }

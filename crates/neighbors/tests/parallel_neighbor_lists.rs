@@ -1,13 +1,13 @@
 //! Neighbor lists filled by the job system equal the single-thread fill,
 //! row for row and entry for entry, for any thread count and structure.
 
-use broadphase::glam::Vec3;
-use broadphase::{
-    CountingSortGrid, JobSystem, NeighborLists, NeighborSearch, ParallelNeighborLists, SpatialHash,
+use broadphase_jobs::JobSystem;
+use broadphase_neighbors::{
+    CountingSortGrid, NeighborLists, NeighborSearch, ParallelNeighborLists, SpatialHash,
     SpatialIndex,
 };
 use broadphase_scenes::{SplitMix64, sph};
-use std::sync::Arc;
+use glam::Vec3;
 
 fn clustered(count: usize, seed: u64) -> Vec<Vec3> {
     let mut rng = SplitMix64::new(seed);
@@ -26,15 +26,10 @@ fn clustered(count: usize, seed: u64) -> Vec<Vec3> {
         .collect()
 }
 
-fn check<S: NeighborSearch + Send + Sync + 'static>(
-    mut structure: S,
-    points: &[Vec3],
-    radius: f32,
-) {
+fn check<S: NeighborSearch + Sync>(mut structure: S, points: &[Vec3], radius: f32) {
     structure.build(points, radius).unwrap();
     let mut single = NeighborLists::default();
     structure.sorted_neighbor_lists(0..structure.len(), &mut single);
-    let structure = Arc::new(structure);
     let mut parallel = ParallelNeighborLists::default();
     let mut lists = NeighborLists::default();
     for threads in [1, 2, 4] {

@@ -34,7 +34,7 @@ use std::ops::Range;
 /// # Examples
 ///
 /// ```
-/// use broadphase_kernel::{
+/// use broadphase_neighbors::{
 ///     CountingSortGrid, NeighborLists, NeighborSearch, SpatialHash, SpatialIndex,
 ///     brute_force_neighbor_pairs,
 /// };
@@ -56,7 +56,7 @@ use std::ops::Range;
 /// assert_eq!(pairs_with(&mut CountingSortGrid::default(), &points), expected);
 /// assert_eq!(pairs_with(&mut SpatialHash::default(), &points), expected);
 /// assert_eq!(pairs_with(&mut SpatialIndex::default(), &points), expected);
-/// # Ok::<(), broadphase_kernel::PointError>(())
+/// # Ok::<(), broadphase_neighbors::PointError>(())
 /// ```
 pub trait NeighborSearch {
     /// Indexes `points` for neighbors within `radius` (inclusive).
@@ -71,12 +71,12 @@ pub trait NeighborSearch {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{NeighborSearch, SpatialIndex};
+    /// use broadphase_neighbors::{NeighborSearch, SpatialIndex};
     /// use glam::Vec3;
     /// let mut index = SpatialIndex::default();
     /// index.build(&[Vec3::ZERO, Vec3::splat(-7.0)], 0.5)?;
     /// assert_eq!(index.len(), 2);
-    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     fn build(&mut self, points: &[Vec3], radius: f32) -> Result<(), PointError>;
 
@@ -94,7 +94,7 @@ pub trait NeighborSearch {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{CountingSortGrid, NeighborSearch};
+    /// use broadphase_neighbors::{CountingSortGrid, NeighborSearch};
     /// use glam::Vec3;
     /// let mut grid = CountingSortGrid::default();
     /// let centers = [Vec3::ZERO, Vec3::new(3.0, 0.0, 0.0), Vec3::new(9.0, 0.0, 0.0)];
@@ -102,7 +102,7 @@ pub trait NeighborSearch {
     /// let mut contacts = Vec::new();
     /// grid.neighbor_pairs(&mut contacts);
     /// assert_eq!(contacts, [[0, 1]]);
-    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     fn build_spheres(&mut self, centers: &[Vec3], radii: &[f32]) -> Result<(), PointError>;
 
@@ -111,7 +111,7 @@ pub trait NeighborSearch {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{NeighborSearch, SpatialHash};
+    /// use broadphase_neighbors::{NeighborSearch, SpatialHash};
     /// assert_eq!(SpatialHash::default().len(), 0);
     /// ```
     fn len(&self) -> usize;
@@ -121,7 +121,7 @@ pub trait NeighborSearch {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{NeighborSearch, SpatialHash};
+    /// use broadphase_neighbors::{NeighborSearch, SpatialHash};
     /// assert!(SpatialHash::default().is_empty());
     /// ```
     fn is_empty(&self) -> bool {
@@ -133,12 +133,12 @@ pub trait NeighborSearch {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{NeighborRule, NeighborSearch, SpatialIndex};
+    /// use broadphase_neighbors::{NeighborRule, NeighborSearch, SpatialIndex};
     /// use glam::Vec3;
     /// let mut index = SpatialIndex::default();
     /// index.build(&[Vec3::ZERO], 2.0)?;
     /// assert_eq!(index.rule(), NeighborRule::Within { radius: 2.0 });
-    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     fn rule(&self) -> NeighborRule;
 
@@ -149,14 +149,14 @@ pub trait NeighborSearch {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{CountingSortGrid, NeighborSearch};
+    /// use broadphase_neighbors::{CountingSortGrid, NeighborSearch};
     /// use glam::Vec3;
     /// let points = [Vec3::new(9.0, 0.0, 0.0), Vec3::ZERO, Vec3::new(4.5, 0.0, 0.0)];
     /// let mut grid = CountingSortGrid::default();
     /// grid.build(&points, 1.0)?;
     /// let reordered: Vec<Vec3> = grid.sorted_order().iter().map(|&i| points[i as usize]).collect();
     /// assert_eq!(reordered, [points[1], points[2], points[0]]);
-    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     fn sorted_order(&self) -> &[u32];
 
@@ -175,7 +175,7 @@ pub trait NeighborSearch {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{NeighborSearch, SpatialHash};
+    /// use broadphase_neighbors::{NeighborSearch, SpatialHash};
     /// use glam::Vec3;
     /// let points = [Vec3::ZERO, Vec3::new(1.0, 0.0, 0.0), Vec3::new(2.0, 0.0, 0.0)];
     /// let mut hash = SpatialHash::default();
@@ -185,7 +185,7 @@ pub trait NeighborSearch {
     /// hits.sort_unstable();
     /// assert_eq!(hits, [1, 2]);
     /// assert!(hash.query(Vec3::ZERO, 2.0, &mut hits).is_err()); // beyond the build radius
-    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     fn query(&self, point: Vec3, radius: f32, out: &mut Vec<u32>) -> Result<(), PointError>;
 
@@ -195,7 +195,7 @@ pub trait NeighborSearch {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{NeighborSearch, SpatialIndex};
+    /// use broadphase_neighbors::{NeighborSearch, SpatialIndex};
     /// use glam::Vec3;
     /// let points = [Vec3::ZERO, Vec3::X, Vec3::new(0.0, 0.0, 5.0)];
     /// let mut index = SpatialIndex::default();
@@ -206,7 +206,7 @@ pub trait NeighborSearch {
     ///     count += 1;
     /// });
     /// assert_eq!(count, 1);
-    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     fn for_each_neighbor_pair(&self, f: impl FnMut(u32, u32)) {
         self.for_each_neighbor_pair_in(0..self.len(), f);
@@ -220,7 +220,7 @@ pub trait NeighborSearch {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{NeighborSearch, SpatialHash};
+    /// use broadphase_neighbors::{NeighborSearch, SpatialHash};
     /// use glam::Vec3;
     /// let points: Vec<Vec3> = (0..100).map(|i| Vec3::new(i as f32 * 0.5, 0.0, 0.0)).collect();
     /// let mut hash = SpatialHash::default();
@@ -229,7 +229,7 @@ pub trait NeighborSearch {
     /// hash.for_each_neighbor_pair_in(0..37, |_, _| first += 1);
     /// hash.for_each_neighbor_pair_in(37..100, |_, _| second += 1);
     /// assert_eq!(first + second, 99 + 98); // pairs 0.5 and 1.0 apart
-    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     fn for_each_neighbor_pair_in(&self, slots: Range<usize>, f: impl FnMut(u32, u32));
 
@@ -239,7 +239,7 @@ pub trait NeighborSearch {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{CountingSortGrid, NeighborSearch};
+    /// use broadphase_neighbors::{CountingSortGrid, NeighborSearch};
     /// use glam::Vec3;
     /// let mut grid = CountingSortGrid::default();
     /// grid.build(&[Vec3::X, Vec3::ZERO, Vec3::Y], 1.0)?;
@@ -247,7 +247,7 @@ pub trait NeighborSearch {
     /// grid.neighbor_pairs(&mut pairs);
     /// pairs.sort_unstable();
     /// assert_eq!(pairs, [[0, 1], [1, 2]]);
-    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     fn neighbor_pairs(&self, out: &mut Vec<[u32; 2]>) {
         out.clear();
@@ -263,7 +263,7 @@ pub trait NeighborSearch {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{NeighborLists, NeighborSearch, SpatialIndex};
+    /// use broadphase_neighbors::{NeighborLists, NeighborSearch, SpatialIndex};
     /// use glam::Vec3;
     /// let points = [Vec3::ZERO, Vec3::new(0.0, 0.0, 9.0), Vec3::new(0.0, 0.5, 0.0)];
     /// let mut index = SpatialIndex::default();
@@ -273,7 +273,7 @@ pub trait NeighborSearch {
     /// assert_eq!(lists.neighbors(0), [2]);
     /// assert!(lists.neighbors(1).is_empty());
     /// assert_eq!(lists.neighbors(2), [0]);
-    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     fn neighbor_lists(&self, out: &mut NeighborLists);
 
@@ -287,7 +287,7 @@ pub trait NeighborSearch {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_kernel::{CountingSortGrid, NeighborLists, NeighborSearch};
+    /// use broadphase_neighbors::{CountingSortGrid, NeighborLists, NeighborSearch};
     /// use glam::Vec3;
     /// let points = [Vec3::new(5.0, 0.0, 0.0), Vec3::ZERO, Vec3::new(0.5, 0.0, 0.0)];
     /// let mut grid = CountingSortGrid::default();
@@ -302,7 +302,7 @@ pub trait NeighborSearch {
     ///     }
     /// }
     /// assert_eq!(lists.total(), 2);
-    /// # Ok::<(), broadphase_kernel::PointError>(())
+    /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     fn sorted_neighbor_lists(&self, slots: Range<usize>, out: &mut NeighborLists);
 }
@@ -311,17 +311,17 @@ pub trait NeighborSearch {
 /// [`Cells`](super::search::Cells) and [`Index`].
 macro_rules! impl_neighbor_search {
     ($ty:ty) => {
-        impl $crate::neighbors::api::NeighborSearch for $ty {
+        impl $crate::api::NeighborSearch for $ty {
             fn build(
                 &mut self,
                 points: &[glam::Vec3],
                 radius: f32,
-            ) -> Result<(), $crate::neighbors::points::PointError> {
-                $crate::neighbors::api::Index::reset(self);
-                $crate::neighbors::points::check_radius(radius)?;
-                let bounds = $crate::neighbors::points::validate_points(points)?;
-                let shape = $crate::neighbors::sorted::Shape::Points { radius };
-                $crate::neighbors::api::Index::index(self, points, None, bounds, shape);
+            ) -> Result<(), $crate::points::PointError> {
+                $crate::api::Index::reset(self);
+                $crate::points::check_radius(radius)?;
+                let bounds = $crate::points::validate_points(points)?;
+                let shape = $crate::sorted::Shape::Points { radius };
+                $crate::api::Index::index(self, points, None, bounds, shape);
                 Ok(())
             }
 
@@ -329,25 +329,24 @@ macro_rules! impl_neighbor_search {
                 &mut self,
                 centers: &[glam::Vec3],
                 radii: &[f32],
-            ) -> Result<(), $crate::neighbors::points::PointError> {
-                $crate::neighbors::api::Index::reset(self);
-                let (bounds, max_radius) =
-                    $crate::neighbors::points::validate_spheres(centers, radii)?;
-                let shape = $crate::neighbors::sorted::Shape::Spheres { max_radius };
-                $crate::neighbors::api::Index::index(self, centers, Some(radii), bounds, shape);
+            ) -> Result<(), $crate::points::PointError> {
+                $crate::api::Index::reset(self);
+                let (bounds, max_radius) = $crate::points::validate_spheres(centers, radii)?;
+                let shape = $crate::sorted::Shape::Spheres { max_radius };
+                $crate::api::Index::index(self, centers, Some(radii), bounds, shape);
                 Ok(())
             }
 
             fn len(&self) -> usize {
-                $crate::neighbors::search::Cells::sorted(self).len()
+                $crate::search::Cells::sorted(self).len()
             }
 
-            fn rule(&self) -> $crate::neighbors::search::NeighborRule {
-                $crate::neighbors::search::Cells::sorted(self).shape.into()
+            fn rule(&self) -> $crate::search::NeighborRule {
+                $crate::search::Cells::sorted(self).shape.into()
             }
 
             fn sorted_order(&self) -> &[u32] {
-                &$crate::neighbors::search::Cells::sorted(self).order
+                &$crate::search::Cells::sorted(self).order
             }
 
             fn query(
@@ -355,8 +354,8 @@ macro_rules! impl_neighbor_search {
                 point: glam::Vec3,
                 radius: f32,
                 out: &mut Vec<u32>,
-            ) -> Result<(), $crate::neighbors::points::PointError> {
-                $crate::neighbors::search::query(self, point, radius, out)
+            ) -> Result<(), $crate::points::PointError> {
+                $crate::search::query(self, point, radius, out)
             }
 
             fn for_each_neighbor_pair_in(
@@ -364,19 +363,19 @@ macro_rules! impl_neighbor_search {
                 slots: std::ops::Range<usize>,
                 f: impl FnMut(u32, u32),
             ) {
-                $crate::neighbors::search::pairs_in(self, slots, f);
+                $crate::search::pairs_in(self, slots, f);
             }
 
-            fn neighbor_lists(&self, out: &mut $crate::neighbors::csr::NeighborLists) {
-                $crate::neighbors::search::caller_rows(self, out);
+            fn neighbor_lists(&self, out: &mut $crate::csr::NeighborLists) {
+                $crate::search::caller_rows(self, out);
             }
 
             fn sorted_neighbor_lists(
                 &self,
                 slots: std::ops::Range<usize>,
-                out: &mut $crate::neighbors::csr::NeighborLists,
+                out: &mut $crate::csr::NeighborLists,
             ) {
-                $crate::neighbors::search::sorted_rows(self, slots, out);
+                $crate::search::sorted_rows(self, slots, out);
             }
         }
     };

@@ -4,11 +4,11 @@
 //! `f32` below the radius excludes them. Expected counts come from integer
 //! arithmetic on the lattice indices, not from floats.
 
-mod neighbors_support;
+mod support;
 
-use broadphase::glam::Vec3;
-use broadphase::{NeighborLists, brute_force_neighbor_pairs};
-use neighbors_support::{all_structures, check_points};
+use broadphase_neighbors::{NeighborLists, brute_force_neighbor_pairs};
+use glam::Vec3;
+use support::{all_structures, check_points};
 
 const N: i32 = 6;
 

@@ -1,0 +1,124 @@
+//! Neighbor lists filled on all cores: the structures search slot ranges
+//! independently, so the job system fills one range per job and one pass
+//! joins them in slot order.
+
+use crate::{NeighborLists, NeighborSearch};
+use broadphase_jobs::{IndexedJob, JobContext, JobError, JobSystem};
+use parking_lot::Mutex;
+
+/// Sorted-order CSR neighbor lists of a built neighbor structure, filled by
+/// the job system.
+///
+/// The slots are cut into a few ranges per thread; each job fills its
+/// range's lists into a buffer kept here across frames, and the ranges are
+/// joined in slot order, so the result equals
+/// `structure.sorted_neighbor_lists(0..len, ..)` exactly, for any thread
+/// count. The build itself stays on the calling thread.
+///
+/// The jobs are scoped: they borrow the structure for the call, so it
+/// stays the caller's to rebuild between frames. They are indexed jobs (a
+/// reference and a range number each), so a warm fill allocates nothing.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_jobs::JobSystem;
+/// use broadphase_neighbors::{
+///     CountingSortGrid, NeighborLists, NeighborSearch, ParallelNeighborLists,
+/// };
+/// use glam::Vec3;
+///
+/// let points: Vec<Vec3> = (0..1000).map(|i| Vec3::new((i % 10) as f32, (i / 10 % 10) as f32, (i / 100) as f32)).collect();
+/// let mut grid = CountingSortGrid::default();
+/// let jobs = JobSystem::new(2);
+/// let mut parallel = ParallelNeighborLists::default();
+/// let (mut lists, mut single) = (NeighborLists::default(), NeighborLists::default());
+/// for radius in [1.0, 1.5] {
+///     grid.build(&points, radius)?; // the grid is borrowed by `fill` only
+///     parallel.fill(&jobs, &grid, &mut lists)?;
+///
+///     grid.sorted_neighbor_lists(0..grid.len(), &mut single);
+///     assert_eq!(lists.offsets(), single.offsets());
+///     assert_eq!(lists.indices(), single.indices());
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct ParallelNeighborLists {
+    /// One buffer per range, reused across frames. Only range `i`'s job
+    /// locks buffer `i`, so a lock is never contended: the lock is how a
+    /// job reached through a shared reference gets its `&mut`.
+    parts: Vec<Mutex<NeighborLists>>,
+}
+
+/// Ranges per thread: a few, so a dense range does not hold up the frame.
+const RANGES_PER_THREAD: usize = 4;
+
+/// One frame's jobs: job `i` fills the sorted-order lists of slots
+/// `i * step..(i + 1) * step` (clipped to `len`) into `parts[i]`.
+struct FillRanges<'a, S> {
+    structure: &'a S,
+    len: usize,
+    step: usize,
+    parts: &'a [Mutex<NeighborLists>],
+}
+
+impl<'scope, S: NeighborSearch + Sync> IndexedJob<'scope> for FillRanges<'_, S> {
+    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, index: usize) {
+        let from = (index * self.step).min(self.len);
+        let to = (from + self.step).min(self.len);
+        let mut part = self.parts[index].try_lock().expect("one job per range");
+        self.structure.sorted_neighbor_lists(from..to, &mut part);
+    }
+}
+
+impl ParallelNeighborLists {
+    /// Replaces `out` with the sorted-order neighbor lists of every slot of
+    /// `structure` (see [`NeighborSearch::sorted_neighbor_lists`]), filled
+    /// by scoped jobs on `jobs` that borrow `structure` until this returns.
+    ///
+    /// # Errors
+    ///
+    /// [`JobError::Panicked`] if a job panicked (`out` is then
+    /// unspecified); [`JobError::WaitInsideJob`] if called from inside a
+    /// job.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_jobs::JobSystem;
+    /// use broadphase_neighbors::{NeighborLists, NeighborSearch, ParallelNeighborLists, SpatialHash};
+    /// use glam::Vec3;
+    /// let mut hash = SpatialHash::default();
+    /// hash.build(&[Vec3::ZERO, Vec3::X, Vec3::Y], 1.0)?;
+    /// let mut lists = NeighborLists::default();
+    /// ParallelNeighborLists::default().fill(&JobSystem::new(2), &hash, &mut lists)?;
+    /// assert_eq!(lists.total(), 4); // 0-1 and 0-2, each in both rows
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn fill<S: NeighborSearch + Sync>(
+        &mut self,
+        jobs: &JobSystem,
+        structure: &S,
+        out: &mut NeighborLists,
+    ) -> Result<(), JobError> {
+        let len = structure.len();
+        if len == 0 {
+            structure.sorted_neighbor_lists(0..0, out);
+            return Ok(());
+        }
+        let step = len.div_ceil(jobs.threads() * RANGES_PER_THREAD).max(1);
+        let ranges = len.div_ceil(step);
+        if self.parts.len() < ranges {
+            self.parts.resize_with(ranges, Mutex::default);
+        }
+        let job = FillRanges { structure, len, step, parts: &self.parts[..ranges] };
+        jobs.reserve_queue(ranges);
+        jobs.scope(|s| (0..ranges).for_each(|range| s.spawn_indexed(&job, range)))?;
+        out.clear();
+        for part in &mut self.parts[..ranges] {
+            out.append_rows(part.get_mut());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,67 @@
+//! Regression: a warm `ParallelNeighborLists::fill` allocates nothing, on
+//! any thread. Each structure rebuilt on the same particles every frame,
+//! its lists filled on a job system of 1, 2 or 4 threads into a reused
+//! output: after warm-up frames, zero heap allocations on every thread of
+//! the process (the jobs are indexed jobs, the per-range buffers and the
+//! job queue keep their memory).
+//!
+//! The counter sees every thread, so this file holds a single `#[test]`.
+
+use broadphase::JobSystem;
+use broadphase::glam::Vec3;
+use broadphase::neighbors::{
+    CountingSortGrid, NeighborLists, NeighborSearch, ParallelNeighborLists, SpatialHash,
+    SpatialIndex,
+};
+use broadphase_scenes::{SPH1M_RADIUS, sph};
+
+use broadphase_testkit::{CountingAllocator, allocations_on_every_thread_during};
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
+
+const WARM_UP: usize = 3;
+const COUNTED: usize = 10;
+
+/// Allocations in each counted frame (build, then the parallel fill).
+fn warm_frames(
+    s: &mut (impl NeighborSearch + Sync),
+    jobs: &JobSystem,
+    points: &[Vec3],
+) -> Vec<usize> {
+    let mut parallel = ParallelNeighborLists::default();
+    let mut lists = NeighborLists::default();
+    let mut per_frame = Vec::with_capacity(COUNTED);
+    let mut first = None;
+    for frame in 0..WARM_UP + COUNTED {
+        let (result, allocations) = allocations_on_every_thread_during(frame >= WARM_UP, || {
+            s.build(points, SPH1M_RADIUS).expect("valid scene");
+            parallel.fill(jobs, s, &mut lists).expect("no job panics");
+            lists.total()
+        });
+        assert_eq!(*first.get_or_insert(result), result, "frame {frame}");
+        if frame >= WARM_UP {
+            per_frame.push(allocations);
+        }
+    }
+    assert!(first.is_some_and(|total| total > 0));
+    per_frame
+}
+
+#[test]
+fn warm_parallel_fills_allocate_nothing() {
+    let points = sph(20);
+    let mut failures = Vec::new();
+    for threads in [1, 2, 4] {
+        let jobs = JobSystem::new(threads);
+        let mut check = |name: &str, per_frame: Vec<usize>| {
+            if per_frame.iter().any(|&a| a != 0) {
+                failures.push(format!("{name} on {threads} threads: {per_frame:?}"));
+            }
+        };
+        check("grid", warm_frames(&mut CountingSortGrid::default(), &jobs, &points));
+        check("hash", warm_frames(&mut SpatialHash::default(), &jobs, &points));
+        check("index", warm_frames(&mut SpatialIndex::default(), &jobs, &points));
+    }
+    assert!(failures.is_empty(), "allocations per warm frame:\n{}", failures.join("\n"));
+}
