@@ -53,8 +53,9 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use broadphase::{
-    Aabb, AdaptiveGrid, Dedup, GridConfig, PairKernel, SortAndSweep, brute_force_pairs,
-    brute_force_query,
+    Aabb, AdaptiveGrid,
+    grid::{Dedup, GridConfig, PairKernel},
+    oracle::{SortAndSweep, brute_force_pairs, brute_force_query},
 };
 use broadphase_scenes::{
     Scene, clusters16_40k, dense20k, mixed100k, pile, query_boxes, query10k, sparse20k,

@@ -1,6 +1,6 @@
 //! A small particle simulation step with each neighbor structure, timed.
 //!
-//! Two workloads from the source documents:
+//! Two particle workloads:
 //!
 //! - **SPH density** on a jittered lattice (`--sph N`, N³ points, default
 //!   40): build, neighbor lists in sorted order, then a density sum over each
@@ -19,7 +19,7 @@
 //! ```
 
 use broadphase::glam::Vec3;
-use broadphase::{
+use broadphase::neighbors::{
     CountingSortGrid, NeighborLists, NeighborSearch, RowLookup, SpatialHash, SpatialIndex,
     SpatialIndexConfig,
 };

@@ -8,7 +8,7 @@
 //! cargo run --release --example scene -- --list
 //! ```
 
-use broadphase::{AdaptiveGrid, SortAndSweep};
+use broadphase::{AdaptiveGrid, oracle::SortAndSweep};
 use broadphase_scenes::{Scene, all_box_scenes_up_to_100k};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};

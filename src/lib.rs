@@ -1,28 +1,50 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
-pub use broadphase_kernel::{
-    Aabb, AdaptiveGrid, Axis, Corner, Dedup, GridConfig, InputError, MAX_BOXES, PairKernel,
-    PairsError, SortAndSweep, TreeError, brute_force_pairs, brute_force_query,
-};
-pub use broadphase_kernel::{
-    CellHash, CountingSortGrid, CountingSortGridConfig, MAX_RADIUS, NeighborLists, NeighborRule,
-    NeighborSearch, PointError, RowLookup, ScanKernel, SpatialHash, SpatialHashConfig,
-    SpatialIndex, SpatialIndexConfig, brute_force_neighbor_pairs, brute_force_neighbor_rows,
-    brute_force_neighbors_within, brute_force_sphere_contacts, brute_force_spheres_touching,
-};
-pub use broadphase_partition::{
-    BuildError, GridTree, GridTreeConfig, JobContext, JobError, JobGroup, JobSystem,
-    JobSystemBuilder, ParallelNeighborLists, PartitionError, RegionDedup, TreeStats,
-};
+// The few names most users touch, at the root. Everything else lives in
+// the module named for its capability.
+pub use broadphase_jobs::JobSystem;
+pub use broadphase_kernel::AdaptiveGrid;
+pub use broadphase_partition::GridTree;
+pub use broadphase_storage::{Aabb, InputError};
 pub use glam;
 
-/// The storage building blocks the kernel is made of, for users who build
-/// their own structures on them: memory pools, padded SoA box buffers and
-/// `FastUnique`.
-pub mod storage {
-    pub use broadphase_storage::{
-        AlignedF32, FastUnique, FastUniqueSets, LANES, Pool, SENTINEL_ID, SoaBoxes, validate_boxes,
+/// The single-thread kernel: [`AdaptiveGrid`], a sparse
+/// adaptive grid that finds every overlapping pair of a slice of boxes, or
+/// every box a query box touches, on the calling thread. See
+/// `docs/ARCHITECTURE.md`.
+pub mod grid {
+    pub use broadphase_kernel::{
+        AdaptiveGrid, Dedup, GridCapacity, GridConfig, PairKernel, PairsError, ValidationError,
+    };
+}
+
+/// The same grid on all cores: [`GridTree`] splits a
+/// frame's boxes into regions, runs one [`AdaptiveGrid`] per region as a
+/// job of a [`JobSystem`], and merges the pairs deterministically. See
+/// `docs/PARTITION.md`.
+pub mod tree {
+    pub use broadphase_partition::{
+        GridTree, GridTreeConfig, PartitionError, RegionDedup, TreeStats,
+    };
+}
+
+/// The job system the tree and the neighbor lists run on: persistent
+/// workers, scoped jobs that borrow the caller's data, a wait that helps.
+pub mod jobs {
+    pub use broadphase_jobs::{
+        IndexedJob, JobContext, JobError, JobGroup, JobSystem, JobSystemBuilder, Scope, SpawnError,
+    };
+}
+
+/// Fixed-radius neighbor search over points: three structures behind one
+/// [`NeighborSearch`](neighbors::NeighborSearch) trait, CSR neighbor
+/// lists, and their parallel fill. See `docs/NEIGHBORS.md`.
+pub mod neighbors {
+    pub use broadphase_neighbors::{
+        CellHash, CountingSortGrid, CountingSortGridConfig, MAX_RADIUS, NeighborLists,
+        NeighborRule, NeighborSearch, ParallelNeighborLists, PointError, RowLookup, ScanKernel,
+        SpatialHash, SpatialHashConfig, SpatialIndex, SpatialIndexConfig,
     };
 }
 
@@ -31,4 +53,25 @@ pub mod storage {
 /// errors, and the `hecs` it is built for. See `docs/ECS.md`.
 pub mod ecs {
     pub use broadphase_ecs::*;
+}
+
+/// The building blocks the kernel is made of, for users who build their
+/// own structures on them: the input contract and its limits, memory
+/// pools, padded SoA box buffers and `FastUnique`.
+pub mod storage {
+    pub use broadphase_storage::{
+        Aabb, AlignedF32, Axis, Corner, FastUnique, FastUniqueSets, InputError, LANES, MAX_BOXES,
+        Pool, SENTINEL_ID, SoaBoxes, validate_boxes,
+    };
+}
+
+/// The reference answers everything is tested against: brute force for
+/// pairs, queries and neighbors, and a plain sort-and-sweep. Slow by
+/// design; for tests and for checking your own use.
+pub mod oracle {
+    pub use broadphase_kernel::{SortAndSweep, brute_force_pairs, brute_force_query};
+    pub use broadphase_neighbors::{
+        brute_force_neighbor_pairs, brute_force_neighbor_rows, brute_force_neighbors_within,
+        brute_force_sphere_contacts, brute_force_spheres_touching,
+    };
 }

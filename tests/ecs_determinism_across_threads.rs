@@ -7,10 +7,10 @@
 //! too), so the multithreaded path really runs, and it changes every frame:
 //! moves, spawns, despawns.
 
-use broadphase::GridTreeConfig;
 use broadphase::ecs::hecs::{Entity, World};
 use broadphase::ecs::{Aabb, BroadPhasePlugin, PluginConfig, Static};
 use broadphase::glam::Vec3;
+use broadphase::tree::GridTreeConfig;
 use broadphase_scenes::SplitMix64;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};

@@ -11,7 +11,7 @@ use broadphase::ecs::{
     Aabb, BroadPhasePlugin, Collider, CollisionLayers, PluginConfig, Static, StaticChanges,
 };
 use broadphase::glam::Vec3;
-use broadphase::{SortAndSweep, brute_force_pairs};
+use broadphase::oracle::{SortAndSweep, brute_force_pairs};
 use broadphase_scenes::sparse20k;
 use ecs_support::{expected_pairs, minus};
 use proptest::prelude::*;

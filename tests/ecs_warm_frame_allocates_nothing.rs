@@ -9,16 +9,13 @@
 //! The counting allocator counts every thread of this test binary (the
 //! plugin's job system's workers too), so the file holds a single `#[test]`.
 
-use broadphase::GridTreeConfig;
 use broadphase::ecs::hecs::World;
 use broadphase::ecs::{Aabb, BroadPhasePlugin, Collider, CollisionLayers, PluginConfig, Static};
 use broadphase::glam::Vec3;
+use broadphase::tree::GridTreeConfig;
 use broadphase_scenes::SplitMix64;
 
-#[path = "support/counting_allocator.rs"]
-mod counting_allocator;
-
-use counting_allocator::{CountingAllocator, allocations_on_every_thread_during};
+use broadphase_testkit::{CountingAllocator, allocations_on_every_thread_during};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;

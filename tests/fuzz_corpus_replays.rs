@@ -75,7 +75,7 @@ fn decoder_reaches_both_outcomes() {
         let data: Vec<u8> = (0..rng.below(600)).map(|_| rng.next_u64() as u8).collect();
         let (_, boxes) = fuzz_input::decode(&data);
         let mut pairs = Vec::new();
-        match broadphase::brute_force_pairs(&boxes, &mut pairs) {
+        match broadphase::oracle::brute_force_pairs(&boxes, &mut pairs) {
             Ok(()) if !pairs.is_empty() => valid_with_pairs += 1,
             Ok(()) => {}
             Err(_) => invalid += 1,

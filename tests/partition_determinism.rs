@@ -4,25 +4,14 @@
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
-use std::sync::mpsc;
-use std::time::Duration;
 
 use broadphase::glam::Vec3;
-use broadphase::{Aabb, GridTree, GridTreeConfig, JobSystem, RegionDedup};
-use broadphase_scenes::{SplitMix64, clusters16_40k, dense20k, object_box, pile, uniform};
-
-/// Runs `f` on its own thread; a hang fails the test instead of stalling.
-fn within<T: Send + 'static>(seconds: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
-    });
-    match rx.recv_timeout(Duration::from_secs(seconds)) {
-        Ok(Ok(value)) => value,
-        Ok(Err(panic)) => std::panic::resume_unwind(panic),
-        Err(_) => panic!("did not finish within {seconds} s"),
-    }
-}
+use broadphase::{
+    Aabb, GridTree, JobSystem,
+    tree::{GridTreeConfig, RegionDedup},
+};
+use broadphase_scenes::{cluster88k, clusters16_40k, dense20k, pile, uniform};
+use broadphase_testkit::within;
 
 /// Hash of the pairs in output order (not sorted: the order is part of
 /// the contract), and their count.
@@ -37,18 +26,7 @@ fn scenes() -> Vec<(&'static str, Vec<Aabb>)> {
     huge.push(Aabb::new(Vec3::splat(-1e9), Vec3::splat(1e9)));
     // A cluster in one root cell of more than 65,536 boxes: split again in
     // parallel passes, whose chunking follows the thread count.
-    let mut rng = SplitMix64::new(41);
-    let cluster: Vec<Aabb> = (0..88_000)
-        .map(|i| {
-            let side = if i % 11 == 0 { 20_000.0 } else { 1_500.0 };
-            let c = Vec3::new(
-                rng.range_f32(0.0, side),
-                rng.range_f32(0.0, side),
-                rng.range_f32(0.0, side),
-            );
-            object_box(c)
-        })
-        .collect();
+    let cluster = cluster88k().boxes;
     vec![
         ("cluster beside a sparse world", cluster),
         ("clusters16_40k", clusters16_40k().boxes),

@@ -14,13 +14,13 @@
 //! The counter sees every thread, so this file holds a single `#[test]`.
 
 use broadphase::glam::Vec3;
-use broadphase::{Aabb, GridTree, GridTreeConfig, JobSystem, RegionDedup};
+use broadphase::{
+    Aabb, GridTree, JobSystem,
+    tree::{GridTreeConfig, RegionDedup},
+};
 use broadphase_scenes::SplitMix64;
 
-#[path = "support/counting_allocator.rs"]
-mod counting_allocator;
-
-use counting_allocator::{CountingAllocator, allocations_on_every_thread_during};
+use broadphase_testkit::{CountingAllocator, allocations_on_every_thread_during};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;

@@ -3,7 +3,11 @@
 //! the scenes small enough for the O(boxes × leaves) checker; and queries
 //! against query10k by brute force.
 
-use broadphase::{Aabb, AdaptiveGrid, Dedup, GridConfig, SortAndSweep, brute_force_query};
+use broadphase::{
+    Aabb, AdaptiveGrid,
+    grid::{Dedup, GridConfig},
+    oracle::{SortAndSweep, brute_force_query},
+};
 use broadphase_scenes::{all_box_scenes_up_to_100k, query_boxes, query10k};
 
 /// Largest scene `validate()` is run on (sparse20k and dense20k have 20,004).

@@ -6,8 +6,9 @@
 
 use broadphase::glam::Vec3;
 use broadphase::{
-    Aabb, AdaptiveGrid, Dedup, GridConfig, PairKernel, SortAndSweep, brute_force_pairs,
-    brute_force_query,
+    Aabb, AdaptiveGrid,
+    grid::{Dedup, GridConfig, PairKernel},
+    oracle::{SortAndSweep, brute_force_pairs, brute_force_query},
 };
 
 /// Most boxes one input decodes to: brute force is the oracle, and it is
@@ -161,10 +162,10 @@ fn shared_jobs() -> &'static broadphase::JobSystem {
 pub(crate) fn check_grid_tree(data: &[u8]) {
     let (config, boxes) = decode(data);
     let split_threshold = [1, 3, 16, 64][config.leaf_capacity.trailing_zeros() as usize % 4];
-    let tree_config = broadphase::GridTreeConfig {
+    let tree_config = broadphase::tree::GridTreeConfig {
         split_threshold,
         grid: config,
-        ..broadphase::GridTreeConfig::default()
+        ..broadphase::tree::GridTreeConfig::default()
     };
     let mut tree = broadphase::GridTree::with_config(tree_config);
     let mut expected = Vec::new();
@@ -186,7 +187,8 @@ pub(crate) fn check_grid_tree(data: &[u8]) {
 /// pairs within the radius.
 pub(crate) fn check_neighbors(data: &[u8]) {
     use broadphase::{
-        CountingSortGrid, NeighborSearch, SpatialHash, SpatialIndex, brute_force_neighbor_pairs,
+        neighbors::{CountingSortGrid, NeighborSearch, SpatialHash, SpatialIndex},
+        oracle::brute_force_neighbor_pairs,
     };
     let (_, boxes) = decode(data);
     let points: Vec<Vec3> = boxes.iter().map(|b| b.min).collect();
@@ -198,7 +200,7 @@ pub(crate) fn check_neighbors(data: &[u8]) {
         structure: &mut impl NeighborSearch,
         points: &[Vec3],
         radius: f32,
-        oracle: &Result<(), broadphase::PointError>,
+        oracle: &Result<(), broadphase::neighbors::PointError>,
         expected: &[[u32; 2]],
     ) {
         match (structure.build(points, radius), oracle) {

@@ -15,9 +15,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use broadphase::{
-    Aabb, AdaptiveGrid, CountingSortGrid, GridTree, JobSystem, NeighborSearch, SortAndSweep,
-};
+use broadphase::{Aabb, AdaptiveGrid, GridTree, JobSystem, neighbors::{CountingSortGrid, NeighborSearch}, oracle::SortAndSweep};
 use broadphase_scenes as scenes;
 
 /// One run of a method must stay under this, or the method is skipped there.
@@ -245,7 +243,7 @@ fn query_latency(rounds: usize) -> Vec<(&'static str, Vec<f64>)> {
     let mut out = Vec::new();
     for q in &queries {
         let mut want = Vec::new();
-        broadphase::brute_force_query(boxes, q, &mut want).expect("valid query");
+        broadphase::oracle::brute_force_query(boxes, q, &mut want).expect("valid query");
         want.sort_unstable();
         for (name, f) in ms.iter_mut() {
             f(q, &mut out);

@@ -1,6 +1,10 @@
 //! The single-thread kernel of broadphase: the sparse adaptive grid, and the
 //! reference oracles everything is checked against.
 //!
+//! The kernel never knows about threads. `broadphase-partition`'s
+//! `GridTree` runs this same grid on all cores: it splits a frame's boxes
+//! into regions and builds one `AdaptiveGrid` per region on each thread.
+//!
 //! # The adaptive grid
 //!
 //! [`AdaptiveGrid`] is a sparse linear tree of 4×4×4 grids. A node holding
@@ -37,15 +41,10 @@
 //! ```
 
 mod grid;
-mod neighbors;
 mod reference;
 
 pub use broadphase_storage::{Aabb, Axis, Corner, InputError, MAX_BOXES};
-pub use grid::{AdaptiveGrid, Dedup, GridCapacity, GridConfig, PairKernel, PairsError, TreeError};
-pub use neighbors::{
-    CellHash, CountingSortGrid, CountingSortGridConfig, MAX_RADIUS, NeighborLists, NeighborRule,
-    NeighborSearch, PointError, RowLookup, ScanKernel, SpatialHash, SpatialHashConfig,
-    SpatialIndex, SpatialIndexConfig, brute_force_neighbor_pairs, brute_force_neighbor_rows,
-    brute_force_neighbors_within, brute_force_sphere_contacts, brute_force_spheres_touching,
+pub use grid::{
+    AdaptiveGrid, Dedup, GridCapacity, GridConfig, PairKernel, PairsError, ValidationError,
 };
 pub use reference::{SortAndSweep, brute_force_pairs, brute_force_query};

@@ -40,8 +40,8 @@ const MIXED100K_SEED: u64 = 0x5EED_0000_0000_0006;
 const QUERY10K_SEED: u64 = 0x5EED_0000_0000_0007;
 
 /// The box of one object of the design's convention: it spans
-/// `[c - 2.5, c + 1.5]` on each axis (width 4, off-centre like the point
-/// cloud of the source article).
+/// `[c - 2.5, c + 1.5]` on each axis (width 4, off-centre, as the box of a
+/// point cloud whose origin is not its centre).
 ///
 /// # Examples
 ///
@@ -99,7 +99,7 @@ fn cube_with_teapots(name: &'static str, seed: u64, count: usize, side: f32) -> 
 }
 
 /// sparse20k: 20,001 objects with centers uniform in `[0, 900)³`, then the 3
-/// teapots (20,004 boxes). The source article's 20k benchmark; few pairs.
+/// teapots (20,004 boxes). The classic sparse 20k benchmark; few pairs.
 ///
 /// # Examples
 ///
@@ -235,6 +235,33 @@ pub fn mixed100k() -> Scene {
 /// ```
 pub fn pile() -> Scene {
     Scene { name: "pile", boxes: vec![object_box(Vec3::ZERO); 2_000] }
+}
+
+/// cluster88k: 88,000 objects, one in 11 spread over `[0, 20,000)³` and
+/// the rest packed into `[0, 1,500)³`. A grid placed over the whole world
+/// leaves the cluster in one cell of some 80,000 boxes, the case the grid
+/// tree splits in parallel passes instead of inside one job.
+///
+/// # Examples
+///
+/// ```
+/// let scene = broadphase_scenes::cluster88k();
+/// assert_eq!(scene.boxes.len(), 88_000);
+/// ```
+pub fn cluster88k() -> Scene {
+    let mut rng = SplitMix64::new(41);
+    let boxes = (0..88_000)
+        .map(|i| {
+            let side = if i % 11 == 0 { 20_000.0 } else { 1_500.0 };
+            let c = Vec3::new(
+                rng.range_f32(0.0, side),
+                rng.range_f32(0.0, side),
+                rng.range_f32(0.0, side),
+            );
+            object_box(c)
+        })
+        .collect();
+    Scene { name: "cluster88k", boxes }
 }
 
 /// Number of random static boxes in query10k (the teapots come on top).

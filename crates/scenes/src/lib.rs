@@ -20,6 +20,7 @@
 //! | [`uniform1m`] | 1,000,000 objects at sparse20k's density | 1,000,000 |
 //! | [`mixed100k`] | cubes, widths log-uniform in `[0.5, 50)`, centers in `[0, 2000)³` | 100,000 |
 //! | [`pile`] | identical objects (1,999,000 pairs) | 2,000 |
+//! | [`cluster88k`] | a dense cluster beside a sparse world | 88,000 |
 //! | [`query10k`] | static set for queries, sparse20k's density, + teapots | 10,003 |
 //! | [`particles5k`] | spheres of radii in `[1, 4)`, ~2 contacts each | 5,000 |
 //! | [`sph1m`] | jittered 100³ lattice, [`SPH1M_RADIUS`] for ~31 neighbors | 1,000,000 |
@@ -49,8 +50,8 @@ mod points;
 mod rng;
 
 pub use boxes::{
-    Scene, all_box_scenes_up_to_100k, clusters16_40k, dense20k, mixed100k, object_box, pile,
-    query_boxes, query10k, sparse20k, stretched40k, uniform, uniform1m,
+    Scene, all_box_scenes_up_to_100k, cluster88k, clusters16_40k, dense20k, mixed100k, object_box,
+    pile, query_boxes, query10k, sparse20k, stretched40k, uniform, uniform1m,
 };
 pub use points::{SPH1M_RADIUS, Spheres, particles5k, sph, sph1m};
 pub use rng::SplitMix64;

@@ -8,9 +8,11 @@ pub enum Dedup {
     /// candidate and no memory; measured faster (see `docs/BENCHMARKS.md`).
     #[default]
     ReferencePoint,
-    /// The source article's scheme: every leaf reports every overlap and a
-    /// per-box [`FastUniqueSets`](broadphase_storage::FastUniqueSets) drops
-    /// the repeats.
+    /// A benchmark baseline, kept to measure the default against: every
+    /// leaf reports every overlap and a per-box
+    /// [`FastUniqueSets`](broadphase_storage::FastUniqueSets) drops the
+    /// repeats (the scheme the adaptive grid was first described with).
+    /// Same pairs, never faster here; not meant for production frames.
     FastUnique,
 }
 

@@ -14,4 +14,4 @@ pub use capacity::GridCapacity;
 pub use config::{Dedup, GridConfig, PairKernel};
 pub use pairs::PairsError;
 pub use tree::AdaptiveGrid;
-pub use validate::TreeError;
+pub use validate::ValidationError;

@@ -7,20 +7,20 @@ use core::fmt;
 
 /// A broken tree invariant found by [`AdaptiveGrid::validate`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TreeError(String);
+pub struct ValidationError(String);
 
-impl fmt::Display for TreeError {
+impl fmt::Display for ValidationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "adaptive grid invariant broken: {}", self.0)
     }
 }
 
-impl std::error::Error for TreeError {}
+impl std::error::Error for ValidationError {}
 
 macro_rules! ensure {
     ($cond:expr, $($msg:tt)+) => {
         if !$cond {
-            return Err(TreeError(format!($($msg)+)));
+            return Err(ValidationError(format!($($msg)+)));
         }
     };
 }
@@ -33,7 +33,7 @@ impl AdaptiveGrid {
     /// padding is sentinels.
     ///
     /// # Errors
-    /// A [`TreeError`] describing the first broken invariant.
+    /// A [`ValidationError`] describing the first broken invariant.
     ///
     /// # Examples
     ///
@@ -47,7 +47,7 @@ impl AdaptiveGrid {
     /// assert!(grid.validate(&boxes).is_ok());
     /// # Ok::<(), broadphase_kernel::InputError>(())
     /// ```
-    pub fn validate(&self, boxes: &[Aabb]) -> Result<(), TreeError> {
+    pub fn validate(&self, boxes: &[Aabb]) -> Result<(), ValidationError> {
         ensure!(
             boxes.len() == self.box_count,
             "built {} boxes, given {}",
@@ -84,7 +84,7 @@ impl AdaptiveGrid {
         node_seen: &mut [bool],
         leaf_seen: &mut [bool],
         box_seen: &mut [bool],
-    ) -> Result<(), TreeError> {
+    ) -> Result<(), ValidationError> {
         ensure!(index < self.nodes.len(), "node {index} out of range");
         ensure!(!node_seen[index], "node {index} reached twice");
         node_seen[index] = true;
@@ -120,7 +120,7 @@ impl AdaptiveGrid {
         region: Region,
         boxes: &[Aabb],
         box_seen: &mut [bool],
-    ) -> Result<(), TreeError> {
+    ) -> Result<(), ValidationError> {
         let leaf = self.leaves[leaf_index];
         ensure!(leaf.region == region, "leaf {leaf_index}: stored region differs from its cell");
         ensure!(leaf.count > 0 || self.leaves.len() == 1, "leaf {leaf_index} is empty");

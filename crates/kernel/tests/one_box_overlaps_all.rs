@@ -2,9 +2,9 @@
 //! every cell, so a split copying it everywhere must neither lose nor repeat
 //! any of its 20,000 pairs, nor disturb the sparse pairs.
 
-use broadphase::glam::Vec3;
-use broadphase::{Aabb, AdaptiveGrid, Dedup, GridConfig, SortAndSweep};
+use broadphase_kernel::{Aabb, AdaptiveGrid, Dedup, GridConfig, SortAndSweep};
 use broadphase_scenes::uniform;
+use glam::Vec3;
 
 /// Exactly the sparse pairs plus one pair per sparse box with the huge box,
 /// with the huge box first, in the middle and last.

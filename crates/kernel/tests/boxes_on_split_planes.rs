@@ -8,8 +8,10 @@
 //! these do: a lattice over `[0, 2^k]` makes every plane (extent / 2 or / 4,
 //! recursively) an integer, and every box face sits on integers.
 
-use broadphase::glam::Vec3;
-use broadphase::{Aabb, AdaptiveGrid, Dedup, GridConfig, brute_force_pairs, brute_force_query};
+use broadphase_kernel::{
+    Aabb, AdaptiveGrid, Dedup, GridConfig, brute_force_pairs, brute_force_query,
+};
+use glam::Vec3;
 
 /// `side³` unit boxes on the integer lattice, each touching its neighbours,
 /// plus zero-size boxes at every `step`-th lattice point.

@@ -3,11 +3,11 @@
 //! infinity in a naive extent or cell size computation); no box may be
 //! dropped, no pair lost, and nothing may panic.
 
-use broadphase::glam::Vec3;
-use broadphase::{
+use broadphase_kernel::{
     Aabb, AdaptiveGrid, Dedup, GridConfig, SortAndSweep, brute_force_pairs, brute_force_query,
 };
 use broadphase_scenes::{sparse20k, uniform};
+use glam::Vec3;
 
 /// Two far boxes, each touched by a second far box, plus a box spanning all.
 fn far_boxes() -> Vec<Aabb> {

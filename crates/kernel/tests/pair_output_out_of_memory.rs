@@ -7,7 +7,7 @@
 //! grows the output with `try_reserve`. This test's allocator refuses any
 //! single allocation above a limit, standing in for an exhausted machine.
 
-use broadphase::{AdaptiveGrid, PairsError};
+use broadphase_kernel::{AdaptiveGrid, PairsError};
 use broadphase_scenes::pile;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};

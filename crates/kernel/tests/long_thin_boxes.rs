@@ -3,9 +3,9 @@
 //! keeps doing so copies boxes without bound. Pairs must be exact and the
 //! box slots in leaves must stay below 64 × the box count.
 
-use broadphase::glam::Vec3;
-use broadphase::{Aabb, AdaptiveGrid, Dedup, GridConfig, SortAndSweep};
+use broadphase_kernel::{Aabb, AdaptiveGrid, Dedup, GridConfig, SortAndSweep};
 use broadphase_scenes::SplitMix64;
+use glam::Vec3;
 
 /// `count` sticks over x ∈ [0, 1000] at random y, z in `[0, side)`,
 /// thickness in `[0, 2)` on y and z.

@@ -3,11 +3,11 @@
 //! a failed build leaves an empty, reusable grid; and the awkward but valid
 //! inputs (empty, one box, subnormals, ±`f32::MAX`, -0.0) give exact pairs.
 
-use broadphase::glam::Vec3;
-use broadphase::{
+use broadphase_kernel::{
     Aabb, AdaptiveGrid, Axis, Corner, Dedup, GridConfig, InputError, brute_force_pairs,
     brute_force_query,
 };
+use glam::Vec3;
 
 const AXES: [Axis; 3] = [Axis::X, Axis::Y, Axis::Z];
 

@@ -6,11 +6,11 @@
 //! Scenes come from a kind, a size and a seed through [`SplitMix64`], so a
 //! failing case is reproduced by its printed `(kind, size, seed, config)`.
 
-use broadphase::glam::Vec3;
-use broadphase::{
+use broadphase_kernel::{
     Aabb, AdaptiveGrid, Dedup, GridConfig, PairKernel, brute_force_pairs, brute_force_query,
 };
 use broadphase_scenes::SplitMix64;
+use glam::Vec3;
 use proptest::prelude::*;
 
 /// The kinds of scene the strategy picks from.

@@ -3,9 +3,9 @@
 //! overflow, recurse forever, drop pairs or repeat them. Each pair must be
 //! reported exactly once, for each dedup mode and leaf capacity.
 
-use broadphase::glam::Vec3;
-use broadphase::{Aabb, AdaptiveGrid, Dedup, GridConfig};
+use broadphase_kernel::{Aabb, AdaptiveGrid, Dedup, GridConfig};
 use broadphase_scenes::pile;
+use glam::Vec3;
 
 /// Asserts `pairs` is exactly every `[a, b]` with `a < b < n`, each once.
 fn assert_complete(pairs: &mut [[u32; 2]], n: u32, what: &str) {

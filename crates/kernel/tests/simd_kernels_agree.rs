@@ -6,9 +6,9 @@
 //! Run also with `--features scalar`, where only the scalar kernel is
 //! available and every SIMD request must fall back to it.
 
-use broadphase::glam::Vec3;
-use broadphase::{Aabb, AdaptiveGrid, Dedup, GridConfig, PairKernel};
+use broadphase_kernel::{Aabb, AdaptiveGrid, Dedup, GridConfig, PairKernel};
 use broadphase_scenes::{SplitMix64, dense20k, mixed100k, object_box, query_boxes};
+use glam::Vec3;
 
 const DEDUPS: [Dedup; 2] = [Dedup::ReferencePoint, Dedup::FastUnique];
 

@@ -8,13 +8,13 @@
 //! while counting is switched on are counted (the harness's own threads
 //! cannot disturb the count).
 
-use broadphase::{Aabb, AdaptiveGrid, Dedup, GridConfig};
+use broadphase::{
+    Aabb, AdaptiveGrid,
+    grid::{Dedup, GridConfig},
+};
 use broadphase_scenes::{dense20k, sparse20k};
 
-#[path = "support/counting_allocator.rs"]
-mod counting_allocator;
-
-use counting_allocator::{CountingAllocator, allocations_during};
+use broadphase_testkit::{CountingAllocator, allocations_during};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
