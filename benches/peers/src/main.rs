@@ -15,7 +15,11 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use broadphase::{Aabb, AdaptiveGrid, GridTree, JobSystem, neighbors::{CountingSortGrid, NeighborSearch}, oracle::SortAndSweep};
+use broadphase::{
+    Aabb, AdaptiveGrid, GridTree, JobSystem,
+    neighbors::{CountingSortGrid, NeighborSearch},
+    oracle::SortAndSweep,
+};
 use broadphase_scenes as scenes;
 
 /// One run of a method must stay under this, or the method is skipped there.

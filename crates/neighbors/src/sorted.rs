@@ -2,7 +2,6 @@
 //! padded structure-of-arrays columns, with the map back to the caller's
 //! indices; and the stable counting sort two of them build it with.
 
-use broadphase_storage::AlignedF32;
 use glam::Vec3;
 
 /// Slots of padding after the last particle in every column, so the scan
@@ -42,17 +41,19 @@ impl Shape {
 
 /// The particles of one build in sorted (cell) order.
 ///
-/// The columns are storage's 64-byte-aligned [`AlignedF32`]; the column set
-/// is local because storage's [`SoaBoxes`](broadphase_storage::SoaBoxes)
-/// holds boxes (min/max per axis, infinite padding), not points and radii.
+/// The columns are plain `Vec<f32>`, not storage's 64-byte-aligned
+/// `AlignedF32`: with `AlignedF32` columns the spatial hash's sph1m frame
+/// measured 6–7% slower and no frame measured faster (alternated A/B runs,
+/// `docs/BENCHMARKS.md`). Storage's `SoaBoxes` holds boxes, not points and
+/// radii, so the column set itself is local too.
 #[derive(Clone, Debug)]
 pub(crate) struct Sorted {
     /// Coordinates by slot; `len + PAD` long, the padding NaN (never a neighbor).
-    pub(crate) x: AlignedF32,
-    pub(crate) y: AlignedF32,
-    pub(crate) z: AlignedF32,
+    pub(crate) x: Vec<f32>,
+    pub(crate) y: Vec<f32>,
+    pub(crate) z: Vec<f32>,
     /// Sphere radii by slot, `len + PAD` long (padding 0); empty for points.
-    pub(crate) r: AlignedF32,
+    pub(crate) r: Vec<f32>,
     /// `order[slot]` is the caller's index of the particle in that slot.
     pub(crate) order: Vec<u32>,
     pub(crate) shape: Shape,
@@ -68,10 +69,10 @@ pub(crate) struct Sorted {
 impl Default for Sorted {
     fn default() -> Self {
         Self {
-            x: AlignedF32::new(),
-            y: AlignedF32::new(),
-            z: AlignedF32::new(),
-            r: AlignedF32::new(),
+            x: Vec::new(),
+            y: Vec::new(),
+            z: Vec::new(),
+            r: Vec::new(),
             order: Vec::new(),
             shape: Shape::Points { radius: 0.0 },
             long_rows: false,
@@ -110,7 +111,7 @@ impl Sorted {
     /// The position in `slot`.
     #[inline(always)]
     pub(crate) fn position(&self, slot: usize) -> [f32; 3] {
-        [self.x.as_slice()[slot], self.y.as_slice()[slot], self.z.as_slice()[slot]]
+        [self.x[slot], self.y[slot], self.z[slot]]
     }
 
     /// Sizes the columns for `n` particles (padding set, the rest to be
@@ -149,21 +150,15 @@ impl Sorted {
             // n <= MAX_POINTS, checked by validation.
             self.staging[slot as usize] = [p.x.to_bits(), p.y.to_bits(), p.z.to_bits(), i as u32];
         }
-        // Every output a local slice, none reached through `self`: the
-        // compiler then knows the stores cannot move `self`'s buffers, and
-        // vectorises the split.
-        let x = &mut self.x.as_mut_slice()[..n];
-        let y = &mut self.y.as_mut_slice()[..n];
-        let z = &mut self.z.as_mut_slice()[..n];
-        let order = &mut self.order[..n];
+        let (x, y, z) = (&mut self.x[..n], &mut self.y[..n], &mut self.z[..n]);
         for (s, staged) in self.staging.iter().enumerate() {
             x[s] = f32::from_bits(staged[0]);
             y[s] = f32::from_bits(staged[1]);
             z[s] = f32::from_bits(staged[2]);
-            order[s] = staged[3];
+            self.order[s] = staged[3];
         }
         if let Some(radii) = radii {
-            let r = &mut self.r.as_mut_slice()[..n];
+            let r = &mut self.r[..n];
             for (&radius, &slot) in radii.iter().zip(dst) {
                 r[slot as usize] = radius;
             }
@@ -184,9 +179,7 @@ impl Sorted {
         assert_eq!(order.len(), n);
         self.resize(n, radii.is_some(), shape);
         std::mem::swap(&mut self.order, order);
-        let x = &mut self.x.as_mut_slice()[..n];
-        let y = &mut self.y.as_mut_slice()[..n];
-        let z = &mut self.z.as_mut_slice()[..n];
+        let (x, y, z) = (&mut self.x[..n], &mut self.y[..n], &mut self.z[..n]);
         for (s, &i) in self.order.iter().enumerate() {
             let p = points[i as usize];
             x[s] = p.x;
@@ -194,7 +187,7 @@ impl Sorted {
             z[s] = p.z;
         }
         if let Some(radii) = radii {
-            for (r, &i) in self.r.as_mut_slice().iter_mut().zip(&self.order) {
+            for (r, &i) in self.r.iter_mut().zip(&self.order) {
                 *r = radii[i as usize];
             }
         }
@@ -309,7 +302,7 @@ mod tests {
         let mut gathered = Sorted::default();
         gathered.gather(&points, None, &mut order, Shape::Points { radius: 1.0 });
         assert_eq!(gathered.order, sorted.order);
-        assert_eq!(gathered.x.as_slice()[..7], sorted.x.as_slice()[..7]);
+        assert_eq!(gathered.x[..7], sorted.x[..7]);
     }
 
     #[test]
@@ -324,8 +317,8 @@ mod tests {
         );
         assert_eq!(sorted.position(0), [4.0, 5.0, 6.0]);
         assert_eq!(sorted.x.len(), 2 + PAD);
-        assert!(sorted.x.as_slice()[2].is_nan());
-        assert_eq!(&sorted.r.as_slice()[..3], [0.25, 0.5, 0.0]);
+        assert!(sorted.x[2].is_nan());
+        assert_eq!(&sorted.r[..3], [0.25, 0.5, 0.0]);
         assert_eq!(sorted.shape.reach(), 1.0);
     }
 
