@@ -41,18 +41,6 @@ pub(crate) struct Job {
     group: Arc<GroupState>,
 }
 
-impl Job {
-    /// A closure job counted in `group` (the caller has counted it).
-    pub(crate) fn closure(f: JobFn, group: &Arc<GroupState>) -> Job {
-        Job { work: Work::Closure(f), group: Arc::clone(group) }
-    }
-
-    /// An indexed job counted in `group` (the caller has counted it).
-    pub(crate) fn indexed(job: ErasedIndexed, index: usize, group: &Arc<GroupState>) -> Job {
-        Job { work: Work::Indexed(job, index), group: Arc::clone(group) }
-    }
-}
-
 impl fmt::Debug for Job {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Job").finish_non_exhaustive()
@@ -92,7 +80,7 @@ impl GroupState {
     }
 
     /// The group's outcome once it is done, resetting the panic record.
-    pub(crate) fn outcome(&self) -> Result<(), JobError> {
+    fn outcome(&self) -> Result<(), JobError> {
         let mut panics = self.panics.lock();
         match panics.first.take() {
             None => Ok(()),
@@ -338,8 +326,22 @@ impl<'a> JobGroup<'a> {
     where
         F: FnOnce(&mut JobContext<'_, 'static>) + Send + 'static,
     {
+        self.queue_closure(Box::new(f));
+    }
+
+    /// Counts a closure job in the group and queues it on the shared queue.
+    pub(crate) fn queue_closure(&self, f: JobFn) {
+        self.queue(Work::Closure(f));
+    }
+
+    /// Counts an indexed job in the group and queues it on the shared queue.
+    pub(crate) fn queue_indexed(&self, job: ErasedIndexed, index: usize) {
+        self.queue(Work::Indexed(job, index));
+    }
+
+    fn queue(&self, work: Work) {
         self.state.latch.add();
-        self.system.shared.inject(Job::closure(Box::new(f), &self.state));
+        self.system.shared.inject(Job { work, group: Arc::clone(&self.state) });
     }
 
     /// Waits until every job of the group and all their sub-jobs have

@@ -7,12 +7,10 @@
 //! and a job counts itself finished only after it has dropped everything
 //! it captured (see `latch.rs`, model-checked with loom).
 
-use core::fmt;
 use core::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-use std::sync::Arc;
 
-use crate::group::{GroupState, Job, JobContext, JobError, JobFn, in_job};
+use crate::group::{JobContext, JobError, JobFn, JobGroup, in_job};
 use crate::system::JobSystem;
 
 /// A job made of a shared object and an index into the work it holds:
@@ -122,19 +120,13 @@ pub(crate) unsafe fn erase_indexed<'scope, J: IndexedJob<'scope>>(job: &'scope J
 /// assert_eq!(halves, [vec![10, 20, 30], vec![400, 500, 600]]);
 /// # Ok::<(), broadphase_jobs::JobError>(())
 /// ```
+#[derive(Debug)]
 pub struct Scope<'scope> {
-    system: &'scope JobSystem,
-    state: Arc<GroupState>,
+    /// A scope is a group whose jobs borrow: the same latch, queue and
+    /// wait, with lifetimes erased on the way in.
+    group: JobGroup<'scope>,
     /// Invariant in `'scope`: a scope may not be taken for a shorter one.
     marker: PhantomData<&'scope mut &'scope ()>,
-}
-
-impl fmt::Debug for Scope<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Scope")
-            .field("pending", &self.state.latch.pending())
-            .finish_non_exhaustive()
-    }
 }
 
 impl<'scope> Scope<'scope> {
@@ -162,11 +154,10 @@ impl<'scope> Scope<'scope> {
     where
         F: FnOnce(&mut JobContext<'_, 'scope>) + Send + 'scope,
     {
-        self.state.latch.add();
         // SAFETY: the job counts in this scope's latch, which
         // `JobSystem::scope` waits on before `'scope` ends.
         let job = unsafe { erase_closure(Box::new(f)) };
-        self.system.shared.inject(Job::closure(job, &self.state));
+        self.group.queue_closure(job);
     }
 
     /// Queues `job.run(ctx, index)`; allocates nothing. See [`IndexedJob`].
@@ -191,10 +182,9 @@ impl<'scope> Scope<'scope> {
     where
         J: IndexedJob<'scope>,
     {
-        self.state.latch.add();
         // SAFETY: as in `spawn`: the scope waits on this latch.
         let job = unsafe { erase_indexed(job) };
-        self.system.shared.inject(Job::indexed(job, index, &self.state));
+        self.group.queue_indexed(job, index);
     }
 }
 
@@ -237,14 +227,12 @@ impl JobSystem {
         if in_job() {
             return Err(JobError::WaitInsideJob);
         }
-        let scope = Scope { system: self, state: self.shared.take_group(), marker: PhantomData };
+        let scope = Scope { group: self.group(), marker: PhantomData };
         let result = catch_unwind(AssertUnwindSafe(|| f(&scope)));
         // Whatever `f` did, its jobs borrow data that lives only as long
-        // as this call: wait for every one of them before returning.
-        let state = &scope.state;
-        self.help_until(&|| state.latch.is_done());
-        let outcome = state.outcome();
-        self.shared.recycle_group(state);
+        // as this call: wait for every one of them before returning (not
+        // inside a job, checked above, so `wait` does wait).
+        let outcome = scope.group.wait();
         match result {
             Ok(value) => outcome.map(|()| value),
             Err(payload) => resume_unwind(payload),
