@@ -74,6 +74,24 @@ impl Aabb {
         self.min.cmple(other.max).all() && other.min.cmple(self.max).all()
     }
 
+    /// Whether this box meets the input contract (finite, `min <= max` on
+    /// every axis): the branch-free fast check, for hot loops that only
+    /// need a yes or no. [`validate`](Aabb::validate) says what is wrong.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use broadphase_storage::Aabb;
+    /// use glam::Vec3;
+    /// assert!(Aabb::new(Vec3::ZERO, Vec3::ONE).is_valid());
+    /// assert!(!Aabb::new(Vec3::ONE, Vec3::ZERO).is_valid());
+    /// assert!(!Aabb::new(Vec3::ZERO, Vec3::new(1.0, f32::NAN, 1.0)).is_valid());
+    /// ```
+    #[inline(always)]
+    pub fn is_valid(&self) -> bool {
+        self.min.cmple(self.max).all() && self.min.is_finite() && self.max.is_finite()
+    }
+
     /// Checks the input contract for this one box; `index` names it in the error.
     ///
     /// # Examples
@@ -204,11 +222,7 @@ pub fn validate_boxes(boxes: &[Aabb]) -> Result<(), InputError> {
     }
     // The fast check is one branch-free fold per box; only a failing slice
     // pays for the per-axis diagnosis.
-    let all_valid = boxes.iter().all(|b| {
-        let ordered = b.min.cmple(b.max).all();
-        ordered && b.min.is_finite() && b.max.is_finite()
-    });
-    if all_valid {
+    if boxes.iter().all(Aabb::is_valid) {
         return Ok(());
     }
     boxes.iter().enumerate().try_for_each(|(index, b)| b.validate(index))

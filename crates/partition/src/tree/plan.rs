@@ -9,12 +9,6 @@
 
 use broadphase_storage::Aabb;
 
-/// The input contract for one box (the fast check of `validate_boxes`).
-#[inline(always)]
-pub(crate) fn is_valid(b: &Aabb) -> bool {
-    b.min.cmple(b.max).all() && b.min.is_finite() && b.max.is_finite()
-}
-
 /// Split planes of a node, per axis; `+inf` everywhere on an unsplit axis.
 pub(crate) type Planes = [[f32; 3]; 3];
 

@@ -18,7 +18,7 @@ use super::buffers::{ChunkSet, Source};
 use super::error::PartitionError;
 use super::node::{NodeJobs, NodeTask, spawn_node};
 use super::pass::{ExtentPass, Parts, ScatterPass};
-use super::plan::{Decision, Extent, Key, MAX_LEVELS, Region, child_allowance, decide, is_valid};
+use super::plan::{Decision, Extent, Key, MAX_LEVELS, Region, child_allowance, decide};
 use super::root::RootGrid;
 
 /// Boxes per chunk of the root's parallel passes: about four chunks per
@@ -133,7 +133,7 @@ impl Planner {
             // it only lands in an edge cell, whose region reaches to
             // infinity. The boxes are validated while the chunks are counted.
             for b in input.iter().step_by((n / EXTENT_SAMPLE).max(1)) {
-                if is_valid(b) {
+                if b.is_valid() {
                     extent.add(b);
                 }
             }

@@ -14,7 +14,7 @@
 use broadphase_storage::Aabb;
 
 use super::buffers::{ChunkSplit, PartRef};
-use super::plan::{Extent, Region, divisions, is_valid};
+use super::plan::{Extent, Region, divisions};
 
 /// Most cells per axis of the root grid.
 const MAX_PER_AXIS: usize = 16;
@@ -227,7 +227,7 @@ pub(crate) fn scatter_into(
     for (b, range_out) in part.boxes.iter().zip(packed.iter_mut()) {
         // Past a bad box the chunk is only walked to the end: its ranges
         // would be meaningless (and `min > max` would underflow).
-        valid &= is_valid(b);
+        valid &= b.is_valid();
         if valid {
             let range = grid.range(b, &mut spans);
             grid.for_each_cell(range, |cell| counts[cell + 1] += 1);
