@@ -286,8 +286,7 @@ impl GridTree {
         if frame.config.dedup == RegionDedup::ShardedFastUnique {
             frame.shards.reset(n);
         }
-        jobs.reserve_queue(self.planner.jobs_last_frame());
-        self.planner.start_frame();
+        self.planner.start_frame(jobs);
 
         let node_jobs = NodeJobs { frame: &self.frame, input };
         let planner = &mut self.planner;

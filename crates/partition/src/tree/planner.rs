@@ -58,14 +58,11 @@ pub(crate) struct Planner {
 }
 
 impl Planner {
-    /// Jobs the last frame spawned from this thread and its node jobs: the
-    /// room the job system's shared queue needs for this one.
-    pub(crate) fn jobs_last_frame(&self) -> usize {
-        self.jobs_last_frame
-    }
-
-    /// Forgets the last frame's passes (their memory stays).
-    pub(crate) fn start_frame(&mut self) {
+    /// Forgets the last frame's passes (their memory stays), and asks
+    /// `jobs` for room for as many queued jobs as the last frame spawned,
+    /// so a frame like it queues without allocating.
+    pub(crate) fn start_frame(&mut self, jobs: &JobSystem) {
+        jobs.reserve_queue(self.jobs_last_frame);
         self.sets_taken = 0;
         self.pass_jobs = 0;
     }
