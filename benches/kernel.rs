@@ -27,8 +27,6 @@
 //! - `leaf_capacity`: grid total on `sparse20k` and `dense20k` for
 //!   [`GridConfig::leaf_capacity`] in 32, 64, 128, 256 and 512 (id
 //!   `scene/capacity`);
-//! - `dedup`: grid total on `sparse20k`, `dense20k` and `mixed100k` with
-//!   [`Dedup::ReferencePoint`] and [`Dedup::FastUnique`] (id `scene/rule`);
 //! - `pair_kernel`: grid total on `dense20k` and `mixed100k` for every kernel
 //!   of [`PairKernel::available`] on this CPU (id `scene/kernel`).
 //!
@@ -54,7 +52,7 @@ use std::time::Duration;
 
 use broadphase::{
     Aabb, AdaptiveGrid,
-    grid::{Dedup, GridConfig, PairKernel},
+    grid::{GridConfig, PairKernel},
     oracle::{SortAndSweep, brute_force_pairs, brute_force_query},
 };
 use broadphase_scenes::{
@@ -254,21 +252,6 @@ fn leaf_capacity(c: &mut Criterion) {
     group.finish();
 }
 
-/// Grid total with each dedup rule on sparse20k, dense20k and mixed100k.
-fn dedup(c: &mut Criterion) {
-    let mut group = c.benchmark_group("dedup");
-    configure(&mut group);
-    for scene in [sparse20k(), dense20k(), mixed100k()] {
-        let expected = expected_pairs(&scene.boxes);
-        for dedup in [Dedup::ReferencePoint, Dedup::FastUnique] {
-            let config = GridConfig { dedup, ..GridConfig::default() };
-            let id = BenchmarkId::new(scene.name, format!("{dedup:?}"));
-            bench_grid_total(&mut group, id, &scene, config, &expected);
-        }
-    }
-    group.finish();
-}
-
 /// Grid total with each pair kernel this CPU runs, on dense20k and mixed100k.
 fn pair_kernel(c: &mut Criterion) {
     let mut group = c.benchmark_group("pair_kernel");
@@ -288,10 +271,10 @@ fn pair_kernel(c: &mut Criterion) {
 /// fn` that `criterion_group!` generates cannot carry a doc comment, and here
 /// it is not part of any public surface that `missing_docs` checks.
 mod groups {
-    use super::{dedup, leaf_capacity, pair_kernel, queries, scenes};
+    use super::{leaf_capacity, pair_kernel, queries, scenes};
     use criterion::criterion_group;
 
-    criterion_group!(benches, scenes, queries, leaf_capacity, dedup, pair_kernel);
+    criterion_group!(benches, scenes, queries, leaf_capacity, pair_kernel);
 }
 
 criterion_main!(groups::benches);

@@ -1,7 +1,8 @@
-//! Regression: a warm frame allocates nothing. Rebuilding the same scene
-//! with the same grid and listing its pairs into a reused `Vec` must reuse
-//! the grid's pools (reset, not freed) and the caller's buffer: after two
-//! warm-up frames, 98 more frames make zero heap allocations.
+//! Regression: a warm frame allocates nothing, on both paths. Rebuilding the
+//! same scene with the same grid and listing its pairs into a reused `Vec`
+//! (`build` then `pairs`), or finding them in one frame (`find_pairs`), must
+//! reuse the grid's pools (reset, not freed) and the caller's buffer: after
+//! two warm-up frames, 98 more frames make zero heap allocations.
 //!
 //! The counting allocator is global to this test binary, so the file holds
 //! a single `#[test]`, and only allocations made by the counting thread
@@ -10,9 +11,9 @@
 
 use broadphase::{
     Aabb, AdaptiveGrid,
-    grid::{Dedup, GridConfig},
+    grid::{GridConfig, PairKernel},
 };
-use broadphase_scenes::{dense20k, sparse20k};
+use broadphase_scenes::{dense20k, pile, sparse20k};
 
 use broadphase_testkit::{CountingAllocator, allocations_during};
 
@@ -22,21 +23,33 @@ static GLOBAL: CountingAllocator = CountingAllocator;
 const FRAMES: usize = 100;
 const WARM_UP: usize = 2;
 
-/// Runs `FRAMES` frames of build + pairs on one grid and one pair buffer;
-/// returns the allocations of each frame after the warm-up.
-fn allocations_per_warm_frame(boxes: &[Aabb], config: GridConfig) -> Vec<usize> {
+/// The two ways to get a frame's pairs.
+#[derive(Clone, Copy, Debug)]
+enum Path {
+    /// `build`, then `pairs`.
+    BuildThenPairs,
+    /// `find_pairs`.
+    FindPairs,
+}
+
+/// Runs `FRAMES` frames of `path` on one grid and one pair buffer; returns
+/// the allocations of each frame after the warm-up.
+fn allocations_per_warm_frame(boxes: &[Aabb], config: GridConfig, path: Path) -> Vec<usize> {
     let mut grid = AdaptiveGrid::with_config(config);
     let mut pairs: Vec<[u32; 2]> = Vec::new();
     let mut per_frame = Vec::with_capacity(FRAMES);
     let mut first_count = None;
     for frame in 0..FRAMES {
-        let (built, allocations) = allocations_during(frame >= WARM_UP, || {
-            let built = grid.build(boxes);
-            grid.pairs(&mut pairs);
-            built
+        let (result, allocations) = allocations_during(frame >= WARM_UP, || match path {
+            Path::BuildThenPairs => {
+                let built = grid.build(boxes);
+                grid.pairs(&mut pairs);
+                built
+            }
+            Path::FindPairs => grid.find_pairs(boxes, &mut pairs),
         });
-        built.expect("valid scene");
-        assert_eq!(*first_count.get_or_insert(pairs.len()), pairs.len(), "frame {frame}");
+        result.expect("valid scene");
+        assert_eq!(*first_count.get_or_insert(pairs.len()), pairs.len(), "{path:?} frame {frame}");
         if frame >= WARM_UP {
             per_frame.push(allocations);
         }
@@ -45,27 +58,31 @@ fn allocations_per_warm_frame(boxes: &[Aabb], config: GridConfig) -> Vec<usize> 
     per_frame
 }
 
-/// sparse20k and dense20k, each rebuilt 100 times on its own grid, with
-/// either dedup mode: zero allocations in each of the 98 warm frames.
+/// sparse20k, dense20k and pile (one big leaf, swept), each rebuilt 100
+/// times on its own grid, with every kernel this CPU runs, on both paths:
+/// zero allocations in each of the 98 warm frames.
 #[test]
 fn warm_frames_allocate_nothing() {
-    let scenes = [sparse20k(), dense20k()];
+    let scenes = [sparse20k(), dense20k(), pile()];
     let mut failures = Vec::new();
     for scene in &scenes {
-        for dedup in [Dedup::ReferencePoint, Dedup::FastUnique] {
-            let config = GridConfig { dedup, ..GridConfig::default() };
-            let counts = allocations_per_warm_frame(&scene.boxes, config);
-            assert_eq!(counts.len(), FRAMES - WARM_UP);
-            let total: usize = counts.iter().sum();
-            if total != 0 {
-                let first = counts.iter().position(|&c| c != 0).unwrap_or(0);
-                failures.push(format!(
-                    "{} {dedup:?}: {total} allocations in {} warm frames (first in warm frame {}: {})",
-                    scene.name,
-                    counts.len(),
-                    first + WARM_UP,
-                    counts[first]
-                ));
+        for kernel in PairKernel::available() {
+            for path in [Path::BuildThenPairs, Path::FindPairs] {
+                let config = GridConfig { kernel, ..GridConfig::default() };
+                let counts = allocations_per_warm_frame(&scene.boxes, config, path);
+                assert_eq!(counts.len(), FRAMES - WARM_UP);
+                let total: usize = counts.iter().sum();
+                if total != 0 {
+                    let first = counts.iter().position(|&c| c != 0).unwrap_or(0);
+                    failures.push(format!(
+                        "{} {kernel:?} {path:?}: {total} allocations in {} warm frames \
+                         (first in warm frame {}: {})",
+                        scene.name,
+                        counts.len(),
+                        first + WARM_UP,
+                        counts[first]
+                    ));
+                }
             }
         }
     }

@@ -43,8 +43,10 @@
 mod grid;
 mod reference;
 
+pub use grid::parts;
+
 pub use broadphase_storage::{Aabb, Axis, Corner, InputError, MAX_BOXES};
 pub use grid::{
-    AdaptiveGrid, Dedup, GridCapacity, GridConfig, PairKernel, PairsError, ValidationError,
+    AdaptiveGrid, FindPairsError, GridCapacity, GridConfig, PairKernel, PairsError, ValidationError,
 };
 pub use reference::{SortAndSweep, brute_force_pairs, brute_force_query};

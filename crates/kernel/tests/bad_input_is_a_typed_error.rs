@@ -1,11 +1,13 @@
 //! The input contract at the grid's edge: NaN, infinities and inverted boxes
-//! are typed errors naming the first bad box, never a panic or a lost pair;
-//! a failed build leaves an empty, reusable grid; and the awkward but valid
-//! inputs (empty, one box, subnormals, ±`f32::MAX`, -0.0) give exact pairs.
+//! are typed errors naming the first bad box, never a panic or a lost pair,
+//! on both paths (`build`, and one frame of `find_pairs` / `try_find_pairs`);
+//! a failed build or frame leaves an empty, reusable grid and an empty
+//! output; and the awkward but valid inputs (empty, one box, subnormals,
+//! ±`f32::MAX`, -0.0) give exact pairs on both paths.
 
 use broadphase_kernel::{
-    Aabb, AdaptiveGrid, Axis, Corner, Dedup, GridConfig, InputError, brute_force_pairs,
-    brute_force_query,
+    Aabb, AdaptiveGrid, Axis, Corner, FindPairsError, GridConfig, InputError, PairKernel,
+    brute_force_pairs, brute_force_query,
 };
 use glam::Vec3;
 
@@ -23,25 +25,64 @@ fn set(b: &mut Aabb, axis: Axis, corner: Corner, value: f32) {
     }
 }
 
-fn both_dedups() -> [AdaptiveGrid; 2] {
-    [Dedup::ReferencePoint, Dedup::FastUnique]
-        .map(|dedup| AdaptiveGrid::with_config(GridConfig { dedup, ..GridConfig::default() }))
+/// One default grid per pair kernel this CPU runs.
+fn grids() -> Vec<AdaptiveGrid> {
+    PairKernel::available()
+        .into_iter()
+        .map(|kernel| AdaptiveGrid::with_config(GridConfig { kernel, ..GridConfig::default() }))
+        .collect()
 }
 
-/// Builds `boxes` (which must be valid) and checks pairs and validate
-/// against brute force.
+/// Checks `boxes` (which must be valid) against brute force on both paths:
+/// `find_pairs` and `try_find_pairs`, then `build` (leaving the grid built)
+/// with validate and pairs.
 fn assert_exact(grid: &mut AdaptiveGrid, boxes: &[Aabb]) {
-    grid.build(boxes).expect("valid input");
-    grid.validate(boxes).expect("tree invariants");
-    let mut got = Vec::new();
-    grid.pairs(&mut got);
-    got.sort_unstable();
     let mut expected = Vec::new();
     brute_force_pairs(boxes, &mut expected).unwrap();
-    assert_eq!(got, expected, "boxes: {boxes:?}");
+    let config = *grid.config();
+    let mut got = vec![[7, 7]];
+    grid.find_pairs(boxes, &mut got).expect("valid input");
+    got.sort_unstable();
+    assert_eq!(got, expected, "find_pairs, {config:?}, boxes: {boxes:?}");
+    got.push([7, 7]);
+    grid.try_find_pairs(boxes, &mut got).expect("valid input, small output");
+    got.sort_unstable();
+    assert_eq!(got, expected, "try_find_pairs, {config:?}, boxes: {boxes:?}");
+    assert!(grid.is_empty(), "find_pairs keeps no tree");
+
+    grid.build(boxes).expect("valid input");
+    grid.validate(boxes).expect("tree invariants");
+    got.push([7, 7]);
+    grid.pairs(&mut got);
+    got.sort_unstable();
+    assert_eq!(got, expected, "build + pairs, {config:?}, boxes: {boxes:?}");
 }
 
-/// After a failed build the grid holds nothing, and a good build works again.
+/// `find_pairs` and `try_find_pairs` of bad `boxes` give `wanted` (compared
+/// as text: NaN != NaN) and an empty output, and leave the grid empty and
+/// reusable.
+fn assert_frame_fails(grid: &mut AdaptiveGrid, boxes: &[Aabb], wanted: &InputError) {
+    assert_exact(grid, &good_boxes()); // something to forget
+    let mut pairs = vec![[7, 7]];
+    let err = grid.find_pairs(boxes, &mut pairs).expect_err("bad input must fail");
+    assert_eq!(err.to_string(), wanted.to_string());
+    assert_eq!(format!("{err:?}"), format!("{wanted:?}"));
+    assert!(pairs.is_empty(), "a failed frame wrote pairs: {pairs:?}");
+    assert_empty_then_reusable(grid);
+
+    pairs.push([7, 7]);
+    let err = grid.try_find_pairs(boxes, &mut pairs).expect_err("bad input must fail");
+    let FindPairsError::Input(input) = &err else {
+        panic!("bad input reported as {err:?}");
+    };
+    assert_eq!(format!("{input:?}"), format!("{wanted:?}"));
+    assert_eq!(err.to_string(), wanted.to_string());
+    assert!(pairs.is_empty(), "a failed frame wrote pairs: {pairs:?}");
+    assert_empty_then_reusable(grid);
+}
+
+/// After a failed build or frame the grid holds nothing, and a good build
+/// and frame work again.
 fn assert_empty_then_reusable(grid: &mut AdaptiveGrid) {
     assert_eq!(grid.len(), 0);
     assert!(grid.is_empty());
@@ -51,7 +92,7 @@ fn assert_empty_then_reusable(grid: &mut AdaptiveGrid) {
     let mut hits = vec![7];
     grid.query(&Aabb::new(Vec3::splat(-1e30), Vec3::splat(1e30)), &mut hits).unwrap();
     assert!(hits.is_empty(), "a failed build left boxes: {hits:?}");
-    assert_eq!(grid.validate(&[]), Ok(()));
+    assert!(grid.validate(&good_boxes()).is_err(), "nothing kept to validate");
     assert_exact(grid, &good_boxes());
 }
 
@@ -59,7 +100,7 @@ fn assert_empty_then_reusable(grid: &mut AdaptiveGrid) {
 /// bad) report box 5 with the right axis and corner, and the value.
 #[test]
 fn non_finite_coordinate_reports_first_bad_box() {
-    for mut grid in both_dedups() {
+    for mut grid in grids() {
         for axis in AXES {
             for corner in [Corner::Min, Corner::Max] {
                 for value in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
@@ -79,6 +120,7 @@ fn non_finite_coordinate_reports_first_bad_box() {
                     assert!(text.contains('5'), "message does not name box 5: {text}");
                     assert!(!text.contains('9'), "message names the later box: {text}");
                     assert_empty_then_reusable(&mut grid);
+                    assert_frame_fails(&mut grid, &boxes, &err);
                 }
             }
         }
@@ -89,7 +131,7 @@ fn non_finite_coordinate_reports_first_bad_box() {
 /// that axis and both values.
 #[test]
 fn inverted_box_reports_first_bad_box() {
-    for mut grid in both_dedups() {
+    for mut grid in grids() {
         for axis in AXES {
             let mut boxes = good_boxes();
             let a = axis as usize;
@@ -101,6 +143,7 @@ fn inverted_box_reports_first_bad_box() {
             let text = err.to_string();
             assert!(text.contains("box 5"), "message does not name box 5: {text}");
             assert_empty_then_reusable(&mut grid);
+            assert_frame_fails(&mut grid, &boxes, &err);
         }
     }
 }
@@ -118,6 +161,7 @@ fn bad_box_at_either_end_is_found() {
             "{err:?}"
         );
         assert_empty_then_reusable(&mut grid);
+        assert_frame_fails(&mut grid, &boxes, &err);
     }
 }
 
@@ -140,8 +184,13 @@ fn errors_display_and_are_std_errors() {
 /// Empty input and a single box are valid and give no pairs.
 #[test]
 fn empty_input_and_one_box_give_no_pairs() {
-    for mut grid in both_dedups() {
+    for mut grid in grids() {
         let mut pairs = vec![[1, 2]];
+        grid.find_pairs(&[], &mut pairs).unwrap();
+        assert!(pairs.is_empty());
+        pairs.push([1, 2]);
+        grid.try_find_pairs(&[], &mut pairs).unwrap();
+        assert!(pairs.is_empty());
         grid.build(&[]).unwrap();
         assert!(grid.is_empty());
         grid.validate(&[]).unwrap();
@@ -152,6 +201,12 @@ fn empty_input_and_one_box_give_no_pairs() {
         assert!(hits.is_empty());
 
         let one = [Aabb::new(Vec3::ZERO, Vec3::ONE)];
+        pairs.push([1, 2]);
+        grid.find_pairs(&one, &mut pairs).unwrap();
+        assert!(pairs.is_empty());
+        pairs.push([1, 2]);
+        grid.try_find_pairs(&one, &mut pairs).unwrap();
+        assert!(pairs.is_empty());
         grid.build(&one).unwrap();
         grid.validate(&one).unwrap();
         assert_eq!(grid.len(), 1);
@@ -224,7 +279,7 @@ fn subnormal_and_extreme_coordinates_are_valid() {
         let c = Vec3::new((i % 7) as f32, ((i / 7) % 7) as f32, (i / 49) as f32) * 0.7;
         boxes.push(Aabb::from_center_half_extent(c, Vec3::splat(0.5)));
     }
-    for mut grid in both_dedups() {
+    for mut grid in grids() {
         assert_exact(&mut grid, &boxes);
         for q in &boxes[..11] {
             let mut got = Vec::new();
@@ -263,7 +318,7 @@ fn negative_zero_touches_positive_zero() {
             (b.min[a], b.max[a]) = if i % 2 == 0 { (x.min(-0.0), -0.0) } else { (0.0, x.abs()) };
             boxes.push(b);
         }
-        for mut grid in both_dedups() {
+        for mut grid in grids() {
             assert_exact(&mut grid, &boxes);
             let mut pairs = Vec::new();
             grid.pairs(&mut pairs);

@@ -9,7 +9,7 @@
 //! recursively) an integer, and every box face sits on integers.
 
 use broadphase_kernel::{
-    Aabb, AdaptiveGrid, Dedup, GridConfig, brute_force_pairs, brute_force_query,
+    Aabb, AdaptiveGrid, GridConfig, PairKernel, brute_force_pairs, brute_force_query,
 };
 use glam::Vec3;
 
@@ -37,19 +37,21 @@ fn lattice_pairs_are_reported_exactly_once() {
     let mut expected = Vec::new();
     brute_force_pairs(&boxes, &mut expected).unwrap();
     for leaf_capacity in [1, 2, 8, 64] {
-        for dedup in [Dedup::ReferencePoint, Dedup::FastUnique] {
-            let mut grid = AdaptiveGrid::with_config(GridConfig {
-                leaf_capacity,
-                dedup,
-                ..GridConfig::default()
-            });
+        for kernel in PairKernel::available() {
+            let config = GridConfig { leaf_capacity, kernel, ..GridConfig::default() };
+            let mut grid = AdaptiveGrid::with_config(config);
+            let mut pairs = Vec::new();
+            grid.find_pairs(&boxes, &mut pairs).unwrap();
+            assert!(grid.shape().1 > 1, "the lattice must be split for the test to mean anything");
+            pairs.sort_unstable();
+            assert_eq!(pairs, expected, "find_pairs, {config:?}");
+
             grid.build(&boxes).unwrap();
             grid.validate(&boxes).unwrap();
             assert!(grid.shape().1 > 1, "the lattice must be split for the test to mean anything");
-            let mut pairs = Vec::new();
             grid.pairs(&mut pairs);
             pairs.sort_unstable();
-            assert_eq!(pairs, expected, "leaf_capacity {leaf_capacity}, {dedup:?}");
+            assert_eq!(pairs, expected, "build + pairs, {config:?}");
         }
     }
 }

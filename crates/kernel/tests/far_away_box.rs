@@ -4,7 +4,7 @@
 //! dropped, no pair lost, and nothing may panic.
 
 use broadphase_kernel::{
-    Aabb, AdaptiveGrid, Dedup, GridConfig, SortAndSweep, brute_force_pairs, brute_force_query,
+    Aabb, AdaptiveGrid, GridConfig, PairKernel, SortAndSweep, brute_force_pairs, brute_force_query,
 };
 use broadphase_scenes::{sparse20k, uniform};
 use glam::Vec3;
@@ -20,11 +20,23 @@ fn far_boxes() -> Vec<Aabb> {
     ]
 }
 
+/// Sorted pairs from `build` then `pairs` (leaving the grid built), after
+/// checking that one frame of `find_pairs` gives the same set.
 fn sorted_pairs(grid: &mut AdaptiveGrid, boxes: &[Aabb]) -> Vec<[u32; 2]> {
+    let mut found = Vec::new();
+    grid.find_pairs(boxes, &mut found).unwrap();
+    found.sort_unstable();
     grid.build(boxes).unwrap();
     let mut pairs = Vec::new();
     grid.pairs(&mut pairs);
     pairs.sort_unstable();
+    assert!(
+        found == pairs,
+        "{:?}: find_pairs {} pairs, build + pairs {}",
+        grid.config(),
+        found.len(),
+        pairs.len()
+    );
     pairs
 }
 
@@ -45,9 +57,9 @@ fn far_boxes_beside_a_small_scene_are_exact() {
     for boxes in &arrangements {
         let mut expected = Vec::new();
         brute_force_pairs(boxes, &mut expected).unwrap();
-        for dedup in [Dedup::ReferencePoint, Dedup::FastUnique] {
+        for kernel in PairKernel::available() {
             for leaf_capacity in [1, 16, 64] {
-                let config = GridConfig { dedup, leaf_capacity, ..GridConfig::default() };
+                let config = GridConfig { kernel, leaf_capacity, ..GridConfig::default() };
                 let mut grid = AdaptiveGrid::with_config(config);
                 let got = sorted_pairs(&mut grid, boxes);
                 grid.validate(boxes).unwrap_or_else(|e| panic!("{config:?}: {e}"));
@@ -74,8 +86,8 @@ fn far_boxes_beside_sparse20k_are_exact() {
     let mut expected = Vec::new();
     SortAndSweep::default().pairs(&boxes, &mut expected).unwrap();
     expected.sort_unstable();
-    for dedup in [Dedup::ReferencePoint, Dedup::FastUnique] {
-        let mut grid = AdaptiveGrid::with_config(GridConfig { dedup, ..GridConfig::default() });
-        assert_eq!(sorted_pairs(&mut grid, &boxes), expected, "{dedup:?}");
+    for kernel in PairKernel::available() {
+        let mut grid = AdaptiveGrid::with_config(GridConfig { kernel, ..GridConfig::default() });
+        assert_eq!(sorted_pairs(&mut grid, &boxes), expected, "{kernel:?}");
     }
 }

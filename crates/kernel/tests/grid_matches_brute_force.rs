@@ -1,13 +1,14 @@
 //! Property tests: the adaptive grid finds exactly the pairs and query hits
 //! that brute force finds, on every kind of awkward scene, with every leaf
-//! capacity, dedup mode and pair kernel, and keeps doing so when one grid is
-//! rebuilt with another scene.
+//! capacity, big-leaf sweep threshold and pair kernel, on both paths (one
+//! frame of `find_pairs`, and `build` then `pairs` and `query`), and keeps
+//! doing so when one grid is rebuilt with another scene.
 //!
 //! Scenes come from a kind, a size and a seed through [`SplitMix64`], so a
 //! failing case is reproduced by its printed `(kind, size, seed, config)`.
 
 use broadphase_kernel::{
-    Aabb, AdaptiveGrid, Dedup, GridConfig, PairKernel, brute_force_pairs, brute_force_query,
+    Aabb, AdaptiveGrid, GridConfig, PairKernel, brute_force_pairs, brute_force_query,
 };
 use broadphase_scenes::SplitMix64;
 use glam::Vec3;
@@ -56,6 +57,10 @@ const KINDS: [Kind; 11] = [
 ];
 
 const LEAF_CAPACITIES: [usize; 6] = [1, 2, 4, 16, 64, 512];
+
+/// `GridConfig::sweep_above` values: tiny ones, so random scenes reach the
+/// big-leaf sweep (not only piles), and the default.
+const SWEEP_ABOVES: [usize; 3] = [2, 8, 1024];
 
 fn point(rng: &mut SplitMix64, lo: f32, hi: f32) -> Vec3 {
     Vec3::new(rng.range_f32(lo, hi), rng.range_f32(lo, hi), rng.range_f32(lo, hi))
@@ -246,44 +251,62 @@ fn queries(kind: Kind, boxes: &[Aabb], seed: u64) -> Vec<Aabb> {
     qs
 }
 
-fn config(leaf: usize, fast_unique: bool, kernel: usize) -> GridConfig {
-    let kernels = PairKernel::available();
+fn config(leaf: usize, sweep: usize, kernel: PairKernel) -> GridConfig {
     GridConfig {
         leaf_capacity: LEAF_CAPACITIES[leaf],
-        dedup: if fast_unique { Dedup::FastUnique } else { Dedup::ReferencePoint },
-        kernel: kernels[kernel % kernels.len()],
+        sweep_above: SWEEP_ABOVES[sweep],
+        kernel,
         ..GridConfig::default()
     }
 }
 
-/// Builds `boxes` into `grid` and checks validate, pairs and queries against
-/// brute force.
+/// Checks both paths on `boxes` against brute force: first one frame of
+/// `find_pairs` (which keeps no tree), then `build` with validate, pairs and
+/// queries.
 fn check(
     grid: &mut AdaptiveGrid,
     kind: Kind,
     boxes: &[Aabb],
     seed: u64,
 ) -> Result<(), TestCaseError> {
+    let mut expected = Vec::new();
+    brute_force_pairs(boxes, &mut expected).unwrap();
+
+    let config = *grid.config();
+
+    let mut got = vec![[7, 7]];
+    prop_assert_eq!(grid.find_pairs(boxes, &mut got), Ok(()));
+    got.sort_unstable();
+    prop_assert_eq!(
+        &got,
+        &expected,
+        "find_pairs differs (sorted; duplicates would show), {:?}",
+        config
+    );
+    // One frame keeps nothing: no boxes, no query hits, nothing to validate.
+    prop_assert_eq!(grid.len(), 0, "find_pairs keeps no tree");
+    let mut hits = vec![7];
+    let everything = Aabb::new(Vec3::splat(f32::MIN), Vec3::splat(f32::MAX));
+    prop_assert_eq!(grid.query(&everything, &mut hits), Ok(()));
+    prop_assert!(hits.is_empty(), "a query after find_pairs found {:?}", hits);
+    prop_assert!(grid.validate(boxes).is_err(), "validate after find_pairs passed");
+
     prop_assert_eq!(grid.build(boxes), Ok(()));
     prop_assert_eq!(grid.len(), boxes.len());
     if let Err(e) = grid.validate(boxes) {
-        return Err(TestCaseError::fail(format!("{e}; boxes: {boxes:?}")));
+        return Err(TestCaseError::fail(format!("{e}; {config:?}; boxes: {boxes:?}")));
     }
 
-    let mut got = Vec::new();
     grid.pairs(&mut got);
     got.sort_unstable();
-    let mut expected = Vec::new();
-    brute_force_pairs(boxes, &mut expected).unwrap();
-    prop_assert_eq!(&got, &expected, "pairs differ (sorted; duplicates would show)");
+    prop_assert_eq!(&got, &expected, "pairs differ (sorted; duplicates would show), {:?}", config);
 
-    let mut hits = Vec::new();
     let mut expected_hits = Vec::new();
     for q in queries(kind, boxes, seed) {
         prop_assert_eq!(grid.query(&q, &mut hits), Ok(()));
         hits.sort_unstable();
         brute_force_query(boxes, &q, &mut expected_hits).unwrap();
-        prop_assert_eq!(&hits, &expected_hits, "query {:?}", q);
+        prop_assert_eq!(&hits, &expected_hits, "query {:?}, {:?}", q, config);
     }
     Ok(())
 }
@@ -307,31 +330,33 @@ proptest! {
         size in 0usize..=600,
         seed in any::<u64>(),
         leaf in 0..LEAF_CAPACITIES.len(),
-        fast_unique in any::<bool>(),
-        kernel in any::<usize>(),
+        sweep in 0..SWEEP_ABOVES.len(),
     ) {
         let boxes = scene(kind, size, seed);
-        let mut grid = AdaptiveGrid::with_config(config(leaf, fast_unique, kernel));
-        check(&mut grid, kind, &boxes, seed)?;
+        for kernel in PairKernel::available() {
+            let mut grid = AdaptiveGrid::with_config(config(leaf, sweep, kernel));
+            check(&mut grid, kind, &boxes, seed)?;
+        }
     }
 
     /// One grid object rebuilt with a second (and then the first) scene
-    /// gives the same answers as fresh grids: nothing of an earlier build
-    /// leaks into a later one.
+    /// gives the same answers as fresh grids: nothing of an earlier build or
+    /// frame leaks into a later one, whichever path ran before.
     #[test]
     fn rebuilt_grid_equals_brute_force(
         first in (kind_strategy(), 0usize..=600, any::<u64>()),
         second in (kind_strategy(), 0usize..=600, any::<u64>()),
         leaf in 0..LEAF_CAPACITIES.len(),
-        fast_unique in any::<bool>(),
-        kernel in any::<usize>(),
+        sweep in 0..SWEEP_ABOVES.len(),
     ) {
-        let mut grid = AdaptiveGrid::with_config(config(leaf, fast_unique, kernel));
         let a = scene(first.0, first.1, first.2);
         let b = scene(second.0, second.1, second.2);
-        check(&mut grid, first.0, &a, first.2)?;
-        check(&mut grid, second.0, &b, second.2)?;
-        check(&mut grid, first.0, &a, first.2)?;
+        for kernel in PairKernel::available() {
+            let mut grid = AdaptiveGrid::with_config(config(leaf, sweep, kernel));
+            check(&mut grid, first.0, &a, first.2)?;
+            check(&mut grid, second.0, &b, second.2)?;
+            check(&mut grid, first.0, &a, first.2)?;
+        }
     }
 }
 
@@ -342,11 +367,11 @@ fn every_kind_and_config_on_small_sizes() {
     for kind in KINDS {
         for size in [0, 1, 2, 3, 5, 17, 65] {
             for leaf in 0..LEAF_CAPACITIES.len() {
-                for fast_unique in [false, true] {
-                    for kernel in 0..PairKernel::available().len() {
+                for sweep in 0..SWEEP_ABOVES.len() {
+                    for kernel in PairKernel::available() {
                         let seed = (size * 31 + leaf) as u64;
                         let boxes = scene(kind, size, seed);
-                        let mut grid = AdaptiveGrid::with_config(config(leaf, fast_unique, kernel));
+                        let mut grid = AdaptiveGrid::with_config(config(leaf, sweep, kernel));
                         if let Err(e) = check(&mut grid, kind, &boxes, seed) {
                             panic!("{kind:?} size {size} config {:?}: {e}", grid.config());
                         }

@@ -3,7 +3,7 @@
 //! keeps doing so copies boxes without bound. Pairs must be exact and the
 //! box slots in leaves must stay below 64 × the box count.
 
-use broadphase_kernel::{Aabb, AdaptiveGrid, Dedup, GridConfig, SortAndSweep};
+use broadphase_kernel::{Aabb, AdaptiveGrid, GridConfig, PairKernel, SortAndSweep};
 use broadphase_scenes::SplitMix64;
 use glam::Vec3;
 
@@ -26,10 +26,26 @@ fn check(boxes: &[Aabb], what: &str) {
     SortAndSweep::default().pairs(boxes, &mut expected).unwrap();
     expected.sort_unstable();
     assert!(!expected.is_empty(), "{what}: the sticks should cross");
-    for dedup in [Dedup::ReferencePoint, Dedup::FastUnique] {
+    for kernel in PairKernel::available() {
         for leaf_capacity in [4, 64, 512] {
-            let config = GridConfig { dedup, leaf_capacity, ..GridConfig::default() };
+            let config = GridConfig { kernel, leaf_capacity, ..GridConfig::default() };
             let mut grid = AdaptiveGrid::with_config(config);
+            let mut pairs = Vec::new();
+            grid.find_pairs(boxes, &mut pairs).unwrap();
+            let (_, _, slots) = grid.shape();
+            assert!(
+                slots < 64 * boxes.len(),
+                "{what} {config:?}: find_pairs: {slots} box slots for {} boxes",
+                boxes.len()
+            );
+            pairs.sort_unstable();
+            assert!(
+                pairs == expected,
+                "{what} {config:?}: find_pairs: {} pairs, sort-and-sweep {}",
+                pairs.len(),
+                expected.len()
+            );
+
             grid.build(boxes).unwrap();
             let (_, _, slots) = grid.shape();
             assert!(
@@ -38,7 +54,6 @@ fn check(boxes: &[Aabb], what: &str) {
                 boxes.len()
             );
             grid.validate(boxes).unwrap_or_else(|e| panic!("{what} {config:?}: {e}"));
-            let mut pairs = Vec::new();
             grid.pairs(&mut pairs);
             pairs.sort_unstable();
             assert!(

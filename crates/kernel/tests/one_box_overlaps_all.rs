@@ -2,7 +2,7 @@
 //! every cell, so a split copying it everywhere must neither lose nor repeat
 //! any of its 20,000 pairs, nor disturb the sparse pairs.
 
-use broadphase_kernel::{Aabb, AdaptiveGrid, Dedup, GridConfig, SortAndSweep};
+use broadphase_kernel::{Aabb, AdaptiveGrid, GridConfig, PairKernel, SortAndSweep};
 use broadphase_scenes::uniform;
 use glam::Vec3;
 
@@ -31,17 +31,26 @@ fn huge_box_pairs_with_every_sparse_box_once() {
         expected.sort_unstable();
         assert_eq!(expected.len(), sparse_pairs.len() + 20_000);
 
-        for dedup in [Dedup::ReferencePoint, Dedup::FastUnique] {
-            let config = GridConfig { dedup, ..GridConfig::default() };
+        for kernel in PairKernel::available() {
+            let config = GridConfig { kernel, ..GridConfig::default() };
             let mut grid = AdaptiveGrid::with_config(config);
-            grid.build(&boxes).unwrap();
-            grid.validate(&boxes).unwrap_or_else(|e| panic!("huge box at {at}, {dedup:?}: {e}"));
             let mut pairs = Vec::new();
+            grid.find_pairs(&boxes, &mut pairs).unwrap();
+            pairs.sort_unstable();
+            assert!(
+                pairs == expected,
+                "huge box at {at}, {kernel:?}: find_pairs: {} pairs, expected {}",
+                pairs.len(),
+                expected.len()
+            );
+
+            grid.build(&boxes).unwrap();
+            grid.validate(&boxes).unwrap_or_else(|e| panic!("huge box at {at}, {kernel:?}: {e}"));
             grid.pairs(&mut pairs);
             pairs.sort_unstable();
             assert!(
                 pairs == expected,
-                "huge box at {at}, {dedup:?}: {} pairs, expected {}",
+                "huge box at {at}, {kernel:?}: build + pairs: {} pairs, expected {}",
                 pairs.len(),
                 expected.len()
             );

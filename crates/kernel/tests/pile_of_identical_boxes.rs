@@ -1,9 +1,11 @@
 //! Regression: a pile of identical boxes. Every pair overlaps, so a leaf
 //! limit, a per-box partner limit or a split that separates nothing would
 //! overflow, recurse forever, drop pairs or repeat them. Each pair must be
-//! reported exactly once, for each dedup mode and leaf capacity.
+//! reported exactly once, on both paths (`find_pairs`, and `build` then
+//! `pairs`), for each pair kernel, leaf capacity and big-leaf sweep
+//! threshold.
 
-use broadphase_kernel::{Aabb, AdaptiveGrid, Dedup, GridConfig};
+use broadphase_kernel::{Aabb, AdaptiveGrid, GridConfig, PairKernel};
 use broadphase_scenes::pile;
 use glam::Vec3;
 
@@ -18,25 +20,43 @@ fn assert_complete(pairs: &mut [[u32; 2]], n: u32, what: &str) {
     }
 }
 
+/// Every available kernel with leaf capacities 1, 64 and 512 and the default
+/// sweep threshold (a pile is one big leaf, swept), plus a threshold above
+/// the pile (the pile tested all against all in tiles).
+fn configs() -> Vec<(PairKernel, usize, usize)> {
+    let default = GridConfig::default().sweep_above;
+    let mut configs = Vec::new();
+    for kernel in PairKernel::available() {
+        for leaf_capacity in [1, 64, 512] {
+            configs.push((kernel, leaf_capacity, default));
+        }
+        configs.push((kernel, 64, 4_000));
+    }
+    configs
+}
+
 fn check_pile(boxes: &[Aabb], what: &str) {
     let n = boxes.len() as u32;
-    for dedup in [Dedup::ReferencePoint, Dedup::FastUnique] {
-        for leaf_capacity in [1, 64, 512] {
-            let config = GridConfig { dedup, leaf_capacity, ..GridConfig::default() };
-            let mut grid = AdaptiveGrid::with_config(config);
-            grid.build(boxes).unwrap();
-            grid.validate(boxes).unwrap_or_else(|e| panic!("{what} {config:?}: {e}"));
-            let (_, _, slots) = grid.shape();
-            assert!(slots <= 64 * boxes.len(), "{what} {config:?}: {slots} slots");
-            let mut pairs = Vec::new();
-            grid.pairs(&mut pairs);
-            assert_complete(&mut pairs, n, &format!("{what} {config:?}"));
+    for (kernel, leaf_capacity, sweep_above) in configs() {
+        let config = GridConfig { kernel, leaf_capacity, sweep_above, ..GridConfig::default() };
+        let mut grid = AdaptiveGrid::with_config(config);
+        let mut pairs = Vec::new();
+        grid.find_pairs(boxes, &mut pairs).unwrap();
+        assert_complete(&mut pairs, n, &format!("{what} {config:?} find_pairs"));
+        let (_, _, slots) = grid.shape();
+        assert!(slots <= 64 * boxes.len(), "{what} {config:?}: find_pairs: {slots} slots");
 
-            let mut hits = Vec::new();
-            grid.query(&boxes[0], &mut hits).unwrap();
-            hits.sort_unstable();
-            assert!(hits.iter().copied().eq(0..n), "{what} {config:?}: query");
-        }
+        grid.build(boxes).unwrap();
+        grid.validate(boxes).unwrap_or_else(|e| panic!("{what} {config:?}: {e}"));
+        let (_, _, slots) = grid.shape();
+        assert!(slots <= 64 * boxes.len(), "{what} {config:?}: {slots} slots");
+        grid.pairs(&mut pairs);
+        assert_complete(&mut pairs, n, &format!("{what} {config:?}"));
+
+        let mut hits = Vec::new();
+        grid.query(&boxes[0], &mut hits).unwrap();
+        hits.sort_unstable();
+        assert!(hits.iter().copied().eq(0..n), "{what} {config:?}: query");
     }
 }
 

@@ -1,27 +1,47 @@
 //! Every SIMD pair kernel the CPU runs finds exactly what its scalar twin
-//! finds — the same pair set and the same query hits — on the shared scenes
-//! and on random dense scenes, and kernel selection never hands out a kernel
-//! the CPU cannot run.
+//! finds — the same pair set on both paths (`find_pairs`, and `build` then
+//! `pairs`) and the same query hits — on the shared scenes and on random
+//! dense scenes, with the default and a small big-leaf sweep threshold; and
+//! kernel selection never hands out a kernel the CPU cannot run.
 //!
 //! Run also with `--features scalar`, where only the scalar kernel is
 //! available and every SIMD request must fall back to it.
 
-use broadphase_kernel::{Aabb, AdaptiveGrid, Dedup, GridConfig, PairKernel};
+use broadphase_kernel::{Aabb, AdaptiveGrid, GridConfig, PairKernel};
 use broadphase_scenes::{SplitMix64, dense20k, mixed100k, object_box, query_boxes};
 use glam::Vec3;
 
-const DEDUPS: [Dedup; 2] = [Dedup::ReferencePoint, Dedup::FastUnique];
+/// `GridConfig::sweep_above` values: the default, and one small enough that
+/// ordinary leaves are swept too.
+const SWEEP_ABOVES: [usize; 2] = [1024, 8];
 
-fn grid(kernel: PairKernel, dedup: Dedup, leaf_capacity: usize) -> AdaptiveGrid {
-    AdaptiveGrid::with_config(GridConfig { kernel, dedup, leaf_capacity, ..GridConfig::default() })
+fn grid(kernel: PairKernel, leaf_capacity: usize, sweep_above: usize) -> AdaptiveGrid {
+    AdaptiveGrid::with_config(GridConfig {
+        kernel,
+        leaf_capacity,
+        sweep_above,
+        ..GridConfig::default()
+    })
 }
 
-/// Sorted pairs of `boxes` with one kernel.
+/// Sorted pairs of `boxes` with one kernel, from `build` then `pairs`; first
+/// checks that one frame of `find_pairs` gives the same set. Leaves the grid
+/// built on `boxes`.
 fn sorted_pairs(grid: &mut AdaptiveGrid, boxes: &[Aabb]) -> Vec<[u32; 2]> {
+    let mut found = Vec::new();
+    grid.find_pairs(boxes, &mut found).expect("valid scene");
+    found.sort_unstable();
     grid.build(boxes).expect("valid scene");
     let mut pairs = Vec::new();
     grid.pairs(&mut pairs);
     pairs.sort_unstable();
+    assert!(
+        found == pairs,
+        "{:?}: find_pairs {} pairs, build + pairs {}",
+        grid.config(),
+        found.len(),
+        pairs.len()
+    );
     pairs
 }
 
@@ -51,24 +71,24 @@ fn queries_for(boxes: &[Aabb]) -> Vec<Aabb> {
 /// Checks every available kernel against the scalar one on `boxes`.
 fn all_kernels_agree(name: &str, boxes: &[Aabb], leaf_capacity: usize) {
     let queries = queries_for(boxes);
-    for dedup in DEDUPS {
-        let mut scalar = grid(PairKernel::Scalar, dedup, leaf_capacity);
+    for sweep_above in SWEEP_ABOVES {
+        let mut scalar = grid(PairKernel::Scalar, leaf_capacity, sweep_above);
         assert_eq!(scalar.pair_kernel(), PairKernel::Scalar);
         let expected = sorted_pairs(&mut scalar, boxes);
         let expected_hits = sorted_hits(&scalar, &queries);
         for kernel in PairKernel::available() {
-            let mut simd = grid(kernel, dedup, leaf_capacity);
+            let mut simd = grid(kernel, leaf_capacity, sweep_above);
             assert_eq!(simd.pair_kernel(), kernel, "an available kernel is used as asked");
             let got = sorted_pairs(&mut simd, boxes);
             assert!(
                 got == expected,
-                "{name}, {kernel:?}, {dedup:?}, leaf {leaf_capacity}: {} pairs, scalar {}",
+                "{name}, {kernel:?}, leaf {leaf_capacity}, sweep above {sweep_above}: {} pairs, scalar {}",
                 got.len(),
                 expected.len()
             );
             let hits = sorted_hits(&simd, &queries);
             for ((q, got), want) in queries.iter().zip(&hits).zip(&expected_hits) {
-                assert_eq!(got, want, "{name}, {kernel:?}, {dedup:?}: query {q:?}");
+                assert_eq!(got, want, "{name}, {kernel:?}, sweep above {sweep_above}: query {q:?}");
             }
         }
     }
@@ -120,8 +140,8 @@ fn kernels_agree_on_random_dense_scenes() {
     }
 }
 
-/// `Auto` resolves to a kernel this CPU runs; an available kernel resolves
-/// to itself; an unavailable one falls back to an available one (and the
+/// `Auto` resolves to the best kernel this CPU runs; an available kernel
+/// resolves to itself; an unavailable one falls back to `Scalar` (and the
 /// grid reports the kernel it really runs).
 #[test]
 fn kernel_selection_only_picks_available_kernels() {
@@ -131,14 +151,12 @@ fn kernel_selection_only_picks_available_kernels() {
     assert_ne!(PairKernel::Auto.resolve(), PairKernel::Auto);
     assert_eq!(AdaptiveGrid::default().pair_kernel(), PairKernel::Auto.resolve());
 
-    let all = [
-        PairKernel::Auto,
-        PairKernel::Scalar,
-        PairKernel::Sse2,
-        PairKernel::Avx2,
-        PairKernel::Avx512,
-    ];
-    for requested in all {
+    let mut supported = vec![PairKernel::Scalar];
+    if PairKernel::Avx2.is_supported() {
+        supported.push(PairKernel::Avx2);
+    }
+    assert_eq!(available, supported, "Scalar, then AVX2 where the CPU runs it");
+    for requested in [PairKernel::Auto, PairKernel::Scalar, PairKernel::Avx2] {
         let resolved = requested.resolve();
         assert!(available.contains(&resolved), "{requested:?} resolved to {resolved:?}");
         assert!(resolved.is_supported());
@@ -148,9 +166,19 @@ fn kernel_selection_only_picks_available_kernels() {
                 assert_eq!(resolved, requested);
             } else {
                 assert_ne!(resolved, requested, "an unsupported kernel must not run");
+                assert_eq!(
+                    resolved,
+                    PairKernel::Scalar,
+                    "an unsupported kernel falls back to Scalar"
+                );
             }
+        } else {
+            // Auto is the best supported kernel: AVX2 wherever it runs.
+            let best =
+                if PairKernel::Avx2.is_supported() { PairKernel::Avx2 } else { PairKernel::Scalar };
+            assert_eq!(resolved, best);
         }
-        let grid = grid(requested, Dedup::ReferencePoint, 64);
+        let grid = grid(requested, 64, GridConfig::default().sweep_above);
         assert_eq!(grid.pair_kernel(), resolved);
     }
 }
@@ -161,9 +189,10 @@ fn kernel_selection_only_picks_available_kernels() {
 fn unavailable_kernel_request_still_gives_correct_pairs() {
     let scene = dense20k();
     let boxes = &scene.boxes[..5_000];
-    let expected = sorted_pairs(&mut grid(PairKernel::Scalar, Dedup::ReferencePoint, 64), boxes);
-    for requested in [PairKernel::Auto, PairKernel::Sse2, PairKernel::Avx2, PairKernel::Avx512] {
-        let got = sorted_pairs(&mut grid(requested, Dedup::ReferencePoint, 64), boxes);
+    let sweep_above = GridConfig::default().sweep_above;
+    let expected = sorted_pairs(&mut grid(PairKernel::Scalar, 64, sweep_above), boxes);
+    for requested in [PairKernel::Auto, PairKernel::Scalar, PairKernel::Avx2] {
+        let got = sorted_pairs(&mut grid(requested, 64, sweep_above), boxes);
         assert!(got == expected, "{requested:?}: {} pairs, scalar {}", got.len(), expected.len());
     }
 }

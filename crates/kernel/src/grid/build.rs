@@ -1,22 +1,241 @@
-//! Building the tree: depth first, one counting sort per node.
+//! Building the tree: quantize once, then depth first, one counting sort
+//! per node, each leaf handed on the moment it exists.
 //!
-//! A node's split planes are placed over the extent its boxes cover inside
-//! the node (not over the node's region, which may be all of space), so a
-//! cluster beside far outliers gets fine cells at once. Where one cell would
-//! receive every box, the planes zoom into that cell instead of making a
-//! level that separates nothing. An axis is split only where it separates
-//! boxes more than it copies them; a node with no such axis, or past the
-//! depth limit, is a leaf whatever its size. That is what keeps a pile of
-//! identical boxes, one huge box, or long thin boxes from recursing forever.
+//! The root covers the input's bounds, so no finite box is ever outside the
+//! tree. A node's children take their items from the item stack right above
+//! their parent's, and a finished subtree's space is reused by its next
+//! sibling: the working set of a subtree stays in cache, and a leaf's boxes
+//! are still there when its pairs are tested.
 
-use super::tree::{AdaptiveGrid, Item, Leaf, Node, Region, Task, cell_of};
-use broadphase_storage::{Aabb, InputError, validate_boxes};
+use super::PairsError;
+use super::leaf::{
+    Fallible, Growing, LeafContext, PairOut, SMALL_LEAF, leaf_pairs, small_leaf_pairs,
+};
+use super::quantize::{Cell, Item, Quantizer};
+use super::split::SplitParams;
+use super::tree::{AdaptiveGrid, Builder, Node};
+use broadphase_storage::{Aabb, InputError};
 
-/// Planes of an axis that is not split: everything falls in cell 0.
-const UNSPLIT: [f32; 3] = [f32::INFINITY; 3];
+/// What happens to each leaf as the walk reaches it.
+pub(crate) trait LeafSink {
+    type Error;
+    /// `items` are the leaf's boxes (the sink may reorder them); `node` is
+    /// the leaf's node, whose `first` the sink may set.
+    fn leaf(&mut self, items: &mut [Item], node: &mut Node) -> Result<(), Self::Error>;
+}
+
+impl Builder {
+    /// Quantizes `boxes` and walks the whole tree, handing every leaf to
+    /// `sink`. `boxes` must be valid.
+    pub(crate) fn run<S: LeafSink>(
+        &mut self,
+        boxes: &[Aabb],
+        quantizer: &Quantizer,
+        config: &super::GridConfig,
+        sink: &mut S,
+    ) -> Result<(), S::Error> {
+        self.nodes.clear();
+        if boxes.is_empty() {
+            return Ok(());
+        }
+        let count = boxes.len();
+        if self.items.len() < count {
+            self.items.resize(count, Item::default());
+        }
+        let simd = config.kernel.resolve() == super::PairKernel::Avx2;
+        quantizer.quantize(boxes, 0, &mut self.items, simd);
+        self.walk_root(count, Cell::ROOT, config, sink)
+    }
+
+    /// Walks the subtree of a node in `cell` holding `count` items, which
+    /// `fill` writes onto the bottom of the item stack, handing every leaf
+    /// to `sink`.
+    pub(crate) fn run_filled<S: LeafSink>(
+        &mut self,
+        count: usize,
+        cell: Cell,
+        config: &super::GridConfig,
+        sink: &mut S,
+        fill: impl FnOnce(&mut [Item]),
+    ) -> Result<(), S::Error> {
+        self.nodes.clear();
+        if count == 0 {
+            return Ok(());
+        }
+        if self.items.len() < count {
+            self.items.resize(count, Item::default());
+        }
+        fill(&mut self.items[..count]);
+        self.walk_root(count, cell, config, sink)
+    }
+
+    /// Walks from a first node of `count` items at the bottom of the stack.
+    fn walk_root<S: LeafSink>(
+        &mut self,
+        count: usize,
+        cell: Cell,
+        config: &super::GridConfig,
+        sink: &mut S,
+    ) -> Result<(), S::Error> {
+        self.nodes.push(Node { count: count as u32, cell, ..Node::default() });
+        let budget = (f64::from(config.copy_budget.max(1.0)) * count as f64) as usize + 4096;
+        let params = |room: usize| split_params(config, room);
+        self.walk(0, count, budget, &params, sink)
+    }
+
+    /// Splits node `index` (items at its `start`), writing children's items
+    /// from `top`, and walks each child in turn; or hands it to `sink`.
+    fn walk<S: LeafSink>(
+        &mut self,
+        index: usize,
+        top: usize,
+        budget: usize,
+        limits: &impl Fn(usize) -> SplitParams,
+        sink: &mut S,
+    ) -> Result<(), S::Error> {
+        let node = self.nodes[index];
+        let (start, count) = (node.start as usize, node.count as usize);
+        let plan = {
+            let items = &self.items[start..start + count];
+            self.splitter.plan(items, node.cell, &limits(budget.saturating_sub(top)))
+        };
+        let Some(split) = plan else {
+            let mut node = node;
+            sink.leaf(&mut self.items[start..start + count], &mut node)?;
+            self.nodes[index] = node;
+            return Ok(());
+        };
+        let end = top + split.total;
+        if self.items.len() < end {
+            self.items.resize(end, Item::default());
+        }
+        let (below, above) = self.items.split_at_mut(top);
+        let first =
+            self.splitter.scatter(&below[start..start + count], &split, &mut above[..split.total]);
+
+        let first_child = self.nodes.len();
+        let occupancy = split.occupancy();
+        for cell in (0..64).filter(|&c| occupancy >> c & 1 == 1) {
+            self.nodes.push(Node {
+                start: (top as u32) + first[cell],
+                count: split.counts[cell],
+                cell: split.child_cell(cell),
+                ..Node::default()
+            });
+        }
+        let parent = &mut self.nodes[index];
+        parent.occupancy = occupancy;
+        parent.first = first_child as u32;
+        parent.block = split.block;
+        for child in first_child..first_child + occupancy.count_ones() as usize {
+            self.walk(child, end, budget, limits, sink)?;
+        }
+        Ok(())
+    }
+}
+
+/// The split parameters of `config`, with `room` items left to write.
+pub(crate) fn split_params(config: &super::GridConfig, room: usize) -> SplitParams {
+    SplitParams {
+        simd: config.kernel.resolve() == super::PairKernel::Avx2,
+        leaf_capacity: config.leaf_capacity,
+        max_replication: config.max_replication,
+        room,
+    }
+}
+
+/// Sorts a leaf too big to tile by low x, for the sweep. Ties by id, so the
+/// order (and the pair order) is the same on every run.
+fn sort_for_sweep(items: &mut [Item], sweep_above: usize) {
+    if items.len() > sweep_above {
+        items.sort_unstable_by_key(|item| (item.lo[0], item.id));
+    }
+}
+
+/// Keeps every leaf in the grid's leaf columns.
+struct Keep<'a> {
+    leaves: &'a mut super::leaf::LeafColumns,
+    sweep_above: usize,
+}
+
+impl LeafSink for Keep<'_> {
+    type Error = core::convert::Infallible;
+    fn leaf(&mut self, items: &mut [Item], node: &mut Node) -> Result<(), Self::Error> {
+        sort_for_sweep(items, self.sweep_above);
+        node.first = self.leaves.push_leaf(items, node.cell) as u32;
+        Ok(())
+    }
+}
+
+/// Finds each leaf's pairs at once, through one reused leaf buffer.
+struct FindPairs<'a, O> {
+    context: LeafContext<'a>,
+    leaf: &'a mut super::leaf::LeafColumns,
+    sweep: &'a mut super::leaf::SweepScratch,
+    out: O,
+}
+
+impl<O: PairOut> LeafSink for FindPairs<'_, O> {
+    type Error = O::Error;
+    fn leaf(&mut self, items: &mut [Item], node: &mut Node) -> Result<(), Self::Error> {
+        if items.len() < 2 {
+            return Ok(());
+        }
+        if items.len() <= SMALL_LEAF {
+            return small_leaf_pairs(
+                self.context.kernel,
+                items,
+                node.cell,
+                self.context.boxes,
+                &mut self.out,
+            );
+        }
+        sort_for_sweep(items, self.context.sweep_above);
+        self.leaf.clear();
+        self.leaf.push_leaf(items, node.cell);
+        let view = self.leaf.view(0, items.len());
+        leaf_pairs(&view, &self.context, self.sweep, &mut self.out)
+    }
+}
+
+/// Why [`AdaptiveGrid::try_find_pairs`] failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FindPairsError {
+    /// The input breaks the contract; names the first bad box. No pair was
+    /// written.
+    Input(InputError),
+    /// The output could not grow; it holds the pairs found so far.
+    Pairs(PairsError),
+}
+
+impl core::fmt::Display for FindPairsError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            FindPairsError::Input(e) => e.fmt(f),
+            FindPairsError::Pairs(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for FindPairsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FindPairsError::Input(e) => Some(e),
+            FindPairsError::Pairs(e) => Some(e),
+        }
+    }
+}
+
+impl From<InputError> for FindPairsError {
+    fn from(e: InputError) -> Self {
+        FindPairsError::Input(e)
+    }
+}
 
 impl AdaptiveGrid {
-    /// Indexes `boxes`, replacing what the grid held.
+    /// Indexes `boxes` and keeps the tree, replacing what the grid held, for
+    /// [`pairs`](Self::pairs) and [`query`](Self::query). The grid keeps a
+    /// copy of the boxes for the exact tests.
     ///
     /// Bounds come from the data: boxes may lie anywhere in `f32` range. On
     /// an error the grid is left empty.
@@ -36,248 +255,188 @@ impl AdaptiveGrid {
     /// assert!(grid.is_empty());
     /// ```
     pub fn build(&mut self, boxes: &[Aabb]) -> Result<(), InputError> {
-        self.nodes.reset();
-        self.leaves.reset();
-        self.soa.clear();
-        self.scratch.items.reset();
-        self.scratch.tasks.clear();
-        self.box_count = 0;
-        validate_boxes(boxes)?;
-        self.box_count = boxes.len();
-        if boxes.is_empty() {
-            return Ok(());
-        }
-        for (id, bounds) in boxes.iter().enumerate() {
-            self.scratch.items.push(Item { bounds: *bounds, id: id as u32 });
-        }
-        self.nodes.push(Node::default());
-        self.scratch.tasks.push(Task {
-            node: 0,
-            start: 0,
-            count: boxes.len(),
-            region: Region::EVERYWHERE,
-            depth: 0,
-        });
-        while let Some(task) = self.scratch.tasks.pop() {
-            match self.plan_split(&task) {
-                Some((planes, occupancy_counts)) => self.split(&task, planes, &occupancy_counts),
-                None => self.make_leaf(&task),
-            }
-        }
+        self.start_frame(boxes)?;
+        self.boxes.extend_from_slice(boxes);
+        let mut keep = Keep { leaves: &mut self.leaves, sweep_above: self.config.sweep_above };
+        let Ok(()) = self.builder.run(boxes, &self.quantizer, &self.config, &mut keep);
+        self.kept = true;
         Ok(())
     }
 
-    /// Chooses the split planes of a node, or `None` when it must be a leaf.
-    /// Leaves the per-item cell ranges for those planes in `scratch.ranges`
-    /// and returns the box count of each of the 64 cells.
-    fn plan_split(&mut self, task: &Task) -> Option<([[f32; 3]; 3], [u32; 64])> {
-        let config = self.config;
-        if task.count <= config.leaf_capacity.max(1) {
-            return None;
-        }
-        let items_total = self.scratch.items.len();
-        let items = &self.scratch.items.as_slice()[task.start..task.start + task.count];
-        let ranges = &mut self.scratch.ranges;
-        let mut window = task.region;
-        let mut depth = task.depth;
-        loop {
-            if depth >= config.max_depth {
-                return None;
-            }
-            let planes = planes_over_extent(items, &window, task.count, config.leaf_capacity);
-            // Cell range of every item per axis, how many cells each axis
-            // copies boxes into, and the box count per cell, in one pass.
-            ranges.reset();
-            ranges.allocate(items.len(), 0);
-            let mut spans = [0u64; 3];
-            let mut counts = [0u32; 64];
-            for (item, packed_out) in items.iter().zip(ranges.as_mut_slice()) {
-                let mut packed = 0u16;
-                for axis in 0..3 {
-                    let first = cell_of(&planes[axis], item.bounds.min[axis]);
-                    let last = cell_of(&planes[axis], item.bounds.max[axis]);
-                    spans[axis] += (last - first + 1) as u64;
-                    packed |= ((first | last << 2) as u16) << (4 * axis);
-                }
-                *packed_out = packed;
-                for_each_cell(packed, |cell| counts[cell] += 1);
-            }
-            let limit = f64::from(config.max_axis_replication) * task.count as f64;
-            let mut split_axes = [false; 3];
-            let mut chosen = planes;
-            for axis in 0..3 {
-                split_axes[axis] = planes[axis] != UNSPLIT && (spans[axis] as f64) <= limit;
-                if !split_axes[axis] {
-                    chosen[axis] = UNSPLIT;
-                }
-            }
-            if split_axes == [false; 3] {
-                return None;
-            }
-            if chosen != planes {
-                // An axis was dropped for copying too much: its boxes all go
-                // to cell 0 there, so clear its ranges and count again.
-                let keep = (0..3).filter(|&a| split_axes[a]).fold(0u16, |m, a| m | 0xF << (4 * a));
-                counts = [0u32; 64];
-                for packed in ranges.as_mut_slice() {
-                    *packed &= keep;
-                    for_each_cell(*packed, |cell| counts[cell] += 1);
-                }
-            }
-            let copies: usize = counts.iter().map(|&c| c as usize).sum();
-            if exceeds_copy_budget(items_total, copies, self.box_count) {
-                return None;
-            }
-            let busiest = (0..64).max_by_key(|&c| counts[c]).unwrap_or(0);
-            if (counts[busiest] as usize) < task.count {
-                return Some((chosen, counts));
-            }
-            // Every box lands in one cell: zoom the planes into it.
-            // (Unsplit axes have one cell, so their window stays.)
-            window = window.child(&chosen, busiest);
-            depth += 1;
-        }
+    /// One frame: writes every overlapping pair of `boxes` into `out`
+    /// (cleared first), each exactly once as `[a, b]` with `a < b`, indices
+    /// into `boxes`. Keeps no tree: afterwards the grid is empty.
+    ///
+    /// The fastest way to the pairs of a frame: each leaf's pairs are found
+    /// the moment the build reaches the leaf. The order is deterministic for
+    /// a given input and config but otherwise unspecified.
+    ///
+    /// # Errors
+    /// [`InputError`] naming the first bad box (see [`build`](Self::build));
+    /// `out` is then empty.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_kernel::{AdaptiveGrid, Aabb};
+    /// use glam::Vec3;
+    /// // Touching faces overlap.
+    /// let boxes = [Aabb::new(Vec3::ZERO, Vec3::ONE), Aabb::new(Vec3::X, Vec3::new(2.0, 1.0, 1.0))];
+    /// let mut pairs = Vec::new();
+    /// AdaptiveGrid::default().find_pairs(&boxes, &mut pairs)?;
+    /// assert_eq!(pairs, [[0, 1]]);
+    /// # Ok::<(), broadphase_kernel::InputError>(())
+    /// ```
+    pub fn find_pairs(
+        &mut self,
+        boxes: &[Aabb],
+        out: &mut Vec<[u32; 2]>,
+    ) -> Result<(), InputError> {
+        out.clear();
+        self.start_frame(boxes)?;
+        let Ok(()) = self.frame_pairs(boxes, Growing(out));
+        Ok(())
     }
 
-    /// Scatters a node's items to its occupied cells (a counting sort) and
-    /// queues one task per child.
-    fn split(&mut self, task: &Task, planes: [[f32; 3]; 3], counts: &[u32; 64]) {
-        let mut occupancy = 0u64;
-        let mut offsets = [0usize; 64];
-        let base = self.scratch.items.len();
-        let mut total = 0usize;
-        for cell in 0..64 {
-            offsets[cell] = base + total;
-            total += counts[cell] as usize;
-            occupancy |= u64::from(counts[cell] > 0) << cell;
-        }
-        self.scratch.items.allocate(total, Item::default());
-        let (old, new) = self.scratch.items.as_mut_slice().split_at_mut(base);
-        let items = &old[task.start..task.start + task.count];
-        let mut cursor = offsets;
-        for (item, &packed) in items.iter().zip(self.scratch.ranges.as_slice()) {
-            for_each_cell(packed, |cell| {
-                new[cursor[cell] - base] = *item;
-                cursor[cell] += 1;
-            });
-        }
-
-        let first_child = self.nodes.len();
-        self.nodes.allocate(occupancy.count_ones() as usize, Node::default());
-        self.nodes[task.node as usize] =
-            Node { planes, occupancy, first_child: first_child as u32, is_leaf: false };
-        let mut bits = occupancy;
-        let mut child = first_child;
-        while bits != 0 {
-            let cell = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            let region = task.region.child(&planes, cell);
-            self.scratch.tasks.push(Task {
-                node: child as u32,
-                start: offsets[cell],
-                count: counts[cell] as usize,
-                region,
-                depth: task.depth + 1,
-            });
-            child += 1;
-        }
+    /// [`find_pairs`](Self::find_pairs), but running out of memory for the
+    /// output is an error instead of an abort: the output grows with
+    /// `try_reserve`, and on failure `out` holds the pairs found so far
+    /// (each still once).
+    ///
+    /// A frame's pair count is the caller's to bound; this is for callers
+    /// that take arbitrary input (a pile of n boxes has n(n-1)/2 pairs: 100k
+    /// coincident boxes are 5·10⁹ pairs, 40 GB of output).
+    ///
+    /// # Errors
+    /// [`FindPairsError::Input`] for bad input, [`FindPairsError::Pairs`]
+    /// when the output could not grow.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_kernel::{AdaptiveGrid, Aabb};
+    /// let mut pairs = Vec::new();
+    /// AdaptiveGrid::default().try_find_pairs(&[Aabb::default(); 3], &mut pairs)?;
+    /// assert_eq!(pairs.len(), 3); // three coincident boxes
+    /// # Ok::<(), broadphase_kernel::FindPairsError>(())
+    /// ```
+    pub fn try_find_pairs(
+        &mut self,
+        boxes: &[Aabb],
+        out: &mut Vec<[u32; 2]>,
+    ) -> Result<(), FindPairsError> {
+        out.clear();
+        self.start_frame(boxes)?;
+        self.frame_pairs(boxes, Fallible(out)).map_err(FindPairsError::Pairs)
     }
 
-    /// Copies a node's boxes into the SoA buffer as one padded leaf.
-    fn make_leaf(&mut self, task: &Task) {
-        let items = &self.scratch.items.as_slice()[task.start..task.start + task.count];
-        let start = self.soa.push_group(items.iter().map(|item| (item.id, item.bounds)));
-        let leaf = self.leaves.push(Leaf {
-            start: start as u32,
-            count: task.count as u32,
-            region: task.region,
-        });
-        self.nodes[task.node as usize] =
-            Node { planes: [UNSPLIT; 3], occupancy: 0, first_child: leaf as u32, is_leaf: true };
+    fn start_frame(&mut self, boxes: &[Aabb]) -> Result<(), InputError> {
+        self.kept = false;
+        self.builder.nodes.clear();
+        self.leaves.clear();
+        self.boxes.clear();
+        self.quantizer = Quantizer::covering(boxes)?;
+        Ok(())
     }
-}
 
-/// Split planes over the extent the items cover inside `window`: 1, 2 or
-/// 4 equal cells per axis, as few as give about one cell per
-/// `leaf_capacity` boxes. A node just over the leaf limit is halved rather
-/// than cut into 64 slivers of a few boxes each, whose per-leaf overhead
-/// would dominate.
-fn planes_over_extent(
-    items: &[Item],
-    window: &Region,
-    count: usize,
-    leaf_capacity: usize,
-) -> [[f32; 3]; 3] {
-    let mut lo = [f32::INFINITY; 3];
-    let mut hi = [f32::NEG_INFINITY; 3];
-    for item in items {
-        // Plain compares, not f32::min/max: the input is validated NaN-free,
-        // and these compile to single minss/maxss instead of NaN handling.
-        for axis in 0..3 {
-            let (min, max) = (item.bounds.min[axis], item.bounds.max[axis]);
-            let clamped_min = if min > window.lo[axis] { min } else { window.lo[axis] };
-            let clamped_max = if max < window.hi[axis] { max } else { window.hi[axis] };
-            lo[axis] = if clamped_min < lo[axis] { clamped_min } else { lo[axis] };
-            hi[axis] = if clamped_max > hi[axis] { clamped_max } else { hi[axis] };
-        }
+    /// The pairs of one subtree, for a caller that splits the top of the
+    /// tree itself (see [`parts`](crate::parts)): the node in `cell` holding
+    /// `items`, quantized by the frame's quantizer from `boxes`. Appends to
+    /// `out` (not cleared) every pair the subtree's leaves own, each once;
+    /// keeps no tree. Over the children of a split, these are exactly the
+    /// pairs of their parent.
+    ///
+    /// # Errors
+    /// [`PairsError::OutOfMemory`] when `out` could not grow; it then holds
+    /// the pairs found so far.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_kernel::{Aabb, AdaptiveGrid, PairKernel, parts::{Bounds, Cell, Quantizer}};
+    /// let boxes = [Aabb::default(); 3];
+    /// let quantizer = Quantizer::new(&Bounds::of(&boxes), &boxes)?;
+    /// let mut items = vec![Default::default(); 3];
+    /// quantizer.quantize_chunk(&boxes, 0, &mut items, PairKernel::Auto);
+    /// let mut pairs = Vec::new();
+    /// AdaptiveGrid::default().find_subtree_pairs(&items, Cell::ROOT, &boxes, &mut pairs).unwrap();
+    /// assert_eq!(pairs.len(), 3);
+    /// # Ok::<(), broadphase_kernel::InputError>(())
+    /// ```
+    pub fn find_subtree_pairs(
+        &mut self,
+        items: &[Item],
+        cell: Cell,
+        boxes: &[Aabb],
+        out: &mut Vec<[u32; 2]>,
+    ) -> Result<(), PairsError> {
+        self.find_subtree_pairs_with(items.len(), cell, boxes, out, |stack| {
+            stack.copy_from_slice(items);
+        })
     }
-    // f64: the extent of two f32 coordinates near ±3.4e38 overflows f32.
-    let extent: [f64; 3] = core::array::from_fn(|a| f64::from(hi[a]) - f64::from(lo[a]));
-    let wanted_cells = count.div_ceil(leaf_capacity.max(1)).clamp(2, 64);
-    let mut divisions = [1usize; 3];
-    while divisions.iter().product::<usize>() < wanted_cells {
-        // Halve the axis whose cells are longest; stop when none can be.
-        let widest = (0..3).filter(|&a| divisions[a] < 4 && extent[a] > 0.0).max_by(|&a, &b| {
-            (extent[a] / divisions[a] as f64).total_cmp(&(extent[b] / divisions[b] as f64))
-        });
-        match widest {
-            Some(axis) => divisions[axis] *= 2,
-            None => break,
-        }
-    }
-    core::array::from_fn(|axis| {
-        let step = extent[axis] / divisions[axis] as f64;
-        let plane = |k: usize| {
-            if k < divisions[axis] {
-                (f64::from(lo[axis]) + step * k as f64) as f32
-            } else {
-                f32::INFINITY
-            }
+
+    /// [`find_subtree_pairs`](Self::find_subtree_pairs) for a node whose
+    /// `count` items are not in one slice: `fill` writes them straight into
+    /// the walk's item stack (it is given exactly `count` slots and must
+    /// write every one), saving a copy.
+    ///
+    /// # Errors
+    /// [`PairsError::OutOfMemory`] when `out` could not grow.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_kernel::{Aabb, AdaptiveGrid, PairKernel, parts::{Bounds, Cell, Item, Quantizer}};
+    /// let boxes = [Aabb::default(); 4];
+    /// let quantizer = Quantizer::new(&Bounds::of(&boxes), &boxes)?;
+    /// let (mut first, mut second) = ([Item::default(); 2], [Item::default(); 2]);
+    /// quantizer.quantize_chunk(&boxes[..2], 0, &mut first, PairKernel::Auto);
+    /// quantizer.quantize_chunk(&boxes[2..], 2, &mut second, PairKernel::Auto);
+    /// let mut pairs = Vec::new();
+    /// AdaptiveGrid::default()
+    ///     .find_subtree_pairs_with(4, Cell::ROOT, &boxes, &mut pairs, |stack| {
+    ///         stack[..2].copy_from_slice(&first);
+    ///         stack[2..].copy_from_slice(&second);
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(pairs.len(), 6);
+    /// # Ok::<(), broadphase_kernel::InputError>(())
+    /// ```
+    pub fn find_subtree_pairs_with(
+        &mut self,
+        count: usize,
+        cell: Cell,
+        boxes: &[Aabb],
+        out: &mut Vec<[u32; 2]>,
+        fill: impl FnOnce(&mut [Item]),
+    ) -> Result<(), PairsError> {
+        self.kept = false;
+        self.leaves.clear();
+        self.boxes.clear();
+        let mut sink = FindPairs {
+            context: LeafContext {
+                kernel: self.kernel,
+                boxes,
+                sweep_above: self.config.sweep_above,
+            },
+            leaf: &mut self.leaf_scratch,
+            sweep: &mut self.sweep,
+            out: Fallible(out),
         };
-        if divisions[axis] == 1 { UNSPLIT } else { [plane(1), plane(2), plane(3)] }
-    })
-}
-
-/// Box copies the build may hold in all, per input box. Normal scenes use
-/// 2–6; only input built to defeat the replication limit level after level
-/// gets near it, and then its nodes become leaves instead of exhausting
-/// memory.
-const MAX_COPIES_PER_BOX: usize = 32;
-
-/// Whether splitting would take the item buffer past its budget.
-#[inline]
-fn exceeds_copy_budget(items_now: usize, copies: usize, box_count: usize) -> bool {
-    items_now + copies > MAX_COPIES_PER_BOX * box_count + 4096
-}
-
-/// Calls `visit(cell)` for every cell of a packed per-axis cell range.
-#[inline(always)]
-fn for_each_cell(packed: u16, mut visit: impl FnMut(usize)) {
-    let range = |axis: usize| {
-        let bits = (packed >> (4 * axis)) as usize;
-        (bits & 3, (bits >> 2) & 3)
-    };
-    let ((x0, x1), (y0, y1), (z0, z1)) = (range(0), range(1), range(2));
-    if (x0, y0, z0) == (x1, y1, z1) {
-        // Most boxes are in one cell; skip the loop nest for them.
-        visit(x0 | y0 << 2 | z0 << 4);
-        return;
+        self.builder.run_filled(count, cell, &self.config, &mut sink, fill)
     }
-    for z in z0..=z1 {
-        for y in y0..=y1 {
-            for x in x0..=x1 {
-                visit(x | y << 2 | z << 4);
-            }
-        }
+
+    fn frame_pairs<O: PairOut>(&mut self, boxes: &[Aabb], out: O) -> Result<(), O::Error> {
+        let mut sink = FindPairs {
+            context: LeafContext {
+                kernel: self.kernel,
+                boxes,
+                sweep_above: self.config.sweep_above,
+            },
+            leaf: &mut self.leaf_scratch,
+            sweep: &mut self.sweep,
+            out,
+        };
+        self.builder.run(boxes, &self.quantizer, &self.config, &mut sink)
     }
 }

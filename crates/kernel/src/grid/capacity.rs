@@ -33,15 +33,14 @@ use super::tree::AdaptiveGrid;
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GridCapacity {
-    nodes: usize,
-    leaves: usize,
-    slots: usize,
     items: usize,
-    ranges: usize,
-    tasks: usize,
-    slot_pairs: usize,
-    unique_sets: usize,
-    unique_spill: usize,
+    nodes: usize,
+    split_codes: usize,
+    split_spanning: usize,
+    leaf_slots: usize,
+    boxes: usize,
+    leaf_scratch: usize,
+    sweep: usize,
 }
 
 impl GridCapacity {
@@ -57,15 +56,14 @@ impl GridCapacity {
     #[must_use]
     pub fn max(self, other: GridCapacity) -> GridCapacity {
         GridCapacity {
-            nodes: self.nodes.max(other.nodes),
-            leaves: self.leaves.max(other.leaves),
-            slots: self.slots.max(other.slots),
             items: self.items.max(other.items),
-            ranges: self.ranges.max(other.ranges),
-            tasks: self.tasks.max(other.tasks),
-            slot_pairs: self.slot_pairs.max(other.slot_pairs),
-            unique_sets: self.unique_sets.max(other.unique_sets),
-            unique_spill: self.unique_spill.max(other.unique_spill),
+            nodes: self.nodes.max(other.nodes),
+            split_codes: self.split_codes.max(other.split_codes),
+            split_spanning: self.split_spanning.max(other.split_spanning),
+            leaf_slots: self.leaf_slots.max(other.leaf_slots),
+            boxes: self.boxes.max(other.boxes),
+            leaf_scratch: self.leaf_scratch.max(other.leaf_scratch),
+            sweep: self.sweep.max(other.sweep),
         }
     }
 }
@@ -84,17 +82,19 @@ impl AdaptiveGrid {
     /// # Ok::<(), broadphase_kernel::InputError>(())
     /// ```
     pub fn capacity(&self) -> GridCapacity {
-        let [unique_sets, unique_spill] = self.unique.capacity();
+        let builder = &self.builder;
+        let [split_codes, split_spanning] = builder.splitter.capacity();
         GridCapacity {
-            nodes: self.nodes.capacity(),
-            leaves: self.leaves.capacity(),
-            slots: self.soa.capacity(),
-            items: self.scratch.items.capacity(),
-            ranges: self.scratch.ranges.capacity(),
-            tasks: self.scratch.tasks.capacity(),
-            slot_pairs: self.slot_pairs.capacity(),
-            unique_sets,
-            unique_spill,
+            // The item stack's length is its high-water mark: it is resized,
+            // never cleared.
+            items: builder.items.len().max(builder.items.capacity()),
+            nodes: builder.nodes.capacity(),
+            split_codes,
+            split_spanning,
+            leaf_slots: self.leaves.capacity(),
+            boxes: self.boxes.capacity(),
+            leaf_scratch: self.leaf_scratch.capacity(),
+            sweep: self.sweep.capacity(),
         }
     }
 
@@ -119,14 +119,13 @@ impl AdaptiveGrid {
         // Exact: amortised growth would overshoot the largest grid, which
         // would then be the smaller one, and grids levelled after every
         // frame would keep doubling each other.
-        self.nodes.reserve_exact(capacity.nodes.saturating_sub(self.nodes.len()));
-        self.leaves.reserve_exact(capacity.leaves.saturating_sub(self.leaves.len()));
-        self.soa.reserve_exact(capacity.slots.saturating_sub(self.soa.len()));
-        let scratch = &mut self.scratch;
-        scratch.items.reserve_exact(capacity.items.saturating_sub(scratch.items.len()));
-        scratch.ranges.reserve_exact(capacity.ranges.saturating_sub(scratch.ranges.len()));
-        scratch.tasks.reserve_exact(capacity.tasks.saturating_sub(scratch.tasks.len()));
-        self.slot_pairs.reserve_exact(capacity.slot_pairs.saturating_sub(self.slot_pairs.len()));
-        self.unique.reserve(capacity.unique_sets, capacity.unique_spill);
+        let builder = &mut self.builder;
+        builder.items.reserve_exact(capacity.items.saturating_sub(builder.items.len()));
+        builder.nodes.reserve_exact(capacity.nodes.saturating_sub(builder.nodes.len()));
+        builder.splitter.reserve_exact(capacity.split_codes, capacity.split_spanning);
+        self.leaves.reserve_exact(capacity.leaf_slots);
+        self.boxes.reserve_exact(capacity.boxes.saturating_sub(self.boxes.len()));
+        self.leaf_scratch.reserve_exact(capacity.leaf_scratch);
+        self.sweep.reserve_exact(capacity.sweep);
     }
 }

@@ -1,39 +1,21 @@
 //! Plain configuration for [`AdaptiveGrid`](super::AdaptiveGrid).
 
-/// How a pair found in several leaves is reported only once.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Dedup {
-    /// Report a pair only in the leaf whose region holds the min corner of
-    /// the two boxes' intersection. Costs one scalar test per overlapping
-    /// candidate and no memory; measured faster (see `docs/BENCHMARKS.md`).
-    #[default]
-    ReferencePoint,
-    /// A benchmark baseline, kept to measure the default against: every
-    /// leaf reports every overlap and a per-box
-    /// [`FastUniqueSets`](broadphase_storage::FastUniqueSets) drops the
-    /// repeats (the scheme the adaptive grid was first described with).
-    /// Same pairs, never faster here; not meant for production frames.
-    FastUnique,
-}
-
-/// Which implementation of the leaf overlap test to run.
+/// Which implementation of the leaf overlap tests to run.
 ///
 /// Every variant computes the same pairs; tests run all of them that the
-/// machine supports. A requested kernel the CPU lacks falls back to the best
-/// one it has (see [`PairKernel::resolve`]).
+/// machine supports. A requested kernel the CPU lacks falls back to the
+/// portable one (see [`PairKernel::resolve`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum PairKernel {
     /// The best the CPU offers, detected at run time.
     #[default]
     Auto,
-    /// Portable Rust, no intrinsics; the twin every SIMD kernel is tested against.
+    /// Portable Rust, no intrinsics (the compiler vectorizes it for the
+    /// x86-64 baseline, SSE2); the twin every SIMD kernel is tested against.
     Scalar,
-    /// 4 lanes, x86-64 baseline.
-    Sse2,
-    /// 8 lanes, needs AVX2.
+    /// AVX2: a 4×4 tile of quantized boxes in one 16-lane vector, and
+    /// 8-lane `f32` sweeps in leaves too big to tile.
     Avx2,
-    /// 16 lanes, needs AVX-512F.
-    Avx512,
 }
 
 impl PairKernel {
@@ -46,10 +28,7 @@ impl PairKernel {
     /// assert_eq!(PairKernel::available()[0], PairKernel::Scalar);
     /// ```
     pub fn available() -> Vec<PairKernel> {
-        [PairKernel::Scalar, PairKernel::Sse2, PairKernel::Avx2, PairKernel::Avx512]
-            .into_iter()
-            .filter(|k| k.is_supported())
-            .collect()
+        [PairKernel::Scalar, PairKernel::Avx2].into_iter().filter(|k| k.is_supported()).collect()
     }
 
     /// Whether this CPU (and this build) can run the kernel.
@@ -64,23 +43,14 @@ impl PairKernel {
         match self {
             PairKernel::Auto | PairKernel::Scalar => true,
             #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-            PairKernel::Sse2 => true,
-            #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
             PairKernel::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
-            #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-            PairKernel::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
             #[cfg(not(all(target_arch = "x86_64", not(feature = "scalar"))))]
-            _ => false,
+            PairKernel::Avx2 => false,
         }
     }
 
-    /// The kernel that will actually run: `Auto` becomes the preferred
-    /// supported kernel, and an unsupported request falls back to the best
-    /// supported one below it.
-    ///
-    /// `Auto` prefers AVX2 over AVX-512: with the short rows of a leaf the
-    /// 16-lane kernel wastes more lanes than it gains (measured in
-    /// `benches/kernel.rs`, recorded in `docs/BENCHMARKS.md`).
+    /// The kernel that will actually run: `Auto` becomes the best supported
+    /// kernel, and an unsupported request falls back to `Scalar`.
     ///
     /// # Examples
     ///
@@ -89,39 +59,42 @@ impl PairKernel {
     /// assert_ne!(PairKernel::Auto.resolve(), PairKernel::Auto);
     /// ```
     pub fn resolve(self) -> PairKernel {
-        let wanted = match self {
-            PairKernel::Auto => PairKernel::Avx2,
-            other => other,
-        };
-        let order = [PairKernel::Avx512, PairKernel::Avx2, PairKernel::Sse2, PairKernel::Scalar];
-        let from = order.iter().position(|&k| k == wanted).unwrap_or(0);
-        order[from..].iter().copied().find(|k| k.is_supported()).unwrap_or(PairKernel::Scalar)
+        match self {
+            PairKernel::Auto | PairKernel::Avx2 if PairKernel::Avx2.is_supported() => {
+                PairKernel::Avx2
+            }
+            _ => PairKernel::Scalar,
+        }
     }
 }
 
 /// Tuning of [`AdaptiveGrid`](super::AdaptiveGrid). Defaults are the
-/// measured best on the shared scenes; every field is safe to change.
+/// measured best on the shared scenes (`docs/BENCHMARKS.md`); every field is
+/// safe to change: no value makes a result wrong, only slower.
 ///
 /// # Examples
 ///
 /// ```
-/// use broadphase_kernel::{AdaptiveGrid, Dedup, GridConfig};
-/// let grid = AdaptiveGrid::with_config(GridConfig { dedup: Dedup::FastUnique, ..GridConfig::default() });
-/// assert_eq!(grid.config().dedup, Dedup::FastUnique);
+/// use broadphase_kernel::{AdaptiveGrid, GridConfig};
+/// let grid = AdaptiveGrid::with_config(GridConfig { leaf_capacity: 32, ..GridConfig::default() });
+/// assert_eq!(grid.config().leaf_capacity, 32);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GridConfig {
     /// A node with at most this many boxes becomes a leaf.
     pub leaf_capacity: usize,
-    /// Levels (including zoom steps) after which a node becomes a leaf
-    /// whatever it holds, so no input recurses without bound.
-    pub max_depth: u32,
-    /// An axis is split only where a box overlaps on average at most this
-    /// many of its 4 cells; beyond that, splitting copies boxes more than it
-    /// separates them (a pile, or long thin boxes along that axis).
-    pub max_axis_replication: f32,
-    /// How repeats of a pair across leaves are removed.
-    pub dedup: Dedup,
+    /// A leaf with more boxes than this (only a node that could not be
+    /// split: a pile, a dense knot at the finest cell, boxes much larger
+    /// than the cells) is swept along x instead of tested all against all.
+    pub sweep_above: usize,
+    /// A node is split only if its boxes land in at most this many child
+    /// cells each on average; beyond that, the split copies boxes more than
+    /// it separates them, and the node is a leaf.
+    pub max_replication: f32,
+    /// Box copies the build may hold at once, per input box. Only input built
+    /// to copy boxes level after level gets near it; its nodes then become
+    /// leaves instead of exhausting memory.
+    pub copy_budget: f32,
     /// Which leaf overlap kernel runs.
     pub kernel: PairKernel,
 }
@@ -129,10 +102,10 @@ pub struct GridConfig {
 impl Default for GridConfig {
     fn default() -> Self {
         Self {
-            leaf_capacity: 64,
-            max_depth: 32,
-            max_axis_replication: 1.5,
-            dedup: Dedup::ReferencePoint,
+            leaf_capacity: 128,
+            sweep_above: 1024,
+            max_replication: 4.0,
+            copy_budget: 8.0,
             kernel: PairKernel::Auto,
         }
     }

@@ -1,17 +1,23 @@
-//! The sparse adaptive grid: build, all pairs, single-box queries and the
-//! invariant checker, one file each.
+//! The sparse adaptive grid: quantization, the split, the build walk, the
+//! leaf kernels, all pairs, single-box queries and the invariant checker.
 
 mod build;
 mod capacity;
 mod config;
+mod leaf;
 mod pairs;
+pub mod parts;
+mod quantize;
 mod query;
-mod simd;
+mod split;
+mod sweep;
+mod tiles;
 mod tree;
 mod validate;
 
+pub use build::FindPairsError;
 pub use capacity::GridCapacity;
-pub use config::{Dedup, GridConfig, PairKernel};
+pub use config::{GridConfig, PairKernel};
 pub use pairs::PairsError;
 pub use tree::AdaptiveGrid;
 pub use validate::ValidationError;

@@ -1,11 +1,14 @@
-//! One box against the built set, descending only into occupied cells.
+//! One box against the kept build, descending only into occupied cells.
 
-use super::simd::row_hits;
-use super::tree::{AdaptiveGrid, cell_of, leaf_columns};
+use super::config::PairKernel;
+use super::leaf::{LeafView, flip, surely_overlap};
+use super::quantize::{Item, LEVELS, OWNS_PAIR};
+use super::tree::AdaptiveGrid;
 use broadphase_storage::{Aabb, InputError};
+use core::mem::MaybeUninit;
 
 impl AdaptiveGrid {
-    /// Writes into `out` (cleared first) the index of every built box that
+    /// Writes into `out` (cleared first) the index of every kept box that
     /// overlaps `query`, each once, in unspecified order.
     ///
     /// # Errors
@@ -30,45 +33,209 @@ impl AdaptiveGrid {
     pub fn query(&self, query: &Aabb, out: &mut Vec<u32>) -> Result<(), InputError> {
         out.clear();
         query.validate(0)?;
-        if !self.nodes.is_empty() {
-            self.visit(0, query, out);
+        if !self.kept || self.builder.nodes.is_empty() {
+            return Ok(());
+        }
+        match self.kernel {
+            #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+            // SAFETY: `Avx2` is only the resolved kernel on CPUs with AVX2
+            // (which all have POPCNT).
+            PairKernel::Avx2 if std::arch::is_x86_feature_detected!("popcnt") => unsafe {
+                self.walk_avx2(query, out)
+            },
+            _ => self.walk(query, out),
         }
         Ok(())
     }
 
-    fn visit(&self, node_index: usize, query: &Aabb, out: &mut Vec<u32>) {
-        let node = &self.nodes[node_index];
-        if node.is_leaf {
-            let leaf = &self.leaves[node.first_child as usize];
-            let (cols, ids) = leaf_columns(&self.soa, leaf);
-            // The kernel appends candidate slots; keep, as ids, those whose
-            // reference point this leaf owns.
-            let first = out.len();
-            row_hits(self.kernel, &cols, query, leaf.count as usize, out);
-            let q_min = query.min.to_array();
-            let mut kept = first;
-            for k in first..out.len() {
-                let j = out[k] as usize;
-                if leaf.region.owns_pair(q_min, [cols.min[0][j], cols.min[1][j], cols.min[2][j]]) {
-                    out[kept] = ids[j];
-                    kept += 1;
-                }
+    /// [`walk`](Self::walk) compiled for AVX2 and POPCNT (child indices are
+    /// a population count per visited cell).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and POPCNT.
+    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    #[target_feature(enable = "avx2,popcnt")]
+    unsafe fn walk_avx2(&self, query: &Aabb, out: &mut Vec<u32>) {
+        self.walk(query, out);
+    }
+
+    /// The descent, depth first with an explicit stack: every occupied child
+    /// cell the query meets, then every leaf's slots.
+    #[inline(always)]
+    fn walk(&self, query: &Aabb, out: &mut Vec<u32>) {
+        // Clamped to the build's bounds like every box, so the query's
+        // reference point with any box is the one the boxes' leaves use.
+        let quantized = self.quantizer.item(query, 0);
+        let (lo_query, hi_query) = (quantized.lo.map(flip), quantized.hi.map(flip));
+        let nodes = &self.builder.nodes;
+        // At most 63 siblings wait per level above the current node. Left
+        // uninitialised: zeroing 2 KiB would cost more than most queries.
+        let mut stack = [const { MaybeUninit::<u32>::uninit() }; 64 * LEVELS as usize];
+        stack[0].write(0); // the root
+        let mut waiting = 1;
+        while waiting > 0 {
+            waiting -= 1;
+            // SAFETY: slots below `waiting` were all written: slot 0 above,
+            // every other by the push that raised `waiting` past it.
+            let index = unsafe { stack[waiting].assume_init() };
+            let node = &nodes[index as usize];
+            if node.is_leaf() {
+                let leaf = self.leaves.view(node.first as usize, node.count as usize);
+                let owned = i16::from(node.cell.owned_axes(quantized.lo));
+                let mut report = |slot: usize| {
+                    if owned | leaf.owned[slot] == i16::from(OWNS_PAIR) {
+                        let id = leaf.ids[slot];
+                        let lo = [
+                            lo_query[0],
+                            lo_query[1],
+                            lo_query[2],
+                            leaf.lo[0][slot],
+                            leaf.lo[1][slot],
+                            leaf.lo[2][slot],
+                        ];
+                        let hi = [
+                            hi_query[0],
+                            hi_query[1],
+                            hi_query[2],
+                            leaf.hi[0][slot],
+                            leaf.hi[1][slot],
+                            leaf.hi[2][slot],
+                        ];
+                        if surely_overlap(lo, hi) || self.boxes[id as usize].overlaps(query) {
+                            out.push(id);
+                        }
+                    }
+                };
+                leaf_hits(self.kernel, &leaf, &quantized, &mut report);
+                continue;
             }
-            out.truncate(kept);
-            return;
+            let Some(cells) = cells_met(node.block, &quantized) else { continue };
+            let mut visit = cells & node.occupancy;
+            while visit != 0 {
+                let cell = visit.trailing_zeros();
+                visit &= visit - 1;
+                let below = node.occupancy & ((1u64 << cell) - 1);
+                stack[waiting].write(node.first + below.count_ones());
+                waiting += 1;
+            }
         }
-        let mut cells = !0u64;
-        for (axis, (planes, table)) in node.planes.iter().zip(&AXIS_CELLS).enumerate() {
-            let first = cell_of(planes, query.min[axis]);
-            let last = cell_of(planes, query.max[axis]);
-            cells &= table[first][last];
+    }
+}
+
+/// The cells of a block the quantized box meets, or `None` if it misses the
+/// block.
+#[inline(always)]
+fn cells_met(block: super::quantize::Cell, quantized: &Item) -> Option<u64> {
+    let shift = block.shift();
+    let mut cells = !0u64;
+    for (axis, table) in AXIS_CELLS.iter().enumerate() {
+        let base = u32::from(block.prefix[axis]);
+        let first = u32::from(quantized.lo[axis]) >> shift;
+        let last = u32::from(quantized.hi[axis]) >> shift;
+        if last < base || first > base + 3 {
+            return None;
         }
-        let mut visit = cells & node.occupancy;
-        while visit != 0 {
-            let cell = visit.trailing_zeros();
-            visit &= visit - 1;
-            let below = node.occupancy & ((1u64 << cell) - 1);
-            self.visit(node.first_child as usize + below.count_ones() as usize, query, out);
+        let first = (first.max(base) - base) as usize;
+        let last = (last.min(base + 3) - base) as usize;
+        cells &= table[first][last];
+    }
+    Some(cells)
+}
+
+/// Calls `hit(slot)` for every slot of the leaf whose quantized box meets
+/// the quantized query.
+#[inline(always)]
+fn leaf_hits(kernel: PairKernel, leaf: &LeafView<'_>, query: &Item, hit: &mut impl FnMut(usize)) {
+    assert!(leaf.is_padded(), "leaf columns are not padded");
+    let lo = query.lo.map(flip);
+    let hi = query.hi.map(flip);
+    match kernel {
+        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        PairKernel::Avx2 => {
+            // SAFETY: `Avx2` is only the resolved kernel on CPUs with AVX2,
+            // and the leaf's padding was just checked.
+            unsafe { x86::leaf_hits_avx2(leaf, lo, hi, hit) }
+        }
+        _ => {
+            for chunk in (0..leaf.count).step_by(16) {
+                let mut mask = 0u32;
+                for lane in 0..16 {
+                    let j = chunk + lane;
+                    let overlap = (leaf.lo[0][j] <= hi[0])
+                        & (lo[0] <= leaf.hi[0][j])
+                        & (leaf.lo[1][j] <= hi[1])
+                        & (lo[1] <= leaf.hi[1][j])
+                        & (leaf.lo[2][j] <= hi[2])
+                        & (lo[2] <= leaf.hi[2][j]);
+                    mask |= u32::from(overlap) << lane;
+                }
+                report_mask(mask, chunk, leaf.count, hit);
+            }
+        }
+    }
+}
+
+/// Reports the set bits of a 16-lane mask at `chunk`, dropping padding.
+#[inline(always)]
+fn report_mask(mut mask: u32, chunk: usize, count: usize, hit: &mut impl FnMut(usize)) {
+    if count < chunk + 16 {
+        mask &= (1u32 << (count - chunk)) - 1;
+    }
+    while mask != 0 {
+        hit(chunk + mask.trailing_zeros() as usize);
+        mask &= mask - 1;
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+mod x86 {
+    use super::{LeafView, report_mask};
+    use std::arch::x86_64::*;
+
+    /// # Safety
+    /// The CPU must have AVX2 and the leaf's columns must be padded to a
+    /// multiple of 16 slots ([`LeafView::is_padded`]).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(super) unsafe fn leaf_hits_avx2(
+        leaf: &LeafView<'_>,
+        lo: [i16; 3],
+        hi: [i16; 3],
+        hit: &mut impl FnMut(usize),
+    ) {
+        let sixteen = |column: &[i16], at: usize| {
+            debug_assert!(at + 16 <= column.len());
+            // SAFETY: `at` is a multiple of 16 below `count`, and the columns
+            // are padded to a multiple of 16.
+            unsafe { _mm256_loadu_si256(column.as_ptr().add(at).cast()) }
+        };
+        let (lo_x, lo_y, lo_z) =
+            (_mm256_set1_epi16(lo[0]), _mm256_set1_epi16(lo[1]), _mm256_set1_epi16(lo[2]));
+        let (hi_x, hi_y, hi_z) =
+            (_mm256_set1_epi16(hi[0]), _mm256_set1_epi16(hi[1]), _mm256_set1_epi16(hi[2]));
+        for chunk in (0..leaf.count).step_by(16) {
+            let apart = _mm256_or_si256(
+                _mm256_or_si256(
+                    _mm256_cmpgt_epi16(sixteen(leaf.lo[0], chunk), hi_x),
+                    _mm256_cmpgt_epi16(lo_x, sixteen(leaf.hi[0], chunk)),
+                ),
+                _mm256_or_si256(
+                    _mm256_or_si256(
+                        _mm256_cmpgt_epi16(sixteen(leaf.lo[1], chunk), hi_y),
+                        _mm256_cmpgt_epi16(lo_y, sixteen(leaf.hi[1], chunk)),
+                    ),
+                    _mm256_or_si256(
+                        _mm256_cmpgt_epi16(sixteen(leaf.lo[2], chunk), hi_z),
+                        _mm256_cmpgt_epi16(lo_z, sixteen(leaf.hi[2], chunk)),
+                    ),
+                ),
+            );
+            // Narrow 16-bit lanes to bytes so movemask gives one bit per lane.
+            let packed = _mm_packs_epi16(
+                _mm256_castsi256_si128(apart),
+                _mm256_extracti128_si256::<1>(apart),
+            );
+            report_mask(!(_mm_movemask_epi8(packed) as u32) & 0xFFFF, chunk, leaf.count, hit);
         }
     }
 }

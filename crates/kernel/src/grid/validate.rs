@@ -1,8 +1,11 @@
-//! The tree's invariants, checked from scratch. Tests call this after every
-//! build; it is O(boxes × leaves) and meant for tests, not frames.
+//! The kept tree's invariants, checked from scratch. Tests call this after
+//! every build; it is O(boxes × nodes) and meant for tests, not frames.
 
-use super::tree::{AdaptiveGrid, Region, leaf_columns};
-use broadphase_storage::{Aabb, LANES, SENTINEL_ID};
+use super::leaf::flip;
+use super::quantize::{Cell, Item, Quantizer};
+use super::split::child_cell;
+use super::tree::AdaptiveGrid;
+use broadphase_storage::{Aabb, SENTINEL_ID};
 use core::fmt;
 
 /// A broken tree invariant found by [`AdaptiveGrid::validate`].
@@ -25,12 +28,38 @@ macro_rules! ensure {
     };
 }
 
+/// Whether the item's quantized box meets the cell.
+fn meets(item: &Item, cell: Cell) -> bool {
+    let shift = cell.shift();
+    (0..3).all(|a| {
+        let p = u32::from(cell.prefix[a]);
+        (u32::from(item.lo[a]) >> shift) <= p && p <= (u32::from(item.hi[a]) >> shift)
+    })
+}
+
+/// Whether the item's box, clipped to `cell`, lies inside the 4×4×4 block.
+fn clipped_inside(item: &Item, cell: Cell, block: Cell) -> bool {
+    let shift = block.shift();
+    (0..3).all(|a| {
+        let (cell_lo, cell_hi) = cell.span(a);
+        let lo = u32::from(item.lo[a]).max(cell_lo);
+        let hi = u32::from(item.hi[a]).min(cell_hi);
+        let block_lo = u32::from(block.prefix[a]) << shift;
+        let block_hi = ((u32::from(block.prefix[a]) + 4) << shift) - 1;
+        block_lo <= lo && hi <= block_hi
+    })
+}
+
 impl AdaptiveGrid {
-    /// Checks the tree built from `boxes` against its invariants: every node
-    /// reached once; occupancy masks match the children; the leaf regions
-    /// partition space; every box is in every leaf whose region it meets
-    /// (so every cell it overlaps reaches it); leaf data equals the input;
-    /// padding is sentinels.
+    /// Checks the kept tree built from `boxes` against its invariants:
+    /// every node reached once; occupancy masks match the children; each
+    /// block lies in its node's cell one level or more below it; every box
+    /// that meets a node's cell lies, inside that cell, in the node's block
+    /// and reaches an existing child for every child cell it meets; every
+    /// box is in exactly the leaves whose cells it meets, with its
+    /// quantized bounds, its low-corner axes, and no repeat; padding is
+    /// sentinels. Together these say every point of every box lies in one
+    /// leaf that holds the box, which is what makes every pair found once.
     ///
     /// # Errors
     /// A [`ValidationError`] describing the first broken invariant.
@@ -48,110 +77,126 @@ impl AdaptiveGrid {
     /// # Ok::<(), broadphase_kernel::InputError>(())
     /// ```
     pub fn validate(&self, boxes: &[Aabb]) -> Result<(), ValidationError> {
-        ensure!(
-            boxes.len() == self.box_count,
-            "built {} boxes, given {}",
-            self.box_count,
-            boxes.len()
-        );
+        ensure!(self.kept, "no kept build (find_pairs keeps nothing)");
+        ensure!(self.boxes.as_slice() == boxes, "the kept boxes differ from the input");
+        let nodes = &self.builder.nodes;
         if boxes.is_empty() {
-            ensure!(self.nodes.is_empty() && self.leaves.is_empty(), "empty input left nodes");
+            ensure!(nodes.is_empty() && self.leaves.len() == 0, "empty input left nodes");
             return Ok(());
         }
-        let mut node_seen = vec![false; self.nodes.len()];
-        let mut leaf_seen = vec![false; self.leaves.len()];
-        let mut box_seen = vec![false; boxes.len()];
-        self.check_node(
-            0,
-            Region::EVERYWHERE,
-            boxes,
-            &mut node_seen,
-            &mut leaf_seen,
-            &mut box_seen,
-        )?;
-        ensure!(node_seen.iter().all(|&s| s), "a node is unreachable from the root");
-        ensure!(leaf_seen.iter().all(|&s| s), "a leaf is unreachable from the root");
-        let lost = box_seen.iter().position(|&s| !s);
-        ensure!(lost.is_none(), "box {} is in no leaf", lost.unwrap_or(0));
-        Ok(())
-    }
-
-    fn check_node(
-        &self,
-        index: usize,
-        region: Region,
-        boxes: &[Aabb],
-        node_seen: &mut [bool],
-        leaf_seen: &mut [bool],
-        box_seen: &mut [bool],
-    ) -> Result<(), ValidationError> {
-        ensure!(index < self.nodes.len(), "node {index} out of range");
-        ensure!(!node_seen[index], "node {index} reached twice");
-        node_seen[index] = true;
-        let node = self.nodes[index];
-        if node.is_leaf {
-            let leaf_index = node.first_child as usize;
-            ensure!(leaf_index < self.leaves.len(), "leaf {leaf_index} out of range");
-            ensure!(!leaf_seen[leaf_index], "leaf {leaf_index} reached twice");
-            leaf_seen[leaf_index] = true;
-            return self.check_leaf(leaf_index, region, boxes, box_seen);
-        }
-        let children = node.occupancy.count_ones() as usize;
-        ensure!(children > 0, "inner node {index} has an empty occupancy mask");
         ensure!(
-            node.first_child as usize + children <= self.nodes.len(),
-            "node {index}: children past the end"
+            Quantizer::covering(boxes).is_ok_and(|q| q == self.quantizer),
+            "quantizer differs from the input's bounds"
         );
-        let mut child = node.first_child as usize;
-        for cell in 0..64 {
-            if node.occupancy & (1 << cell) == 0 {
+        let items: Vec<Item> =
+            boxes.iter().enumerate().map(|(id, b)| self.quantizer.item(b, id as u32)).collect();
+        let mut node_seen = vec![false; nodes.len()];
+        let mut in_a_leaf = vec![false; boxes.len()];
+        let mut stack = vec![0usize];
+        ensure!(nodes[0].cell == Cell::ROOT, "the root is not the whole cube");
+        while let Some(index) = stack.pop() {
+            ensure!(index < nodes.len(), "node {index} out of range");
+            ensure!(!node_seen[index], "node {index} reached twice");
+            node_seen[index] = true;
+            let node = nodes[index];
+            if node.is_leaf() {
+                self.check_leaf(index, &items, &mut in_a_leaf)?;
                 continue;
             }
-            let child_region = region.child(&node.planes, cell);
-            self.check_node(child, child_region, boxes, node_seen, leaf_seen, box_seen)?;
-            child += 1;
+            let block = node.block;
+            ensure!(block.depth > node.cell.depth, "node {index}: block not below the node");
+            ensure!(block.prefix.iter().all(|p| p % 4 == 0), "node {index}: block not aligned");
+            let up = 2 * u32::from(block.depth - node.cell.depth);
+            ensure!(
+                (0..3).all(|a| u32::from(block.prefix[a]) >> up == u32::from(node.cell.prefix[a])),
+                "node {index}: block outside the node's cell"
+            );
+            let children = node.occupancy.count_ones() as usize;
+            ensure!(
+                node.first as usize + children <= nodes.len(),
+                "node {index}: children past the end"
+            );
+            for item in items.iter().filter(|item| meets(item, node.cell)) {
+                ensure!(
+                    clipped_inside(item, node.cell, block),
+                    "node {index}: box {} leaves the block inside the node's cell",
+                    item.id
+                );
+                for c in 0..64 {
+                    let reaches = meets(item, child_cell(block, c));
+                    ensure!(
+                        !reaches || node.occupancy >> c & 1 == 1,
+                        "node {index}: box {} meets child cell {c}, which has no node",
+                        item.id
+                    );
+                }
+            }
+            let occupied = (0..64).filter(|c| node.occupancy >> c & 1 == 1);
+            for (child, c) in (node.first as usize..).zip(occupied) {
+                ensure!(
+                    nodes[child].cell == child_cell(block, c),
+                    "node {child}: cell differs from its parent's cell {c}"
+                );
+                stack.push(child);
+            }
         }
+        ensure!(node_seen.iter().all(|&s| s), "a node is unreachable from the root");
+        let lost = in_a_leaf.iter().position(|&s| !s);
+        ensure!(lost.is_none(), "box {} is in no leaf", lost.unwrap_or(0));
         Ok(())
     }
 
     fn check_leaf(
         &self,
-        leaf_index: usize,
-        region: Region,
-        boxes: &[Aabb],
-        box_seen: &mut [bool],
+        index: usize,
+        items: &[Item],
+        in_a_leaf: &mut [bool],
     ) -> Result<(), ValidationError> {
-        let leaf = self.leaves[leaf_index];
-        ensure!(leaf.region == region, "leaf {leaf_index}: stored region differs from its cell");
-        ensure!(leaf.count > 0 || self.leaves.len() == 1, "leaf {leaf_index} is empty");
+        let node = self.builder.nodes[index];
+        let count = node.count as usize;
+        ensure!(count > 0, "leaf {index} is empty");
         ensure!(
-            (leaf.start as usize).is_multiple_of(LANES),
-            "leaf {leaf_index} is not lane-aligned"
+            node.first as usize + count <= self.leaves.len(),
+            "leaf {index}: slots past the end"
         );
-        let (cols, ids) = leaf_columns(&self.soa, &leaf);
-        let count = leaf.count as usize;
-        let mut in_leaf = vec![false; boxes.len()];
-        for (slot, &id) in ids.iter().enumerate() {
+        let leaf = self.leaves.view(node.first as usize, count);
+        ensure!(leaf.is_padded(), "leaf {index}: columns not padded");
+        let mut in_leaf = vec![false; items.len()];
+        for slot in 0..leaf.padded_len() {
+            let id = leaf.ids[slot];
             if slot >= count {
-                ensure!(id == SENTINEL_ID, "leaf {leaf_index}: padding slot {slot} holds box {id}");
-                let padding_is_empty = cols.row(slot).max.x < cols.row(slot).min.x;
-                ensure!(padding_is_empty, "leaf {leaf_index}: padding slot {slot} can overlap");
+                ensure!(id == SENTINEL_ID, "leaf {index}: padding slot {slot} holds box {id}");
+                ensure!(leaf.owned[slot] == 0, "leaf {index}: padding slot {slot} owns axes");
                 continue;
             }
-            ensure!((id as usize) < boxes.len(), "leaf {leaf_index}: id {id} out of range");
-            ensure!(!in_leaf[id as usize], "leaf {leaf_index}: box {id} stored twice");
-            ensure!(
-                cols.row(slot) == boxes[id as usize],
-                "leaf {leaf_index}: box {id} differs from input"
-            );
+            ensure!((id as usize) < items.len(), "leaf {index}: id {id} out of range");
+            ensure!(!in_leaf[id as usize], "leaf {index}: box {id} stored twice");
             in_leaf[id as usize] = true;
-            box_seen[id as usize] = true;
-        }
-        for (id, b) in boxes.iter().enumerate() {
+            in_a_leaf[id as usize] = true;
+            let item = items[id as usize];
+            let stored_lo = [leaf.lo[0][slot], leaf.lo[1][slot], leaf.lo[2][slot]];
+            let stored_hi = [leaf.hi[0][slot], leaf.hi[1][slot], leaf.hi[2][slot]];
             ensure!(
-                !region.meets(b) || in_leaf[id],
-                "box {id} meets leaf {leaf_index}'s region {region:?} but is not in it"
+                stored_lo == item.lo.map(flip) && stored_hi == item.hi.map(flip),
+                "leaf {index}: box {id}'s quantized bounds differ from the input's"
             );
+            ensure!(
+                leaf.owned[slot] == i16::from(node.cell.owned_axes(item.lo)),
+                "leaf {index}: box {id}'s low-corner axes are wrong"
+            );
+        }
+        for item in items {
+            let meets = meets(item, node.cell);
+            ensure!(
+                meets == in_leaf[item.id as usize],
+                "box {} meets leaf {index}'s cell {:?}: {meets}, but is in it: {}",
+                item.id,
+                node.cell,
+                in_leaf[item.id as usize]
+            );
+        }
+        if count > self.config.sweep_above {
+            ensure!(leaf.lo[0][..count].is_sorted(), "leaf {index}: big leaf not sorted by low x");
         }
         Ok(())
     }

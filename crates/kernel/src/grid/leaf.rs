@@ -1,0 +1,341 @@
+//! A leaf's boxes as the pair and query kernels read them, and the choice
+//! of kernel for a leaf.
+//!
+//! Leaves are quantized SoA columns: 16-bit coordinates with the top bit
+//! flipped (`q ^ 0x8000`) so that signed SIMD compares order them as
+//! unsigned, the box ids, and per box the axes of the leaf's cell that hold
+//! its low corner (see [`Cell::owned_axes`]). A slot is 14 bytes against 28
+//! for `f32` bounds and an id; the exact `f32` test reads the input only for
+//! candidates the integers could not rule out.
+
+use super::config::PairKernel;
+use super::quantize::{Cell, Item};
+use super::sweep::sweep_pairs;
+use super::tiles::tile_pairs;
+use broadphase_storage::{Aabb, SENTINEL_ID};
+
+pub(crate) use super::sweep::SweepScratch;
+
+/// Slots per leaf are padded to a multiple of this, so the 16-lane query
+/// kernel and the 4×4 tiles load whole vectors with no scalar tail.
+pub(crate) const LEAF_PAD: usize = 16;
+
+/// The flipped quantized coordinate of a padding slot's low and high ends:
+/// above and below every box, so padding never overlaps as long as no box
+/// spans the whole root on an axis (kernels still mask padding out).
+const SENTINEL_LO: i16 = i16::MAX;
+const SENTINEL_HI: i16 = i16::MIN;
+
+/// A quantized coordinate as its column stores it.
+#[inline(always)]
+pub(crate) fn flip(q: u16) -> i16 {
+    (q ^ 0x8000) as i16
+}
+
+/// Leaves laid end to end in padded SoA columns.
+#[derive(Debug, Default)]
+pub(crate) struct LeafColumns {
+    pub(crate) lo: [Vec<i16>; 3],
+    pub(crate) hi: [Vec<i16>; 3],
+    pub(crate) ids: Vec<u32>,
+    /// Owned axes (see [`Cell::owned_axes`]), widened to the coordinates'
+    /// 16-bit lanes.
+    pub(crate) owned: Vec<i16>,
+}
+
+impl LeafColumns {
+    pub(crate) fn clear(&mut self) {
+        self.lo.iter_mut().chain(&mut self.hi).for_each(Vec::clear);
+        self.ids.clear();
+        self.owned.clear();
+    }
+
+    /// Slots in use, padding included.
+    pub(crate) fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub(crate) fn capacity(&self) -> usize {
+        self.lo
+            .iter()
+            .chain(&self.hi)
+            .map(Vec::capacity)
+            .chain([self.ids.capacity(), self.owned.capacity()])
+            .min()
+            .unwrap_or(0)
+    }
+
+    pub(crate) fn reserve_exact(&mut self, slots: usize) {
+        let more = slots.saturating_sub(self.len());
+        self.lo.iter_mut().chain(&mut self.hi).for_each(|c| c.reserve_exact(more));
+        self.ids.reserve_exact(more);
+        self.owned.reserve_exact(more);
+    }
+
+    /// Appends one leaf of `cell` holding `items`, padded to [`LEAF_PAD`];
+    /// returns its first slot.
+    pub(crate) fn push_leaf(&mut self, items: &[Item], cell: Cell) -> usize {
+        let start = self.len();
+        let padded = start + items.len().next_multiple_of(LEAF_PAD);
+        for axis in 0..3 {
+            self.lo[axis].resize(padded, SENTINEL_LO);
+            self.hi[axis].resize(padded, SENTINEL_HI);
+        }
+        self.ids.resize(padded, SENTINEL_ID);
+        self.owned.resize(padded, 0);
+        let end = start + items.len();
+        let [lo_x, lo_y, lo_z] = &mut self.lo;
+        let [hi_x, hi_y, hi_z] = &mut self.hi;
+        let (lo_x, lo_y, lo_z) =
+            (&mut lo_x[start..end], &mut lo_y[start..end], &mut lo_z[start..end]);
+        let (hi_x, hi_y, hi_z) =
+            (&mut hi_x[start..end], &mut hi_y[start..end], &mut hi_z[start..end]);
+        let (ids, owned) = (&mut self.ids[start..end], &mut self.owned[start..end]);
+        for (k, item) in items.iter().enumerate() {
+            lo_x[k] = flip(item.lo[0]);
+            lo_y[k] = flip(item.lo[1]);
+            lo_z[k] = flip(item.lo[2]);
+            hi_x[k] = flip(item.hi[0]);
+            hi_y[k] = flip(item.hi[1]);
+            hi_z[k] = flip(item.hi[2]);
+            ids[k] = item.id;
+            owned[k] = i16::from(cell.owned_axes(item.lo));
+        }
+        start
+    }
+
+    /// The leaf of `count` boxes starting at slot `start`, padding included.
+    #[inline]
+    pub(crate) fn view(&self, start: usize, count: usize) -> LeafView<'_> {
+        let end = start + count.next_multiple_of(LEAF_PAD);
+        LeafView {
+            lo: [&self.lo[0][start..end], &self.lo[1][start..end], &self.lo[2][start..end]],
+            hi: [&self.hi[0][start..end], &self.hi[1][start..end], &self.hi[2][start..end]],
+            ids: &self.ids[start..end],
+            owned: &self.owned[start..end],
+            count,
+        }
+    }
+}
+
+/// One leaf's columns: `count` boxes, then padding to a multiple of
+/// [`LEAF_PAD`]. Every slice has the same, padded, length.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LeafView<'a> {
+    pub(crate) lo: [&'a [i16]; 3],
+    pub(crate) hi: [&'a [i16]; 3],
+    pub(crate) ids: &'a [u32],
+    pub(crate) owned: &'a [i16],
+    pub(crate) count: usize,
+}
+
+impl LeafView<'_> {
+    /// Slots, padding included.
+    #[inline]
+    pub(crate) fn padded_len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// What the SIMD kernels' unchecked loads rely on: every column the
+    /// same length, a multiple of [`LEAF_PAD`], holding `count`.
+    pub(crate) fn is_padded(&self) -> bool {
+        let len = self.padded_len();
+        len.is_multiple_of(LEAF_PAD)
+            && len >= self.count
+            && self.lo.iter().chain(&self.hi).all(|c| c.len() == len)
+            && self.owned.len() == len
+    }
+}
+
+/// Where the pairs of the leaves go: a growing `Vec`, or one that reports
+/// running out of memory.
+pub(crate) trait PairOut {
+    type Error;
+    /// Makes room for `more` pairs.
+    fn reserve(&mut self, more: usize) -> Result<(), Self::Error>;
+    /// Adds one pair; room for it was reserved.
+    fn push(&mut self, a: u32, b: u32);
+    /// The output itself, for kernels that store pairs in bulk into room
+    /// they reserved.
+    #[cfg_attr(
+        not(all(target_arch = "x86_64", not(feature = "scalar"))),
+        expect(dead_code, reason = "only the AVX2 sweep stores pairs in bulk")
+    )]
+    fn pairs(&mut self) -> &mut Vec<[u32; 2]>;
+}
+
+/// Grows like `Vec::push` (aborts if memory runs out).
+#[derive(Debug)]
+pub(crate) struct Growing<'a>(pub(crate) &'a mut Vec<[u32; 2]>);
+
+impl PairOut for Growing<'_> {
+    type Error = core::convert::Infallible;
+    #[inline(always)]
+    fn reserve(&mut self, more: usize) -> Result<(), Self::Error> {
+        self.0.reserve(more);
+        Ok(())
+    }
+    #[inline(always)]
+    fn push(&mut self, a: u32, b: u32) {
+        self.0.push([a.min(b), a.max(b)]);
+    }
+    #[inline(always)]
+    fn pairs(&mut self) -> &mut Vec<[u32; 2]> {
+        self.0
+    }
+}
+
+/// Grows with `try_reserve`, reporting failure as
+/// [`PairsError`](super::PairsError).
+#[derive(Debug)]
+pub(crate) struct Fallible<'a>(pub(crate) &'a mut Vec<[u32; 2]>);
+
+impl PairOut for Fallible<'_> {
+    type Error = super::PairsError;
+    #[inline(always)]
+    fn reserve(&mut self, more: usize) -> Result<(), Self::Error> {
+        let found = self.0.len();
+        self.0.try_reserve(more).map_err(|_| super::PairsError::OutOfMemory { found })
+    }
+    #[inline(always)]
+    fn push(&mut self, a: u32, b: u32) {
+        self.0.push([a.min(b), a.max(b)]);
+    }
+    #[inline(always)]
+    fn pairs(&mut self) -> &mut Vec<[u32; 2]> {
+        self.0
+    }
+}
+
+/// What a leaf's pair kernels need besides the leaf.
+#[derive(Debug)]
+pub(crate) struct LeafContext<'a> {
+    pub(crate) kernel: PairKernel,
+    pub(crate) boxes: &'a [Aabb],
+    pub(crate) sweep_above: usize,
+}
+
+/// Reports every pair of the leaf's boxes that overlaps in `f32` and whose
+/// reference point the leaf holds. A leaf of more than `sweep_above` boxes
+/// must have its slots sorted by low x.
+pub(crate) fn leaf_pairs<O: PairOut>(
+    leaf: &LeafView<'_>,
+    context: &LeafContext<'_>,
+    sweep: &mut SweepScratch,
+    out: &mut O,
+) -> Result<(), O::Error> {
+    if leaf.count < 2 {
+        return Ok(());
+    }
+    assert!(leaf.is_padded(), "leaf columns are not padded");
+    if leaf.count > context.sweep_above {
+        sweep_pairs(context.kernel, leaf, context.boxes, sweep, out)
+    } else {
+        tile_pairs(context.kernel, leaf, context.boxes, out)
+    }
+}
+
+/// Leaves of at most this many boxes are tested straight from the build's
+/// items: gathering them into columns costs more than the few pairs.
+pub(crate) const SMALL_LEAF: usize = 16;
+
+/// All pairs of a small leaf, from its items as the build left them:
+/// gathered into 16-lane columns on the stack, then each row against all 16
+/// columns at once, ownership included; only the pairs that touch within a
+/// quantization step take the exact test.
+pub(crate) fn small_leaf_pairs<O: PairOut>(
+    kernel: PairKernel,
+    items: &[Item],
+    cell: Cell,
+    boxes: &[Aabb],
+    out: &mut O,
+) -> Result<(), O::Error> {
+    let count = items.len();
+    debug_assert!((2..=SMALL_LEAF).contains(&count));
+    out.reserve(count * (count - 1) / 2)?;
+    let mut columns =
+        SmallLeaf { columns: [[SENTINEL_LO; SMALL_LEAF]; 7], ids: [SENTINEL_ID; SMALL_LEAF] };
+    for (k, item) in items.iter().enumerate() {
+        for axis in 0..3 {
+            columns.columns[axis][k] = flip(item.lo[axis]);
+            columns.columns[3 + axis][k] = flip(item.hi[axis]);
+        }
+        columns.columns[6][k] = i16::from(cell.owned_axes(item.lo));
+    }
+    for (k, item) in items.iter().enumerate() {
+        columns.ids[k] = item.id;
+    }
+    let masks = super::tiles::leaf_masks16(kernel, &columns.columns, count);
+    for (i, (&found, &sure)) in masks.found.iter().zip(&masks.sure).enumerate().take(count - 1) {
+        // Columns after the row and before the padding.
+        let live = ((1u32 << count) - 1) & (u32::MAX << (i + 1));
+        let row_id = columns.ids[i];
+        let mut certain = found & sure & live;
+        while certain != 0 {
+            out.push(row_id, columns.ids[certain.trailing_zeros() as usize]);
+            certain &= certain - 1;
+        }
+        let mut touching = found & !sure & live;
+        while touching != 0 {
+            let id = columns.ids[touching.trailing_zeros() as usize];
+            touching &= touching - 1;
+            if boxes[row_id as usize].overlaps(&boxes[id as usize]) {
+                out.push(row_id, id);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A small leaf's columns on the stack: low x, y, z, high x, y, z, owned
+/// axes; then the ids.
+struct SmallLeaf {
+    columns: [[i16; SMALL_LEAF]; 7],
+    ids: [u32; SMALL_LEAF],
+}
+
+/// Whether two quantized boxes (`lo`/`hi`: box a's x, y, z, then box b's)
+/// overlap strictly on every axis, which proves the `f32` boxes overlap.
+///
+/// Quantization is monotone, so `q(u) < q(v)` implies `u < v`: a strict
+/// integer overlap is an `f32` overlap, and only a pair that touches within
+/// one quantization step needs the exact test, with its two reads of the
+/// input (cache misses on a large scene).
+#[inline(always)]
+pub(crate) fn surely_overlap(lo: [i16; 6], hi: [i16; 6]) -> bool {
+    (0..3).fold(true, |sure, axis| sure & (lo[axis] < hi[3 + axis]) & (lo[3 + axis] < hi[axis]))
+}
+
+/// A candidate pair of slots: kept if the leaf owns it and the `f32` boxes
+/// overlap.
+#[inline(always)]
+pub(crate) fn report<O: PairOut>(
+    leaf: &LeafView<'_>,
+    boxes: &[Aabb],
+    i: usize,
+    j: usize,
+    out: &mut O,
+) {
+    if leaf.owned[i] | leaf.owned[j] == i16::from(super::quantize::OWNS_PAIR) {
+        let (a, b) = (leaf.ids[i], leaf.ids[j]);
+        let lo = [
+            leaf.lo[0][i],
+            leaf.lo[1][i],
+            leaf.lo[2][i],
+            leaf.lo[0][j],
+            leaf.lo[1][j],
+            leaf.lo[2][j],
+        ];
+        let hi = [
+            leaf.hi[0][i],
+            leaf.hi[1][i],
+            leaf.hi[2][i],
+            leaf.hi[0][j],
+            leaf.hi[1][j],
+            leaf.hi[2][j],
+        ];
+        if surely_overlap(lo, hi) || boxes[a as usize].overlaps(&boxes[b as usize]) {
+            out.push(a, b);
+        }
+    }
+}
