@@ -10,15 +10,13 @@
 //! Groups (criterion ids are `group/function`):
 //!
 //! - one per scene (`uniform1m`, `clusters16_40k`, `stretched40k`):
-//!   - `kernel/total`: [`AdaptiveGrid`] build then pairs, one thread;
+//!   - `kernel/total`: [`AdaptiveGrid::find_pairs`], one thread;
 //!   - `tree/1`: [`GridTree::pairs`] on a 1-thread [`JobSystem`] (no
 //!     worker: the calling thread runs every job);
 //!   - `tree/N` for every N in 2.. up to the available cores;
-//! - `dedup`: the tree on all cores with [`RegionDedup::ReferencePoint`]
-//!   and with [`RegionDedup::ShardedFastUnique`] (id `scene/rule`);
 //! - `split_threshold`: the tree on all cores on the two 40k scenes for
-//!   [`GridTreeConfig::split_threshold`] in 2,500, 5,000 (the default),
-//!   10,000 and 20,000 (id `scene/threshold`).
+//!   [`GridTreeConfig::split_threshold`] in 2,048, 4,096, 8,192 (the
+//!   default) and 16,384 (id `scene/threshold`).
 //!
 //! Before each scene group, a plain loop times 15 frames of each variant
 //! and prints the medians and the speedup of all threads over 1 (the
@@ -33,10 +31,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use broadphase::{
-    Aabb, AdaptiveGrid, GridTree, JobSystem,
-    tree::{GridTreeConfig, RegionDedup},
-};
+use broadphase::{Aabb, AdaptiveGrid, GridTree, JobSystem, tree::GridTreeConfig};
 use broadphase_scenes::{Scene, clusters16_40k, stretched40k, uniform1m};
 use criterion::{Criterion, SamplingMode, criterion_main};
 
@@ -47,8 +42,7 @@ fn thread_counts() -> Vec<usize> {
 }
 
 fn kernel_frame(grid: &mut AdaptiveGrid, boxes: &[Aabb], out: &mut Vec<[u32; 2]>) {
-    grid.build(boxes).expect("scenes are valid");
-    grid.pairs(out);
+    grid.find_pairs(boxes, out).expect("scenes are valid");
 }
 
 /// Panics unless the tree on `jobs` gives the kernel's pairs.
@@ -129,33 +123,12 @@ fn scene_group(c: &mut Criterion, scene: &Scene, systems: &[JobSystem]) {
     group.finish();
 }
 
-fn dedup_group(c: &mut Criterion, scenes: &[Scene], jobs: &JobSystem) {
-    let mut group = c.benchmark_group("dedup");
-    group.sampling_mode(SamplingMode::Flat).sample_size(10);
-    group.measurement_time(Duration::from_secs(5));
-    for scene in scenes {
-        for (rule, dedup) in [
-            ("reference_point", RegionDedup::ReferencePoint),
-            ("sharded_fast_unique", RegionDedup::ShardedFastUnique),
-        ] {
-            let config = GridTreeConfig { dedup, ..GridTreeConfig::default() };
-            check(scene, jobs, config);
-            let mut tree = GridTree::with_config(config);
-            let mut out = Vec::new();
-            group.bench_function(format!("{}/{rule}", scene.name), |b| {
-                b.iter(|| tree.pairs(jobs, black_box(&scene.boxes), &mut out).expect("valid"))
-            });
-        }
-    }
-    group.finish();
-}
-
 fn threshold_group(c: &mut Criterion, scenes: &[Scene], jobs: &JobSystem) {
     let mut group = c.benchmark_group("split_threshold");
     group.sampling_mode(SamplingMode::Flat).sample_size(20);
     group.measurement_time(Duration::from_secs(3));
     for scene in scenes.iter().filter(|s| s.boxes.len() < 100_000) {
-        for split_threshold in [2_500, 5_000, 10_000, 20_000] {
+        for split_threshold in [2_048, 4_096, 8_192, 16_384] {
             let config = GridTreeConfig { split_threshold, ..GridTreeConfig::default() };
             check(scene, jobs, config);
             let mut tree = GridTree::with_config(config);
@@ -176,7 +149,6 @@ fn benches() {
         scene_group(&mut c, scene, &systems);
     }
     let all = systems.last().expect("at least one system");
-    dedup_group(&mut c, &scenes, all);
     threshold_group(&mut c, &scenes, all);
 }
 

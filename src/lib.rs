@@ -15,18 +15,17 @@ pub use glam;
 /// `docs/ARCHITECTURE.md`.
 pub mod grid {
     pub use broadphase_kernel::{
-        AdaptiveGrid, Dedup, GridCapacity, GridConfig, PairKernel, PairsError, ValidationError,
+        AdaptiveGrid, FindPairsError, GridCapacity, GridConfig, PairKernel, PairsError,
+        ValidationError,
     };
 }
 
-/// The same grid on all cores: [`GridTree`] splits a
-/// frame's boxes into regions, runs one [`AdaptiveGrid`] per region as a
-/// job of a [`JobSystem`], and merges the pairs deterministically. See
+/// The same grid on all cores: [`GridTree`] runs the kernel's root split
+/// in parallel chunks, walks each child subtree of the [`AdaptiveGrid`] as
+/// a job of a [`JobSystem`], and merges the pairs deterministically. See
 /// `docs/PARTITION.md`.
 pub mod tree {
-    pub use broadphase_partition::{
-        GridTree, GridTreeConfig, PartitionError, RegionDedup, TreeStats,
-    };
+    pub use broadphase_partition::{GridTree, GridTreeConfig, PartitionError, TreeStats};
 }
 
 /// The job system the tree and the neighbor lists run on: persistent

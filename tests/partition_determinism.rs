@@ -1,15 +1,12 @@
 //! Same output from 1, 2, 4 and 8 threads: the grid tree's pairs, in
 //! order, hash the same whatever the thread count, frame after frame, for
-//! both cross-region de-duplication schemes and several thresholds.
+//! several thresholds.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
 use broadphase::glam::Vec3;
-use broadphase::{
-    Aabb, GridTree, JobSystem,
-    tree::{GridTreeConfig, RegionDedup},
-};
+use broadphase::{Aabb, GridTree, JobSystem, tree::GridTreeConfig};
 use broadphase_scenes::{cluster88k, clusters16_40k, dense20k, pile, uniform};
 use broadphase_testkit::within;
 
@@ -24,8 +21,8 @@ fn fingerprint(pairs: &[[u32; 2]]) -> (u64, usize) {
 fn scenes() -> Vec<(&'static str, Vec<Aabb>)> {
     let mut huge = uniform(8_000, 21).boxes;
     huge.push(Aabb::new(Vec3::splat(-1e9), Vec3::splat(1e9)));
-    // A cluster in one root cell of more than 65,536 boxes: split again in
-    // parallel passes, whose chunking follows the thread count.
+    // A cluster in one root cell holding most boxes: split again in
+    // parallel passes.
     let cluster = cluster88k().boxes;
     vec![
         ("cluster beside a sparse world", cluster),
@@ -42,24 +39,22 @@ fn output_hash_is_the_same_for_1_2_4_and_8_threads() {
         let systems: Vec<JobSystem> = [1, 2, 4, 8].into_iter().map(JobSystem::new).collect();
         for (name, boxes) in scenes() {
             for split_threshold in [64, 2_000] {
-                for dedup in [RegionDedup::ReferencePoint, RegionDedup::ShardedFastUnique] {
-                    let config = GridTreeConfig { split_threshold, dedup, ..Default::default() };
-                    let mut reference = None;
-                    for jobs in &systems {
-                        let mut tree = GridTree::with_config(config);
-                        let mut pairs = Vec::new();
-                        for frame in 0..3 {
-                            tree.pairs(jobs, &boxes, &mut pairs).unwrap();
-                            let print = fingerprint(&pairs);
-                            let what = format!(
-                                "{name}, {config:?}, {} threads, frame {frame}",
-                                jobs.threads()
-                            );
-                            match reference {
-                                None => reference = Some((print, what)),
-                                Some((expected, ref first)) => {
-                                    assert_eq!(print, expected, "{what} differs from {first}")
-                                }
+                let config = GridTreeConfig { split_threshold, ..Default::default() };
+                let mut reference = None;
+                for jobs in &systems {
+                    let mut tree = GridTree::with_config(config);
+                    let mut pairs = Vec::new();
+                    for frame in 0..3 {
+                        tree.pairs(jobs, &boxes, &mut pairs).unwrap();
+                        let print = fingerprint(&pairs);
+                        let what = format!(
+                            "{name}, {config:?}, {} threads, frame {frame}",
+                            jobs.threads()
+                        );
+                        match reference {
+                            None => reference = Some((print, what)),
+                            Some((expected, ref first)) => {
+                                assert_eq!(print, expected, "{what} differs from {first}")
                             }
                         }
                     }
@@ -76,10 +71,8 @@ fn small_inputs_give_the_kernels_exact_output() {
     within(60, || {
         let boxes = uniform(4_000, 8).boxes;
         assert!(boxes.len() <= GridTreeConfig::default().split_threshold);
-        let mut grid = broadphase::AdaptiveGrid::default();
-        grid.build(&boxes).unwrap();
         let mut expected = Vec::new();
-        grid.pairs(&mut expected);
+        broadphase::AdaptiveGrid::default().find_pairs(&boxes, &mut expected).unwrap();
         for threads in [1, 2, 4, 8] {
             let mut pairs = Vec::new();
             GridTree::default().pairs(&JobSystem::new(threads), &boxes, &mut pairs).unwrap();

@@ -5,19 +5,16 @@
 //! frames, every frame must make zero heap allocations on every thread of
 //! the process — whichever thread runs which region, however the scheduler
 //! interleaves them. Covered: a uniform scene (root split only), clusters
-//! (node jobs that split again and write buffers), one cluster above the
-//! huge-node size (parallel split passes below the root), a pile that
-//! cannot be split (one region over the input), and the sharded
-//! `FastUnique` merge. When the scene grows, the first frame at the new
-//! size allocates, a bounded number of times, and the next ones nothing.
+//! (subtrees that split again inside their jobs), one cluster holding most
+//! boxes (parallel split passes below the root), a pile that cannot be
+//! split (one subtree over the input), and a small threshold. When the
+//! scene grows, the first frame at the new size allocates, a bounded
+//! number of times, and the next ones nothing.
 //!
 //! The counter sees every thread, so this file holds a single `#[test]`.
 
 use broadphase::glam::Vec3;
-use broadphase::{
-    Aabb, GridTree, JobSystem,
-    tree::{GridTreeConfig, RegionDedup},
-};
+use broadphase::{Aabb, GridTree, JobSystem, tree::GridTreeConfig};
 use broadphase_scenes::SplitMix64;
 
 use broadphase_testkit::{CountingAllocator, allocations_on_every_thread_during};
@@ -39,7 +36,7 @@ fn uniform(count: usize, seed: u64) -> Vec<Aabb> {
     (0..count).map(|_| random_box(&mut rng, 0.0, side, 1.5)).collect()
 }
 
-/// Eight tight clusters: the root cells holding them split again in jobs.
+/// Eight tight clusters: the subtrees holding them split again in jobs.
 fn clusters(count: usize, seed: u64) -> Vec<Aabb> {
     let mut rng = SplitMix64::new(seed);
     (0..count)
@@ -50,7 +47,7 @@ fn clusters(count: usize, seed: u64) -> Vec<Aabb> {
         .collect()
 }
 
-/// One cluster of 80,000 boxes (more than a huge node) in sparse space.
+/// One cluster of 80,000 boxes (most of the input) in sparse space.
 fn huge_cluster(seed: u64) -> Vec<Aabb> {
     let mut rng = SplitMix64::new(seed);
     let mut boxes: Vec<Aabb> = (0..80_000).map(|_| random_box(&mut rng, 0.0, 60.0, 0.6)).collect();
@@ -78,7 +75,6 @@ fn warm_frames(tree: &mut GridTree, jobs: &JobSystem, boxes: &[Aabb]) -> Vec<usi
 #[test]
 fn warm_grid_tree_frames_allocate_nothing() {
     let default = GridTreeConfig::default();
-    let sharded = GridTreeConfig { dedup: RegionDedup::ShardedFastUnique, ..default };
     let small_threshold = GridTreeConfig { split_threshold: 500, ..default };
     let pile = vec![Aabb::new(Vec3::ZERO, Vec3::ONE); 700];
     let scenes: [(&str, Vec<Aabb>, GridTreeConfig); 5] = [
@@ -86,7 +82,7 @@ fn warm_grid_tree_frames_allocate_nothing() {
         ("clusters", clusters(60_000, 2), default),
         ("huge cluster", huge_cluster(3), default),
         ("pile", pile, small_threshold),
-        ("uniform, sharded merge", uniform(30_000, 4), sharded),
+        ("uniform, small threshold", uniform(30_000, 4), small_threshold),
     ];
     for threads in [1, 2, 4] {
         let jobs = JobSystem::new(threads);
@@ -112,7 +108,11 @@ fn warm_grid_tree_frames_allocate_nothing() {
         allocations_on_every_thread_during(true, || tree.pairs(&jobs, &bigger, &mut pairs));
     result.expect("valid boxes");
     assert!(growing > 0, "a bigger scene needs room: the counter must see it");
-    assert!(growing <= 2_000, "growth is per buffer, not per box: {growing} allocations");
+    // Per buffer, not per box: each chunk of the input (2,048 boxes here)
+    // keeps 64 child shares per parallel split; a per-box allocation would
+    // be 90,000 or more.
+    let chunks = bigger.len().div_ceil(2_048);
+    assert!(growing <= chunks * 64 * 3, "growth is per buffer, not per box: {growing} allocations");
     let per_frame = warm_frames(&mut tree, &jobs, &bigger);
     assert!(per_frame.iter().all(|&a| a == 0), "after growth: {per_frame:?}");
 }

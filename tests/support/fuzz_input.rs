@@ -7,7 +7,7 @@
 use broadphase::glam::Vec3;
 use broadphase::{
     Aabb, AdaptiveGrid,
-    grid::{Dedup, GridConfig, PairKernel},
+    grid::{FindPairsError, GridConfig, PairKernel},
     oracle::{SortAndSweep, brute_force_pairs, brute_force_query},
 };
 
@@ -68,8 +68,10 @@ fn coordinate(bytes: &mut Bytes<'_>, previous: f32) -> f32 {
     }
 }
 
-/// Decodes bytes into a grid configuration and a list of boxes. The second
-/// byte picks the mode: in *sanitized* mode every box is made valid
+/// Decodes bytes into a grid configuration and a list of boxes. The first
+/// byte picks the config: bits 0..3 the leaf capacity, bit 3 a sweep
+/// threshold of 2 (every leaf of more than two boxes swept along x) or the
+/// default, bits 4.. the pair kernel. The second byte picks the mode: in *sanitized* mode every box is made valid
 /// (non-finite coordinates become 0 or ±`f32::MAX`, corners ordered), so
 /// half of all inputs exercise pairs on hostile but legal coordinates; in
 /// *raw* mode a flag per box decides whether its corners are ordered, and
@@ -81,7 +83,7 @@ pub(crate) fn decode(data: &[u8]) -> (GridConfig, Vec<Aabb>) {
     let kernels = PairKernel::available();
     let config = GridConfig {
         leaf_capacity: [1, 2, 4, 16, 64][usize::from(config_byte & 7) % 5],
-        dedup: if config_byte & 8 == 0 { Dedup::ReferencePoint } else { Dedup::FastUnique },
+        sweep_above: if config_byte & 8 == 0 { GridConfig::default().sweep_above } else { 2 },
         kernel: kernels[usize::from(config_byte >> 4) % kernels.len()],
         ..GridConfig::default()
     };
@@ -109,15 +111,45 @@ pub(crate) fn decode(data: &[u8]) -> (GridConfig, Vec<Aabb>) {
     (config, boxes)
 }
 
-/// Builds the decoded scene and checks the grid against the oracles: the
-/// same typed error as `validate_boxes` for invalid input (and an empty
-/// grid after it), otherwise exactly brute force's pairs and query results
-/// and a tree that passes `validate`. Panics on any difference.
+/// Runs the decoded scene through the grid on both paths and checks it
+/// against the oracles: the same typed error as `validate_boxes` for invalid
+/// input (an empty output and an empty grid after it), otherwise exactly
+/// brute force's pairs from `find_pairs`, `try_find_pairs` and `build` then
+/// `pairs`, brute force's query results, and a tree that passes `validate`.
+/// Panics on any difference.
 pub(crate) fn check_grid(data: &[u8]) {
     let (config, boxes) = decode(data);
     let mut grid = AdaptiveGrid::with_config(config);
     let mut expected = Vec::new();
     let oracle = brute_force_pairs(&boxes, &mut expected);
+
+    // One frame, which keeps nothing.
+    let mut pairs = vec![[0, 0]];
+    match (grid.find_pairs(&boxes, &mut pairs), &oracle) {
+        (Err(found), Err(wanted)) => {
+            assert_eq!(found.to_string(), wanted.to_string());
+            assert!(pairs.is_empty(), "a failed frame left pairs behind");
+        }
+        (Ok(()), Ok(())) => {
+            pairs.sort_unstable();
+            assert_eq!(pairs, expected, "find_pairs differs from brute force with {config:?}");
+        }
+        (found, wanted) => panic!("find_pairs said {found:?}, brute force said {wanted:?}"),
+    }
+    assert!(grid.is_empty(), "find_pairs keeps no tree");
+    pairs.push([0, 0]);
+    match (grid.try_find_pairs(&boxes, &mut pairs), &oracle) {
+        (Err(FindPairsError::Input(found)), Err(wanted)) => {
+            assert_eq!(found.to_string(), wanted.to_string());
+            assert!(pairs.is_empty(), "a failed frame left pairs behind");
+        }
+        (Ok(()), Ok(())) => {
+            pairs.sort_unstable();
+            assert_eq!(pairs, expected, "try_find_pairs differs from brute force with {config:?}");
+        }
+        (found, wanted) => panic!("try_find_pairs said {found:?}, brute force said {wanted:?}"),
+    }
+
     match (grid.build(&boxes), oracle) {
         (Err(found), Err(wanted)) => {
             // NaN != NaN, so compare the report, which names index and axis.
@@ -129,7 +161,6 @@ pub(crate) fn check_grid(data: &[u8]) {
         }
         (Ok(()), Ok(())) => {
             grid.validate(&boxes).unwrap_or_else(|e| panic!("{e} with {config:?}"));
-            let mut pairs = Vec::new();
             grid.pairs(&mut pairs);
             pairs.sort_unstable();
             assert_eq!(pairs, expected, "pairs differ from brute force with {config:?}");
@@ -158,15 +189,11 @@ fn shared_jobs() -> &'static broadphase::JobSystem {
 
 /// The grid tree (all cores) on the same decoded scenes: the same typed
 /// error as the oracle, or exactly brute force's pairs, at split thresholds
-/// small enough that even a few boxes make a deep tree.
+/// small enough that even a few boxes run the parallel passes.
 pub(crate) fn check_grid_tree(data: &[u8]) {
     let (config, boxes) = decode(data);
     let split_threshold = [1, 3, 16, 64][config.leaf_capacity.trailing_zeros() as usize % 4];
-    let tree_config = broadphase::tree::GridTreeConfig {
-        split_threshold,
-        grid: config,
-        ..broadphase::tree::GridTreeConfig::default()
-    };
+    let tree_config = broadphase::tree::GridTreeConfig { split_threshold, grid: config };
     let mut tree = broadphase::GridTree::with_config(tree_config);
     let mut expected = Vec::new();
     let oracle = brute_force_pairs(&boxes, &mut expected);

@@ -74,4 +74,4 @@
 mod profile;
 mod tree;
 
-pub use tree::{GridTree, GridTreeConfig, PartitionError, RegionDedup, TreeStats};
+pub use tree::{GridTree, GridTreeConfig, PartitionError, TreeStats};

@@ -3,6 +3,7 @@
 use core::fmt;
 
 use broadphase_jobs::JobError;
+use broadphase_kernel::PairsError;
 use broadphase_storage::InputError;
 
 /// Why a frame of [`GridTree`](super::GridTree) failed.
@@ -25,6 +26,9 @@ pub enum PartitionError {
     Input(InputError),
     /// A job panicked (a bug); the frame's output is empty.
     Job(JobError),
+    /// The pair output could not grow (the allocator refused); the frame's
+    /// output is empty.
+    Pairs(PairsError),
 }
 
 impl fmt::Display for PartitionError {
@@ -32,6 +36,7 @@ impl fmt::Display for PartitionError {
         match self {
             PartitionError::Input(e) => e.fmt(f),
             PartitionError::Job(e) => e.fmt(f),
+            PartitionError::Pairs(e) => e.fmt(f),
         }
     }
 }
@@ -41,6 +46,7 @@ impl std::error::Error for PartitionError {
         match self {
             PartitionError::Input(e) => Some(e),
             PartitionError::Job(e) => Some(e),
+            PartitionError::Pairs(e) => Some(e),
         }
     }
 }
@@ -48,6 +54,12 @@ impl std::error::Error for PartitionError {
 impl From<InputError> for PartitionError {
     fn from(e: InputError) -> Self {
         PartitionError::Input(e)
+    }
+}
+
+impl From<PairsError> for PartitionError {
+    fn from(e: PairsError) -> Self {
+        PartitionError::Pairs(e)
     }
 }
 

@@ -1,41 +1,44 @@
-//! The tree users hold, and one frame: validation, the root split in
-//! parallel chunks, the subtrees as jobs, the merge.
+//! The tree users hold, and one frame: bounds and the input check, the
+//! root split in parallel chunks, the subtrees as jobs, the merge.
 
 use core::fmt;
-use std::sync::atomic::Ordering;
 
-use broadphase_jobs::JobSystem;
+use broadphase_jobs::{IndexedJob, JobError, JobSystem};
 use broadphase_kernel::AdaptiveGrid;
+use broadphase_kernel::parts::{Bounds, Cell, ChildCounts, NodeSplit, Quantizer, Step, Union};
 use broadphase_storage::{Aabb, InputError, MAX_BOXES};
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 
-use super::config::{GridTreeConfig, RegionDedup};
+use super::config::GridTreeConfig;
 use super::error::PartitionError;
-use super::node::{FrameShared, NodeJobs, WorkerScratch, equalize};
-use super::planner::Planner;
+use super::merge::PairArena;
+use super::passes::{
+    BoundsPass, Chunk, Chunks, CountPass, QuantizePass, ScatterPass, Source, UnionPass, chunk_len,
+};
+use super::subtree::{Subtree, SubtreeJobs, Worker, equalize};
 
-/// The load-balancer grid tree: all pairs on all cores.
+/// The grid tree: the kernel's grid with its root split on all cores.
 ///
-/// While a node holds more than [`split_threshold`](GridTreeConfig::split_threshold)
-/// boxes it is split into up to 4×4×4 half-open regions that tile it (the
-/// root, in one parallel pass, into up to 16 per axis: two levels at once);
-/// a box goes into every region it overlaps. Every node that holds fewer
-/// becomes one job that runs the single-thread kernel
-/// ([`AdaptiveGrid`]) on its boxes with its thread's own grid. Each region
-/// keeps only the pairs whose reference point lies in it, so every pair is
-/// reported exactly once, and the regions' lists are concatenated in tree
-/// order: the output is the same, pair for pair and in the same order,
-/// for any thread count. An input of at most `split_threshold` boxes runs
-/// the kernel directly on the calling thread.
+/// A frame of more than [`split_threshold`](GridTreeConfig::split_threshold)
+/// boxes runs the kernel's own steps ([`broadphase_kernel::parts`]) with
+/// the root's passes cut into chunks of the input, one job each: the bounds
+/// and the input check, quantization and the count of the root's child
+/// cells, then the scatter of each chunk into its share of every child.
+/// Each occupied child is then one job: the kernel walks its subtree on
+/// that thread, finding each leaf's pairs as it goes. Every pair is
+/// reported by the one leaf that holds its reference point, so nothing is
+/// merged but the jobs' lists, concatenated in child order: the output is
+/// the same, pair for pair and in the same order, for any thread count. A
+/// smaller input runs [`AdaptiveGrid::find_pairs`] on the calling thread.
 ///
 /// Memory: the frame's jobs borrow the caller's boxes (no copy is made).
-/// The tree owns the buffers its splits write, the regions' pairs, and
-/// per thread of the [`JobSystem`] a kernel grid and its scratch; jobs are
-/// indices into the tree's state, not boxed closures. All of it is kept from one frame to
-/// the next, and after each frame every thread's buffers are grown to the
-/// largest any thread used: once a scene's frames are warm (same boxes,
-/// same thread count), a frame allocates nothing on any thread, however
-/// the threads share the work.
+/// The tree owns each chunk's quantized boxes and child shares, the jobs'
+/// pairs, and per thread of the [`JobSystem`] a kernel grid; jobs are
+/// indices into the tree's state, not boxed closures. All of it is kept
+/// from one frame to the next, and after each frame every thread's buffers
+/// are grown to the largest any thread used: once a scene's frames are
+/// warm (same boxes, same thread count), a frame allocates nothing on any
+/// thread, however the threads share the work.
 ///
 /// # Examples
 ///
@@ -56,10 +59,8 @@ use super::planner::Planner;
 /// let mut pairs = Vec::new();
 /// tree.pairs(&jobs, &boxes, &mut pairs)?;
 ///
-/// let mut grid = AdaptiveGrid::default();
-/// grid.build(&boxes)?;
 /// let mut expected = Vec::new();
-/// grid.pairs(&mut expected);
+/// AdaptiveGrid::default().find_pairs(&boxes, &mut expected)?;
 /// pairs.sort_unstable();
 /// expected.sort_unstable();
 /// assert_eq!(pairs, expected);
@@ -67,17 +68,29 @@ use super::planner::Planner;
 /// # Ok::<(), broadphase_kernel::InputError>(())
 /// ```
 pub struct GridTree {
-    frame: FrameShared,
+    config: GridTreeConfig,
     /// The kernel for inputs too small to split, run on the calling thread.
     small: AdaptiveGrid,
-    planner: Planner,
+    /// Per chunk of the input.
+    chunks: Vec<RwLock<Chunk>>,
+    /// Per participant of the job system, by worker index.
+    workers: Vec<Mutex<Worker>>,
+    /// Every subtree's pairs, keyed by its place in the tree.
+    arena: Mutex<PairArena<u64>>,
+    failure: Mutex<Option<broadphase_kernel::PairsError>>,
+    /// Nodes still to split in parallel passes.
+    huge: Vec<Subtree>,
+    /// The frame's subtree jobs.
+    subtrees: Vec<Subtree>,
+    /// Subtree jobs, biggest first.
+    order: Vec<usize>,
     stats: TreeStats,
 }
 
 impl fmt::Debug for GridTree {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("GridTree")
-            .field("config", &self.frame.config)
+            .field("config", &self.config)
             .field("stats", &self.stats)
             .finish_non_exhaustive()
     }
@@ -106,14 +119,15 @@ impl Default for GridTree {
 pub struct TreeStats {
     /// Boxes in the input.
     pub boxes: usize,
-    /// Regions (kernel jobs); 1 when the input was not split, 0 when empty.
+    /// Subtrees walked, one job or call each; 1 when the root was not
+    /// split, 0 when empty.
     pub regions: usize,
-    /// Nodes that were split (the root included).
+    /// Splits run as parallel passes (the root's: 0 or 1).
     pub splits: usize,
-    /// Level of the deepest region (0: the root itself).
+    /// Level of the subtrees' roots (0: the root itself).
     pub depth: u32,
-    /// Box slots over all regions: more than `boxes` by the copies of
-    /// boxes that overlap several regions.
+    /// Box slots over all subtrees: more than `boxes` by the copies of
+    /// boxes that reach several child cells.
     pub slots: u64,
 }
 
@@ -123,15 +137,21 @@ impl GridTree {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_partition::{GridTree, GridTreeConfig, RegionDedup};
-    /// let config = GridTreeConfig { dedup: RegionDedup::ShardedFastUnique, ..Default::default() };
-    /// assert_eq!(GridTree::with_config(config).config().dedup, RegionDedup::ShardedFastUnique);
+    /// use broadphase_partition::{GridTree, GridTreeConfig};
+    /// let config = GridTreeConfig { split_threshold: 100, ..Default::default() };
+    /// assert_eq!(GridTree::with_config(config).config().split_threshold, 100);
     /// ```
     pub fn with_config(config: GridTreeConfig) -> Self {
         Self {
-            frame: FrameShared { config, ..FrameShared::default() },
+            config,
             small: AdaptiveGrid::with_config(config.grid),
-            planner: Planner::default(),
+            chunks: Vec::new(),
+            workers: Vec::new(),
+            arena: Mutex::default(),
+            failure: Mutex::default(),
+            huge: Vec::new(),
+            subtrees: Vec::new(),
+            order: Vec::new(),
             stats: TreeStats::default(),
         }
     }
@@ -145,7 +165,7 @@ impl GridTree {
     /// assert_eq!(GridTree::default().config(), &GridTreeConfig::default());
     /// ```
     pub fn config(&self) -> &GridTreeConfig {
-        &self.frame.config
+        &self.config
     }
 
     /// Shape of the last frame's tree (zeros after an error).
@@ -179,7 +199,8 @@ impl GridTree {
     /// # Panics
     ///
     /// If a job panics (a bug): the panic is caught on its thread and
-    /// raised again here with its message. [`try_pairs`](GridTree::try_pairs)
+    /// raised again here with its message; if the pair output cannot grow,
+    /// like `Vec::push`. [`try_pairs`](GridTree::try_pairs)
     /// returns it as an error instead.
     ///
     /// # Examples
@@ -204,17 +225,19 @@ impl GridTree {
         match self.try_pairs(jobs, boxes, out) {
             Ok(()) => Ok(()),
             Err(PartitionError::Input(e)) => Err(e),
-            Err(PartitionError::Job(e)) => panic!("broadphase GridTree: {e}"),
+            Err(e) => panic!("broadphase GridTree: {e}"),
         }
     }
 
     /// As [`pairs`](GridTree::pairs), with a panicking job reported as
-    /// [`PartitionError::Job`] instead of a panic.
+    /// [`PartitionError::Job`] and an output that cannot grow as
+    /// [`PartitionError::Pairs`] instead of a panic or an abort.
     ///
     /// # Errors
     ///
     /// [`PartitionError::Input`] for bad input, [`PartitionError::Job`] if
-    /// a job panicked; `out` is empty either way.
+    /// a job panicked, [`PartitionError::Pairs`] if the output could not
+    /// grow; `out` is empty in every case.
     ///
     /// # Examples
     ///
@@ -232,10 +255,17 @@ impl GridTree {
         boxes: &[Aabb],
         out: &mut Vec<[u32; 2]>,
     ) -> Result<(), PartitionError> {
-        if boxes.len() <= self.frame.config.split_threshold {
-            return self.small_frame(boxes, out);
+        out.clear();
+        self.stats = TreeStats::default();
+        let result = if boxes.len() <= self.config.split_threshold {
+            self.small_frame(boxes, out)
+        } else {
+            self.frame(jobs, boxes, out)
+        };
+        if result.is_err() {
+            out.clear();
         }
-        self.frame(jobs, boxes, out)
+        result
     }
 
     /// A frame too small to split: the kernel on the calling thread.
@@ -244,13 +274,13 @@ impl GridTree {
         boxes: &[Aabb],
         out: &mut Vec<[u32; 2]>,
     ) -> Result<(), PartitionError> {
-        self.stats = TreeStats::default();
-        out.clear();
-        if self.small.config() != &self.frame.config.grid {
-            self.small = AdaptiveGrid::with_config(self.frame.config.grid);
+        if self.small.config() != &self.config.grid {
+            self.small = AdaptiveGrid::with_config(self.config.grid);
         }
-        self.small.build(boxes)?;
-        self.small.pairs(out);
+        self.small.try_find_pairs(boxes, out).map_err(|e| match e {
+            broadphase_kernel::FindPairsError::Input(e) => PartitionError::Input(e),
+            broadphase_kernel::FindPairsError::Pairs(e) => PartitionError::Pairs(e),
+        })?;
         self.stats = TreeStats {
             boxes: boxes.len(),
             regions: usize::from(!boxes.is_empty()),
@@ -261,63 +291,183 @@ impl GridTree {
         Ok(())
     }
 
-    /// A frame on all threads: validate, split the root in chunks, spawn
-    /// the subtrees, merge.
+    /// A frame on all threads: the root's passes, then the subtrees.
     fn frame(
         &mut self,
         jobs: &JobSystem,
         input: &[Aabb],
         out: &mut Vec<[u32; 2]>,
     ) -> Result<(), PartitionError> {
-        out.clear();
-        self.stats = TreeStats::default();
         let n = input.len();
         if n > MAX_BOXES {
             return Err(InputError::TooManyBoxes { count: n }.into());
         }
-        let frame = &mut self.frame;
-        frame.stats.reset();
-        frame.arena.get_mut().clear();
-        frame.nodes.get_mut().clear();
-        let grid_config = frame.config.grid;
-        while frame.workers.len() < jobs.threads() {
-            frame.workers.push(Mutex::new(WorkerScratch::new(grid_config)));
+        let config = self.config.grid;
+        let chunk_count = n.div_ceil(chunk_len(n));
+        while self.chunks.len() < chunk_count {
+            self.chunks.push(RwLock::default());
         }
-        if frame.config.dedup == RegionDedup::ShardedFastUnique {
-            frame.shards.reset(n);
+        while self.workers.len() < jobs.threads() {
+            self.workers.push(Mutex::new(Worker::new(config)));
         }
-        self.planner.start_frame(jobs);
+        for worker in &mut self.workers {
+            if worker.get_mut().config() != &config {
+                *worker.get_mut() = Worker::new(config);
+            }
+        }
+        // Room in the shared queue for the most jobs one scope spawns.
+        jobs.reserve_queue(chunk_count.max(64));
+        self.arena.get_mut().clear();
+        *self.failure.get_mut() = None;
+        let chunks = Chunks { input, len: chunk_len(n), state: &self.chunks };
 
-        let node_jobs = NodeJobs { frame: &self.frame, input };
-        let planner = &mut self.planner;
-        let result = jobs
-            .scope(|scope| planner.split_root(jobs, &node_jobs, scope))
-            .map_err(PartitionError::from)
-            .and_then(|split| split);
+        // Bounds and the input check, then the quantizer.
+        run_pass(jobs, &BoundsPass { chunks }, chunk_count)?;
+        let bounds = self.chunks[..chunk_count]
+            .iter()
+            .fold(Bounds::EMPTY, |all, chunk| all.merge(chunk.read().bounds));
+        let quantizer = Quantizer::new(&bounds, input)?;
 
-        let frame = &mut self.frame;
-        let nodes = frame.nodes.get_mut();
-        self.planner.end_frame(nodes.len());
-        nodes.clear();
-        frame.pool.recycle();
-        equalize(&mut frame.workers);
-        let arena = frame.arena.get_mut();
-        if let Err(e) = result {
+        // Then the splits, each decided as the kernel decides it, each pass
+        // over the chunks in parallel; every node not split further is one
+        // subtree job.
+        self.huge.clear();
+        self.subtrees.clear();
+        self.huge.push(Subtree { key: 0, source: Source::Root, cell: Cell::ROOT, count: n });
+        let mut quantize = Some(&quantizer);
+        let mut splits = 0;
+        let mut slots = 0u64;
+        let mut depth = 0;
+        while let Some(node) = self.huge.pop() {
+            let Some(children) = split_node(jobs, chunks, &node, &mut quantize, &config, splits)?
+            else {
+                self.subtrees.push(node);
+                slots += node.count as u64;
+                continue;
+            };
+            splits += 1;
+            let (block, counts) = children;
+            let child_level = KEY_LEVELS - (level_of(node.key) + 1);
+            depth = depth.max(KEY_LEVELS - child_level);
+            for cell in (0..64).filter(|&c| counts.get(c) > 0) {
+                let child = Subtree {
+                    key: node.key | ((cell as u64 + 1) << (KEY_BITS * child_level)),
+                    source: Source::Share { split: splits - 1, cell },
+                    cell: block.child(cell),
+                    count: counts.get(cell) as usize,
+                };
+                let is_huge = child.count > self.config.split_threshold.max(n / 8)
+                    && child_level > 0
+                    && child.count < node.count;
+                if is_huge {
+                    self.huge.push(child);
+                } else {
+                    self.subtrees.push(child);
+                    slots += child.count as u64;
+                }
+            }
+        }
+        if let Some(pending) = quantize {
+            // The root was a leaf before any count: quantize for its walk.
+            let pass = QuantizePass { chunks, quantizer: pending, config: &config };
+            run_pass(jobs, &pass, chunk_count)?;
+        }
+
+        // Biggest subtrees first: they are the long jobs.
+        let subtrees = &self.subtrees;
+        self.order.clear();
+        self.order.extend(0..subtrees.len());
+        self.order
+            .sort_unstable_by_key(|&j| (core::cmp::Reverse(subtrees[j].count), subtrees[j].key));
+        let subtree_jobs = SubtreeJobs {
+            chunks,
+            subtrees,
+            workers: &self.workers,
+            arena: &self.arena,
+            failure: &self.failure,
+        };
+        let order = &self.order;
+        jobs.scope(|scope| order.iter().for_each(|&job| scope.spawn_indexed(&subtree_jobs, job)))?;
+
+        equalize(&mut self.workers);
+        let arena = self.arena.get_mut();
+        if let Some(e) = self.failure.get_mut().take() {
             arena.clear();
-            return Err(e);
+            return Err(e.into());
         }
         arena.drain_into(out);
-        if frame.config.dedup == RegionDedup::ShardedFastUnique {
-            out.sort_unstable();
-        }
-        let stats = &frame.stats;
-        self.stats = TreeStats {
-            boxes: n,
-            regions: stats.regions.load(Ordering::Relaxed) as usize,
-            splits: stats.splits.load(Ordering::Relaxed) as usize,
-            depth: stats.depth.load(Ordering::Relaxed),
-            slots: stats.slots.load(Ordering::Relaxed),
-        };
+        self.stats = TreeStats { boxes: n, regions: self.subtrees.len(), splits, depth, slots };
         Ok(())
     }
+}
+
+/// Bits of a subtree key per level of parallel splits: a child cell + 1.
+const KEY_BITS: u32 = 7;
+/// Levels a key holds (the kernel's tree has at most 8 below the root).
+const KEY_LEVELS: u32 = 9;
+
+/// The level of a node from its key: how many child fields are set.
+fn level_of(key: u64) -> u32 {
+    (0..KEY_LEVELS).filter(|&l| (key >> (KEY_BITS * (KEY_LEVELS - 1 - l))) & 0x7F != 0).count()
+        as u32
+}
+
+/// Decides and, if so, performs the split of `node` in parallel passes
+/// over the chunks, as parallel split number `split`: its block and child
+/// counts, or `None` when the node is one subtree. The root's first count
+/// quantizes the chunks (`quantize` is then taken).
+fn split_node(
+    jobs: &JobSystem,
+    chunks: Chunks<'_>,
+    node: &Subtree,
+    quantize: &mut Option<&Quantizer>,
+    config: &broadphase_kernel::GridConfig,
+    split: usize,
+) -> Result<Option<(NodeSplit, ChildCounts)>, JobError> {
+    let chunk_count = chunks.count();
+    let Some(mut decision) = NodeSplit::start(node.cell, node.count, config) else {
+        return Ok(None);
+    };
+    let room = (f64::from(config.copy_budget.max(1.0)) * node.count as f64) as usize + 4096;
+    loop {
+        let pass = CountPass {
+            chunks,
+            source: node.source,
+            quantizer: quantize.take(),
+            split: &decision,
+            config,
+        };
+        run_pass(jobs, &pass, chunk_count)?;
+        let totals =
+            chunks.state[..chunk_count].iter().fold(ChildCounts::default(), |mut all, c| {
+                all.add(&c.read().counts);
+                all
+            });
+        match decision.judge(&totals, room) {
+            Step::Split => {
+                run_pass(jobs, &ScatterPass { chunks, source: node.source, split }, chunk_count)?;
+                return Ok(Some((decision, totals)));
+            }
+            Step::Leaf => return Ok(None),
+            Step::NeedUnion => {
+                run_pass(jobs, &UnionPass { chunks, source: node.source }, chunk_count)?;
+                let union = chunks.state[..chunk_count]
+                    .iter()
+                    .fold(Union::EMPTY, |all, chunk| all.merge(chunk.read().union));
+                if !decision.deeper(union) {
+                    return Ok(None);
+                }
+            }
+        }
+    }
+}
+
+/// Runs `pass` on chunks `0..chunks`, one job each, and waits for them
+/// (the calling thread runs jobs too).
+fn run_pass<'pass, J: IndexedJob<'pass>>(
+    jobs: &'pass JobSystem,
+    pass: &'pass J,
+    chunks: usize,
+) -> Result<(), JobError> {
+    jobs.scope(|s| (0..chunks).for_each(|chunk| s.spawn_indexed(pass, chunk)))
 }

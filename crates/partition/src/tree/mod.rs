@@ -1,17 +1,13 @@
-//! The load-balancer grid tree: the root split in parallel chunks, one job
-//! per node below it, one kernel job per region, a deterministic merge.
+//! The grid tree: the kernel's root split on all threads, one scoped job
+//! per child subtree, a deterministic merge.
 
-mod buffers;
 mod config;
 mod error;
 mod frame;
 mod merge;
-mod node;
-mod pass;
-mod plan;
-mod planner;
-mod root;
+mod passes;
+mod subtree;
 
-pub use config::{GridTreeConfig, RegionDedup};
+pub use config::GridTreeConfig;
 pub use error::PartitionError;
 pub use frame::{GridTree, TreeStats};

@@ -1,0 +1,207 @@
+//! The root split's parallel passes: one job per chunk of the input, each
+//! writing only its own chunk's state, with the kernel's own steps
+//! ([`broadphase_kernel::parts`]).
+//!
+//! A pass is a value on the orchestrating thread's stack, lent to its jobs
+//! for the pass's scope; nothing about it outlives the pass.
+
+use std::ops::Range;
+
+use broadphase_jobs::{IndexedJob, JobContext};
+use broadphase_kernel::GridConfig;
+use broadphase_kernel::parts::{
+    Bounds, ChildCounts, ChunkSplitter, Item, NodeSplit, Quantizer, Union,
+};
+use broadphase_storage::Aabb;
+use parking_lot::RwLock;
+
+/// Boxes per chunk of the root's passes. Fixed by the box count alone,
+/// never by the thread count: a child's items are its share of each chunk
+/// in chunk order, so the same chunks give the same tree and the same
+/// pairs in the same order on any number of threads.
+pub(crate) fn chunk_len(boxes: usize) -> usize {
+    (boxes / 64).clamp(2 * 1024, 16 * 1024)
+}
+
+/// One chunk's state through a frame, kept across frames.
+#[derive(Debug)]
+pub(crate) struct Chunk {
+    pub(crate) bounds: Bounds,
+    /// The chunk's boxes, quantized.
+    pub(crate) items: Vec<Item>,
+    pub(crate) splitter: ChunkSplitter,
+    pub(crate) counts: ChildCounts,
+    pub(crate) union: Union,
+    /// Per parallel split of the frame, in order: the chunk's share of each
+    /// child cell's items. Kept until the frame's subtree jobs have read
+    /// them.
+    pub(crate) shares: Vec<[Vec<Item>; 64]>,
+}
+
+impl Default for Chunk {
+    fn default() -> Self {
+        Chunk {
+            bounds: Bounds::EMPTY,
+            items: Vec::new(),
+            splitter: ChunkSplitter::default(),
+            counts: ChildCounts::default(),
+            union: Union::EMPTY,
+            shares: Vec::new(),
+        }
+    }
+}
+
+/// Where a node's items are, chunk by chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// The root: each chunk's items.
+    Root,
+    /// Child `cell` of parallel split `split`: each chunk's share of it.
+    Share { split: usize, cell: usize },
+}
+
+impl Chunk {
+    /// This chunk's part of a node's items.
+    pub(crate) fn part(&self, source: Source) -> &[Item] {
+        match source {
+            Source::Root => &self.items,
+            Source::Share { split, cell } => &self.shares[split][cell],
+        }
+    }
+}
+
+/// The frame's input cut into chunks.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Chunks<'a> {
+    pub(crate) input: &'a [Aabb],
+    pub(crate) len: usize,
+    pub(crate) state: &'a [RwLock<Chunk>],
+}
+
+impl Chunks<'_> {
+    /// How many chunks, so how many jobs a pass has.
+    pub(crate) fn count(&self) -> usize {
+        self.input.len().div_ceil(self.len)
+    }
+
+    fn range(&self, chunk: usize) -> Range<usize> {
+        chunk * self.len..((chunk + 1) * self.len).min(self.input.len())
+    }
+
+    /// Quantizes chunk `chunk` of the input into `items`.
+    fn quantize(
+        &self,
+        chunk: usize,
+        items: &mut Vec<Item>,
+        quantizer: &Quantizer,
+        config: &GridConfig,
+    ) {
+        let range = self.range(chunk);
+        items.resize(range.len(), Item::default());
+        let first_id = range.start as u32; // the input holds at most u32::MAX boxes
+        quantizer.quantize_chunk(&self.input[range], first_id, items, config.kernel);
+    }
+}
+
+/// Each chunk's [`Bounds`].
+#[derive(Debug)]
+pub(crate) struct BoundsPass<'a> {
+    pub(crate) chunks: Chunks<'a>,
+}
+
+impl<'scope> IndexedJob<'scope> for BoundsPass<'_> {
+    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, chunk: usize) {
+        crate::profile::zone!("partition: bounds");
+        let boxes = &self.chunks.input[self.chunks.range(chunk)];
+        self.chunks.state[chunk].write().bounds = Bounds::of(boxes);
+    }
+}
+
+/// Each chunk's part of a node counted in the node's current block,
+/// quantizing the chunk first when `quantizer` is given (the root's first
+/// count).
+#[derive(Debug)]
+pub(crate) struct CountPass<'a> {
+    pub(crate) chunks: Chunks<'a>,
+    pub(crate) source: Source,
+    pub(crate) quantizer: Option<&'a Quantizer>,
+    pub(crate) split: &'a NodeSplit,
+    pub(crate) config: &'a GridConfig,
+}
+
+impl<'scope> IndexedJob<'scope> for CountPass<'_> {
+    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, chunk: usize) {
+        crate::profile::zone!("partition: quantize and count");
+        let mut state = self.chunks.state[chunk].write();
+        if let Some(quantizer) = self.quantizer {
+            self.chunks.quantize(chunk, &mut state.items, quantizer, self.config);
+        }
+        let Chunk { items, splitter, counts, shares, .. } = &mut *state;
+        let part = match self.source {
+            Source::Root => items.as_slice(),
+            Source::Share { split, cell } => shares[split][cell].as_slice(),
+        };
+        *counts = splitter.count(part, self.split, self.config);
+    }
+}
+
+/// Each chunk quantized, when the root is a leaf before any count.
+#[derive(Debug)]
+pub(crate) struct QuantizePass<'a> {
+    pub(crate) chunks: Chunks<'a>,
+    pub(crate) quantizer: &'a Quantizer,
+    pub(crate) config: &'a GridConfig,
+}
+
+impl<'scope> IndexedJob<'scope> for QuantizePass<'_> {
+    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, chunk: usize) {
+        let mut state = self.chunks.state[chunk].write();
+        self.chunks.quantize(chunk, &mut state.items, self.quantizer, self.config);
+    }
+}
+
+/// Each chunk's part's [`Union`], when a node's first block separates
+/// nothing.
+#[derive(Debug)]
+pub(crate) struct UnionPass<'a> {
+    pub(crate) chunks: Chunks<'a>,
+    pub(crate) source: Source,
+}
+
+impl<'scope> IndexedJob<'scope> for UnionPass<'_> {
+    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, chunk: usize) {
+        let mut state = self.chunks.state[chunk].write();
+        state.union = Union::of(state.part(self.source));
+    }
+}
+
+/// Each chunk's part of a node scattered into its share of every child
+/// cell, as parallel split number `split` (later than the source's).
+#[derive(Debug)]
+pub(crate) struct ScatterPass<'a> {
+    pub(crate) chunks: Chunks<'a>,
+    pub(crate) source: Source,
+    pub(crate) split: usize,
+}
+
+impl<'scope> IndexedJob<'scope> for ScatterPass<'_> {
+    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, chunk: usize) {
+        crate::profile::zone!("partition: scatter");
+        let mut state = self.chunks.state[chunk].write();
+        let Chunk { items, splitter, counts, shares, .. } = &mut *state;
+        while shares.len() <= self.split {
+            shares.push(core::array::from_fn(|_| Vec::new()));
+        }
+        let (earlier, from_here) = shares.split_at_mut(self.split);
+        let part = match self.source {
+            Source::Root => items.as_slice(),
+            Source::Share { split, cell } => earlier[split][cell].as_slice(),
+        };
+        let children = &mut from_here[0];
+        for (cell, share) in children.iter_mut().enumerate() {
+            share.resize(counts.get(cell) as usize, Item::default());
+        }
+        let mut out = children.each_mut().map(|share| share.as_mut_slice());
+        splitter.scatter(part, &mut out);
+    }
+}
