@@ -100,10 +100,7 @@ fn methods<'a>(one: &'a JobSystem, all: &'a JobSystem) -> Vec<Method<'a>> {
         Method {
             name: "broadphase AdaptiveGrid (1 thread)",
             peer: false,
-            run: Box::new(move |b, o| {
-                grid.build(b).expect("valid scene");
-                grid.pairs(o);
-            }),
+            run: Box::new(move |b, o| grid.find_pairs(b, o).expect("valid scene")),
         },
         Method {
             name: "broadphase GridTree (1 thread)",

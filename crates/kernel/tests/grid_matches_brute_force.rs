@@ -283,13 +283,15 @@ fn check(
         "find_pairs differs (sorted; duplicates would show), {:?}",
         config
     );
-    // One frame keeps nothing: no boxes, no query hits, nothing to validate.
+    // One frame keeps nothing: no boxes, no query hits, only the build of
+    // no box validates.
     prop_assert_eq!(grid.len(), 0, "find_pairs keeps no tree");
     let mut hits = vec![7];
     let everything = Aabb::new(Vec3::splat(f32::MIN), Vec3::splat(f32::MAX));
     prop_assert_eq!(grid.query(&everything, &mut hits), Ok(()));
     prop_assert!(hits.is_empty(), "a query after find_pairs found {:?}", hits);
-    prop_assert!(grid.validate(boxes).is_err(), "validate after find_pairs passed");
+    prop_assert_eq!(grid.validate(boxes).is_err(), !boxes.is_empty(), "validate after find_pairs");
+    prop_assert_eq!(grid.validate(&[]), Ok(()));
 
     prop_assert_eq!(grid.build(boxes), Ok(()));
     prop_assert_eq!(grid.len(), boxes.len());

@@ -191,8 +191,7 @@ impl<O: PairOut> LeafSink for FindPairs<'_, O> {
             );
         }
         sort_for_sweep(items, self.context.sweep_above);
-        self.leaf.clear();
-        self.leaf.push_leaf(items, node.cell);
+        self.leaf.set_only_leaf(items, node.cell);
         let view = self.leaf.view(0, items.len());
         leaf_pairs(&view, &self.context, self.sweep, &mut self.out)
     }
@@ -255,11 +254,13 @@ impl AdaptiveGrid {
     /// assert!(grid.is_empty());
     /// ```
     pub fn build(&mut self, boxes: &[Aabb]) -> Result<(), InputError> {
-        self.start_frame(boxes)?;
+        let checked = self.start_frame(boxes);
+        // On an error, what is kept is the build of no box.
+        self.kept = true;
+        checked?;
         self.boxes.extend_from_slice(boxes);
         let mut keep = Keep { leaves: &mut self.leaves, sweep_above: self.config.sweep_above };
         let Ok(()) = self.builder.run(boxes, &self.quantizer, &self.config, &mut keep);
-        self.kept = true;
         Ok(())
     }
 

@@ -76,21 +76,37 @@ impl LeafColumns {
     /// returns its first slot.
     pub(crate) fn push_leaf(&mut self, items: &[Item], cell: Cell) -> usize {
         let start = self.len();
-        let padded = start + items.len().next_multiple_of(LEAF_PAD);
-        for axis in 0..3 {
-            self.lo[axis].resize(padded, SENTINEL_LO);
-            self.hi[axis].resize(padded, SENTINEL_HI);
-        }
-        self.ids.resize(padded, SENTINEL_ID);
-        self.owned.resize(padded, 0);
+        self.write_leaf(start, items, cell);
+        start
+    }
+
+    /// Makes these columns hold exactly one leaf, at slot 0. Grows, never
+    /// shrinks: slots past the leaf's padding keep whatever they held,
+    /// which no view of this leaf reaches.
+    pub(crate) fn set_only_leaf(&mut self, items: &[Item], cell: Cell) {
+        self.write_leaf(0, items, cell);
+    }
+
+    /// Writes a leaf at slot `start` (the columns grow to hold it) and its
+    /// padding.
+    fn write_leaf(&mut self, start: usize, items: &[Item], cell: Cell) {
         let end = start + items.len();
+        let padded = start + items.len().next_multiple_of(LEAF_PAD);
+        if self.len() < padded {
+            for axis in 0..3 {
+                self.lo[axis].resize(padded, SENTINEL_LO);
+                self.hi[axis].resize(padded, SENTINEL_HI);
+            }
+            self.ids.resize(padded, SENTINEL_ID);
+            self.owned.resize(padded, 0);
+        }
         let [lo_x, lo_y, lo_z] = &mut self.lo;
         let [hi_x, hi_y, hi_z] = &mut self.hi;
         let (lo_x, lo_y, lo_z) =
-            (&mut lo_x[start..end], &mut lo_y[start..end], &mut lo_z[start..end]);
+            (&mut lo_x[start..padded], &mut lo_y[start..padded], &mut lo_z[start..padded]);
         let (hi_x, hi_y, hi_z) =
-            (&mut hi_x[start..end], &mut hi_y[start..end], &mut hi_z[start..end]);
-        let (ids, owned) = (&mut self.ids[start..end], &mut self.owned[start..end]);
+            (&mut hi_x[start..padded], &mut hi_y[start..padded], &mut hi_z[start..padded]);
+        let (ids, owned) = (&mut self.ids[start..padded], &mut self.owned[start..padded]);
         for (k, item) in items.iter().enumerate() {
             lo_x[k] = flip(item.lo[0]);
             lo_y[k] = flip(item.lo[1]);
@@ -101,7 +117,11 @@ impl LeafColumns {
             ids[k] = item.id;
             owned[k] = i16::from(cell.owned_axes(item.lo));
         }
-        start
+        for k in end - start..padded - start {
+            (lo_x[k], lo_y[k], lo_z[k]) = (SENTINEL_LO, SENTINEL_LO, SENTINEL_LO);
+            (hi_x[k], hi_y[k], hi_z[k]) = (SENTINEL_HI, SENTINEL_HI, SENTINEL_HI);
+            (ids[k], owned[k]) = (SENTINEL_ID, 0);
+        }
     }
 
     /// The leaf of `count` boxes starting at slot `start`, padding included.

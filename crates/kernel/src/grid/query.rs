@@ -32,7 +32,9 @@ impl AdaptiveGrid {
     /// ```
     pub fn query(&self, query: &Aabb, out: &mut Vec<u32>) -> Result<(), InputError> {
         out.clear();
-        query.validate(0)?;
+        if !query.is_valid() {
+            query.validate(0)?;
+        }
         if !self.kept || self.builder.nodes.is_empty() {
             return Ok(());
         }

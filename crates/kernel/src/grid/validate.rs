@@ -77,7 +77,15 @@ impl AdaptiveGrid {
     /// # Ok::<(), broadphase_kernel::InputError>(())
     /// ```
     pub fn validate(&self, boxes: &[Aabb]) -> Result<(), ValidationError> {
-        ensure!(self.kept, "no kept build (find_pairs keeps nothing)");
+        if !self.kept {
+            // After find_pairs the grid keeps nothing: the build of no box.
+            ensure!(
+                boxes.is_empty(),
+                "{} boxes given, none kept (find_pairs keeps nothing)",
+                boxes.len()
+            );
+            return Ok(());
+        }
         ensure!(self.boxes.as_slice() == boxes, "the kept boxes differ from the input");
         let nodes = &self.builder.nodes;
         if boxes.is_empty() {
