@@ -13,9 +13,11 @@
 //!
 //! - one per scene (`sparse20k`, `dense20k`, `stretched40k`,
 //!   `clusters16_40k`, `mixed100k`, `pile`, `query10k`):
-//!   - `grid/build`: [`AdaptiveGrid::build`] alone;
+//!   - `grid/find_pairs`: [`AdaptiveGrid::find_pairs`], one frame (the
+//!     build with each leaf's pairs found as it is reached);
+//!   - `grid/build`: [`AdaptiveGrid::build`] alone (the kept tree);
 //!   - `grid/pairs`: [`AdaptiveGrid::pairs`] on a grid built once;
-//!   - `grid/total`: build then pairs, one frame;
+//!   - `grid/total`: build then pairs, one frame on the kept tree;
 //!   - `sort_and_sweep/total`: [`SortAndSweep::pairs`], one frame;
 //!   - `brute_force/total`: [`brute_force_pairs`], only on the scenes of at
 //!     most ~20k boxes (not `pile`), with 10 samples, last in its group;
@@ -24,11 +26,12 @@
 //!   against the grid built once on `query10k` and against a plain linear
 //!   scan of its boxes (no input validation, unlike [`brute_force_query`],
 //!   so the baseline pays only for the overlap tests);
-//! - `leaf_capacity`: grid total on `sparse20k` and `dense20k` for
-//!   [`GridConfig::leaf_capacity`] in 32, 64, 128, 256 and 512 (id
-//!   `scene/capacity`);
-//! - `pair_kernel`: grid total on `dense20k` and `mixed100k` for every kernel
-//!   of [`PairKernel::available`] on this CPU (id `scene/kernel`).
+//! - `leaf_capacity`: `find_pairs` on `sparse20k`, `dense20k` and
+//!   `mixed100k` for [`GridConfig::leaf_capacity`] in 32, 64, 128, 256 and
+//!   512 (id `scene/capacity`);
+//! - `pair_kernel`: `find_pairs` on `dense20k`, `mixed100k` and `pile` for
+//!   every kernel of [`PairKernel::available`] on this CPU (id
+//!   `scene/kernel`).
 //!
 //! Apart from the field a group varies, grids use [`GridConfig::default`].
 //! The whole run takes about five minutes on a 2-core machine.
@@ -98,6 +101,14 @@ fn expected_pairs(boxes: &[Aabb]) -> Vec<[u32; 2]> {
 /// exactly `expected` (sorted); panics otherwise, before anything is timed.
 fn checked_grid(scene: &Scene, config: GridConfig, expected: &[[u32; 2]]) -> AdaptiveGrid {
     let mut grid = AdaptiveGrid::with_config(config);
+    let mut found = Vec::new();
+    grid.find_pairs(&scene.boxes, &mut found).expect("scene boxes are valid");
+    found.sort_unstable();
+    assert!(
+        found == expected,
+        "{}: find_pairs ({config:?}) differs from sort-and-sweep",
+        scene.name
+    );
     grid.build(&scene.boxes).expect("scene boxes are valid");
     let mut pairs = Vec::new();
     grid.pairs(&mut pairs);
@@ -118,16 +129,22 @@ fn checked_grid(scene: &Scene, config: GridConfig, expected: &[[u32; 2]]) -> Ada
     grid
 }
 
-/// One frame of the grid: build, then all pairs into the reused `out`.
+/// One frame of the grid: `find_pairs` into the reused `out`.
+fn grid_find_pairs(grid: &mut AdaptiveGrid, boxes: &[Aabb], out: &mut Vec<[u32; 2]>) -> usize {
+    grid.find_pairs(black_box(boxes), out).expect("scene boxes are valid");
+    black_box(out.len())
+}
+
+/// One frame on the kept tree: build, then all pairs into the reused `out`.
 fn grid_frame(grid: &mut AdaptiveGrid, boxes: &[Aabb], out: &mut Vec<[u32; 2]>) -> usize {
     grid.build(black_box(boxes)).expect("scene boxes are valid");
     grid.pairs(out);
     black_box(out.len())
 }
 
-/// Times `grid_frame` under `id` in `group`, with a grid of `config` that
-/// was checked against `expected` first.
-fn bench_grid_total(
+/// Times `grid_find_pairs` under `id` in `group`, with a grid of `config`
+/// that was checked against `expected` first.
+fn bench_find_pairs(
     group: &mut BenchmarkGroup<'_, WallTime>,
     id: BenchmarkId,
     scene: &Scene,
@@ -136,7 +153,7 @@ fn bench_grid_total(
 ) {
     let mut grid = checked_grid(scene, config, expected);
     let mut out = Vec::with_capacity(expected.len());
-    group.bench_function(id, |b| b.iter(|| grid_frame(&mut grid, &scene.boxes, &mut out)));
+    group.bench_function(id, |b| b.iter(|| grid_find_pairs(&mut grid, &scene.boxes, &mut out)));
 }
 
 /// The group of one scene: grid build, pairs and total, sort-and-sweep, and
@@ -150,6 +167,9 @@ fn bench_scene(c: &mut Criterion, scene: &Scene) {
     let mut group = c.benchmark_group(scene.name);
     configure(&mut group);
 
+    group.bench_function("grid/find_pairs", |b| {
+        b.iter(|| grid_find_pairs(&mut grid, boxes, &mut out));
+    });
     group.bench_function("grid/build", |b| {
         b.iter(|| grid.build(black_box(boxes)).expect("scene boxes are valid"));
     });
@@ -241,27 +261,28 @@ fn queries(c: &mut Criterion) {
 fn leaf_capacity(c: &mut Criterion) {
     let mut group = c.benchmark_group("leaf_capacity");
     configure(&mut group);
-    for scene in [sparse20k(), dense20k()] {
+    for scene in [sparse20k(), dense20k(), mixed100k()] {
         let expected = expected_pairs(&scene.boxes);
         for leaf_capacity in LEAF_CAPACITIES {
             let config = GridConfig { leaf_capacity, ..GridConfig::default() };
             let id = BenchmarkId::new(scene.name, leaf_capacity);
-            bench_grid_total(&mut group, id, &scene, config, &expected);
+            bench_find_pairs(&mut group, id, &scene, config, &expected);
         }
     }
     group.finish();
 }
 
-/// Grid total with each pair kernel this CPU runs, on dense20k and mixed100k.
+/// `find_pairs` with each pair kernel this CPU runs, on dense20k, mixed100k
+/// and the pile.
 fn pair_kernel(c: &mut Criterion) {
     let mut group = c.benchmark_group("pair_kernel");
     configure(&mut group);
-    for scene in [dense20k(), mixed100k()] {
+    for scene in [dense20k(), mixed100k(), pile()] {
         let expected = expected_pairs(&scene.boxes);
         for kernel in PairKernel::available() {
             let config = GridConfig { kernel, ..GridConfig::default() };
             let id = BenchmarkId::new(scene.name, format!("{kernel:?}"));
-            bench_grid_total(&mut group, id, &scene, config, &expected);
+            bench_find_pairs(&mut group, id, &scene, config, &expected);
         }
     }
     group.finish();

@@ -73,6 +73,18 @@ fn main() -> ExitCode {
 
     let mut grid = AdaptiveGrid::default();
     let mut pairs = Vec::new();
+    // The frame path: the build with each leaf's pairs found as it goes.
+    let mut frame_times = Vec::new();
+    for _ in 0..args.frames {
+        let start = Instant::now();
+        if let Err(error) = grid.find_pairs(&boxes, &mut pairs) {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
+        frame_times.push(start.elapsed());
+    }
+    let frame_pairs = pairs.clone();
+    // The kept path: build once, then pairs (and queries) from the tree.
     let (mut build_times, mut pair_times) = (Vec::new(), Vec::new());
     for _ in 0..args.frames {
         let start = Instant::now();
@@ -93,19 +105,28 @@ fn main() -> ExitCode {
     let sweep_time = sweep_start.elapsed();
     let mut found = pairs.clone();
     found.sort_unstable();
+    let mut found_in_frames = frame_pairs;
+    found_in_frames.sort_unstable();
     expected.sort_unstable();
-    let agrees = found == expected;
+    let agrees = found == expected && found_in_frames == expected;
 
     let (nodes, leaves, slots) = grid.shape();
     println!("scene        {name}: {} boxes, {} frames", boxes.len(), args.frames);
     println!("pairs        {} (sort-and-sweep agrees: {agrees})", pairs.len());
     println!("tree         {nodes} nodes, {leaves} leaves, {slots} box slots");
     println!("kernel       {:?}", grid.pair_kernel());
-    println!("build        {:8.3} ms median", ms(median(&mut build_times)));
-    println!("pairs        {:8.3} ms median", ms(median(&mut pair_times)));
+    println!(
+        "find_pairs   {:8.3} ms median (one frame: build and pairs fused)",
+        ms(median(&mut frame_times))
+    );
+    println!(
+        "build        {:8.3} ms median (kept tree, for queries)",
+        ms(median(&mut build_times))
+    );
+    println!("pairs        {:8.3} ms median (from the kept tree)", ms(median(&mut pair_times)));
     let mut totals: Vec<Duration> =
         build_times.iter().zip(&pair_times).map(|(b, p)| *b + *p).collect();
-    println!("total        {:8.3} ms median", ms(median(&mut totals)));
+    println!("total        {:8.3} ms median (build + pairs)", ms(median(&mut totals)));
     println!("sort&sweep   {:8.3} ms (one cold run, for scale)", ms(sweep_time));
     if agrees { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }

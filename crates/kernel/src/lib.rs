@@ -1,21 +1,25 @@
 //! The single-thread kernel of broadphase: the sparse adaptive grid, and the
 //! reference oracles everything is checked against.
 //!
-//! The kernel never knows about threads. `broadphase-partition`'s
-//! `GridTree` runs this same grid on all cores: it splits a frame's boxes
-//! into regions and builds one `AdaptiveGrid` per region on each thread.
+//! The kernel never knows about threads. [`parts`] exposes its steps —
+//! bounds, quantization, a node's split, a subtree's walk — so that
+//! `broadphase-partition`'s `GridTree` can run the same grid on all cores,
+//! scheduling the kernel's own decisions rather than copying them.
 //!
 //! # The adaptive grid
 //!
-//! [`AdaptiveGrid`] is a sparse linear tree of 4×4×4 grids. A node holding
-//! more than [`GridConfig::leaf_capacity`] boxes is split into up to 64 cells
-//! over the extent its boxes cover; a box goes into every cell it overlaps,
-//! only occupied cells get a child, and a 64-bit occupancy mask per node lets
-//! queries skip empty cells. Leaves keep their boxes as padded SoA columns;
-//! all-pairs tests each leaf's boxes against each other with a SIMD kernel
-//! picked at run time ([`PairKernel`]), and reports a pair only in the leaf
-//! that owns the min corner of the two boxes' intersection, so a pair
-//! straddling cells is reported once with no hashing.
+//! [`AdaptiveGrid`] is a sparse linear tree of 4×4×4 grids over the
+//! input's bounds. Every box is quantized once to 16 bits per axis; a cell
+//! at depth `d` is the top `2d` bits of each coordinate. A node holding more
+//! than [`GridConfig::leaf_capacity`] boxes is split by a counting sort
+//! into the cells its boxes reach (only occupied cells get a child; levels
+//! where one cell would get every box are skipped). The tree is walked
+//! depth first and, in [`AdaptiveGrid::find_pairs`], each leaf's pairs are
+//! found the moment the leaf exists, by SIMD kernels on the 16-bit boxes
+//! picked at run time ([`PairKernel`]); the exact `f32` test decides every
+//! candidate the integers cannot. A pair is reported only by the leaf that
+//! holds the max of the two boxes' low corners, so a pair straddling cells
+//! is reported once with no hashing.
 //!
 //! ```
 //! use broadphase_kernel::{AdaptiveGrid, Aabb, SortAndSweep};
@@ -27,10 +31,9 @@
 //!         Aabb::new(c, c + Vec3::splat(3.0)) // neighbours touch
 //!     })
 //!     .collect();
-//! let mut grid = AdaptiveGrid::default();
-//! grid.build(&boxes)?;
+//! let mut grid = AdaptiveGrid::default(); // keep it: a warm frame allocates nothing
 //! let mut pairs = Vec::new();
-//! grid.pairs(&mut pairs);
+//! grid.find_pairs(&boxes, &mut pairs)?;
 //!
 //! let mut expected = Vec::new();
 //! SortAndSweep::default().pairs(&boxes, &mut expected)?;

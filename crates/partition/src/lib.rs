@@ -1,7 +1,7 @@
-//! All cores for broadphase: the load-balancer grid tree, which splits a
-//! frame's boxes into regions, runs the single-thread kernel on each
-//! region as a scoped job of the `broadphase-jobs` job system, and merges
-//! the pairs into one deterministic list.
+//! All cores for broadphase: the grid tree, which runs the kernel's top
+//! splits as parallel passes over chunks of a frame's boxes, walks every
+//! subtree below them as a scoped job of the `broadphase-jobs` job system,
+//! and merges the pairs into one deterministic list.
 //!
 //! See `docs/PARTITION.md` for the model in full.
 //!
@@ -10,33 +10,29 @@
 //! - The caller owns the boxes: a frame's jobs borrow them for the frame's
 //!   scope, so nothing is copied. The caller also owns the output `Vec`,
 //!   cleared and refilled.
-//! - The [`GridTree`] owns, per thread of the job system, a kernel grid
-//!   ([`AdaptiveGrid`](broadphase_kernel::AdaptiveGrid)) and its scratch,
-//!   the buffers its splits write, one arena for the regions' pairs, and
-//!   the per-box `FastUnique` shards of the optional merge. All of it is
-//!   reused: a warm frame allocates nothing on any thread.
+//! - The [`GridTree`] owns per chunk of the input its quantized boxes and
+//!   their shares of each split's children; per thread of the job system a
+//!   kernel grid ([`AdaptiveGrid`](broadphase_kernel::AdaptiveGrid)); and
+//!   one arena for the subtrees' pairs. All of it is reused: a warm frame
+//!   allocates nothing on any thread.
 //!
 //! # How a frame flows
 //!
 //! 1. Inputs of at most `split_threshold` boxes: the kernel runs on the
 //!    calling thread, with no job at all.
-//! 2. Root split: a grid over the extent of a fixed sample of the boxes,
-//!    as fine as the count needs (up to 16 cells per axis: two 4×4×4
-//!    levels at once); one job per chunk of the input validates its boxes,
-//!    counts them per cell and scatters them into a buffer of its own. A
-//!    box goes into every cell it overlaps.
-//! 3. Cells of more than 65,536 boxes split again in parallel passes like
-//!    the root. Every other occupied cell is one job: a cell over the
-//!    threshold splits again in its job and spawns its children as
-//!    sub-jobs; the others, the regions, run the kernel with their
-//!    thread's grid and keep the pairs whose reference point (the min
-//!    corner of the intersection) lies in their half-open region — each
-//!    pair in exactly one region.
+//! 2. The input is cut into chunks (their size set by the box count
+//!    alone); one job per chunk takes its bounds and checks its boxes, then
+//!    quantizes and counts them in the root's child cells, then scatters
+//!    them into its share of each child — the kernel's own steps
+//!    (`broadphase_kernel::parts`), the kernel's verdicts on the totals.
+//! 3. A child holding most of the input is split again the same way; every
+//!    other child is one job that walks its subtree with the kernel,
+//!    finding each leaf's pairs as it goes. Each pair is reported by the
+//!    one leaf holding its reference point, so nothing is found twice.
 //! 4. The calling thread runs jobs too while it waits; then it sorts the
-//!    regions' lists by their place in the tree and concatenates them.
-//!    The tree is fixed by the data alone, and each region sees its boxes
-//!    in input order however the input was chunked, so the output is
-//!    identical for any number of threads.
+//!    subtrees' lists by their place in the tree and concatenates them. The
+//!    tree is fixed by the data alone, so the output is identical for any
+//!    number of threads.
 //!
 //! # Example
 //!

@@ -2,7 +2,7 @@
 //! `profile` feature.
 //!
 //! `zone!("name")` opens a zone until the end of the enclosing block, on
-//! whichever thread runs it, so each worker's region kernels show on that
+//! whichever thread runs it, so each worker's subtree walks show on that
 //! worker's timeline. Zones are recorded only while a Tracy client runs
 //! (the ECS plugin starts one); a program using the partition alone with
 //! the feature on records nothing rather than failing. Without the feature
