@@ -3,6 +3,7 @@
 use super::config::PairKernel;
 use super::leaf::{LeafView, flip, surely_overlap};
 use super::quantize::{Item, LEVELS, OWNS_PAIR};
+use super::split::AXIS_CELLS;
 use super::tree::AdaptiveGrid;
 use broadphase_storage::{Aabb, InputError};
 use core::mem::MaybeUninit;
@@ -241,32 +242,3 @@ mod x86 {
         }
     }
 }
-
-/// `AXIS_CELLS[axis][first][last]`: the 64-cell mask of every cell whose
-/// coordinate on `axis` is in `first..=last`.
-const AXIS_CELLS: [[[u64; 4]; 4]; 3] = {
-    let mut table = [[[0u64; 4]; 4]; 3];
-    let mut axis = 0;
-    while axis < 3 {
-        let mut first = 0;
-        while first < 4 {
-            let mut last = first;
-            while last < 4 {
-                let mut mask = 0u64;
-                let mut cell = 0;
-                while cell < 64 {
-                    let k = (cell >> (2 * axis)) & 3;
-                    if k >= first && k <= last {
-                        mask |= 1 << cell;
-                    }
-                    cell += 1;
-                }
-                table[axis][first][last] = mask;
-                last += 1;
-            }
-            first += 1;
-        }
-        axis += 1;
-    }
-    table
-};

@@ -144,21 +144,29 @@ impl Splitter {
         // index instead of growing the vectors item by item.
         self.codes.resize(items.len(), 0);
         self.spanning.resize(items.len(), 0);
-        let mut counts = [0u32; 64];
+        // Four histograms, item by item in turn: consecutive items often
+        // share a cell (a cluster, or a node's items in their parent's
+        // order), and one histogram would make each increment wait for the
+        // last one's store.
+        let mut partial = [[0u32; 64]; 4];
         let spanning = match simd {
             #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
             // SAFETY: `simd` is only set when the CPU has AVX2, which
             // includes SSE4.1.
             true => unsafe {
-                x86::codes_sse41(items, block, &mut self.codes, &mut self.spanning, &mut counts)
+                x86::codes_sse41(items, block, &mut self.codes, &mut self.spanning, &mut partial)
             },
-            _ => codes_scalar(items, block, &mut self.codes, &mut self.spanning, &mut counts),
+            _ => codes_scalar(items, block, &mut self.codes, &mut self.spanning, &mut partial),
         };
         self.spanning.truncate(spanning);
+        let mut counts: [u32; 64] =
+            core::array::from_fn(|c| partial[0][c] + partial[1][c] + partial[2][c] + partial[3][c]);
         for &index in &self.spanning {
-            let code = self.codes[index as usize];
-            for_each_cell(code, |c| counts[c] += 1);
-            counts[low_cell(code)] -= 1;
+            let mut others = other_cells(self.codes[index as usize]);
+            while others != 0 {
+                counts[others.trailing_zeros() as usize] += 1;
+                others &= others - 1;
+            }
         }
         let total = counts.iter().map(|&c| c as usize).sum();
         Split { block, counts, total }
@@ -183,14 +191,14 @@ impl Splitter {
             cursor[cell] += 1;
         }
         for &index in &self.spanning {
-            let (item, code) = (items[index as usize], self.codes[index as usize]);
-            let low = low_cell(code);
-            for_each_cell(code, |cell| {
-                if cell != low {
-                    out[cursor[cell] as usize] = item;
-                    cursor[cell] += 1;
-                }
-            });
+            let item = items[index as usize];
+            let mut others = other_cells(self.codes[index as usize]);
+            while others != 0 {
+                let cell = others.trailing_zeros() as usize;
+                others &= others - 1;
+                out[cursor[cell] as usize] = item;
+                cursor[cell] += 1;
+            }
         }
         first
     }
@@ -210,14 +218,14 @@ impl Splitter {
             cursor[cell] += 1;
         }
         for &index in &self.spanning {
-            let (item, code) = (items[index as usize], self.codes[index as usize]);
-            let low = low_cell(code);
-            for_each_cell(code, |cell| {
-                if cell != low {
-                    out[cell][cursor[cell]] = item;
-                    cursor[cell] += 1;
-                }
-            });
+            let item = items[index as usize];
+            let mut others = other_cells(self.codes[index as usize]);
+            while others != 0 {
+                let cell = others.trailing_zeros() as usize;
+                others &= others - 1;
+                out[cell][cursor[cell]] = item;
+                cursor[cell] += 1;
+            }
         }
         debug_assert!((0..64).all(|c| cursor[c] == out[c].len()));
     }
@@ -262,14 +270,14 @@ pub(crate) fn deeper_block((lo, hi): ([u16; 3], [u16; 3]), cell: Cell) -> Option
 }
 
 /// Writes every item's child range code, counts it in its low corner cell
-/// (branch-free), and lists the items reaching more cells; returns how many
-/// it listed.
+/// (branch-free, in histogram `index % 4`), and lists the items reaching
+/// more cells; returns how many it listed.
 fn codes_scalar(
     items: &[Item],
     block: Cell,
     codes: &mut [u16],
     spanning: &mut [u32],
-    counts: &mut [u32; 64],
+    counts: &mut [[u32; 64]; 4],
 ) -> usize {
     let shift = block.shift();
     let base = block.prefix.map(u32::from);
@@ -277,7 +285,7 @@ fn codes_scalar(
     for (index, (item, code_out)) in items.iter().zip(codes.iter_mut()).enumerate() {
         let code = range_code(item, shift, base);
         *code_out = code;
-        counts[low_cell(code)] += 1;
+        counts[index & 3][low_cell(code)] += 1;
         spanning[listed] = index as u32;
         listed += usize::from(spans_cells(code));
     }
@@ -302,7 +310,7 @@ mod x86 {
         block: Cell,
         codes: &mut [u16],
         spanning: &mut [u32],
-        counts: &mut [u32; 64],
+        counts: &mut [[u32; 64]; 4],
     ) -> usize {
         assert!(codes.len() >= items.len() && spanning.len() >= items.len());
         let [bx, by, bz] = block.prefix.map(|p| p as i16);
@@ -326,7 +334,7 @@ mod x86 {
             // asserted above; `low_cell` is below 64.
             unsafe {
                 *codes.get_unchecked_mut(index) = code;
-                *counts.get_unchecked_mut(low_cell(code)) += 1;
+                *counts.get_unchecked_mut(index & 3).get_unchecked_mut(low_cell(code)) += 1;
                 *spanning.get_unchecked_mut(listed) = index as u32;
             }
             listed += usize::from(spans_cells(code));
@@ -361,22 +369,44 @@ fn spans_cells(code: u16) -> bool {
     (code >> 2) & 0x333 != code & 0x333
 }
 
-/// Calls `visit(cell)` for every child cell of a packed range.
+/// The child cells of a packed range other than its low corner's, as a
+/// 64-cell mask: three table lookups instead of a loop nest.
 #[inline(always)]
-pub(crate) fn for_each_cell(code: u16, mut visit: impl FnMut(usize)) {
-    let range = |axis: usize| {
-        let bits = usize::from(code >> (4 * axis));
-        (bits & 3, (bits >> 2) & 3)
-    };
-    let ((x0, x1), (y0, y1), (z0, z1)) = (range(0), range(1), range(2));
-    for z in z0..=z1 {
-        for y in y0..=y1 {
-            for x in x0..=x1 {
-                visit(x | y << 2 | z << 4);
-            }
-        }
-    }
+fn other_cells(code: u16) -> u64 {
+    let code = usize::from(code);
+    let axis = |a: usize| AXIS_CELLS[a][(code >> (4 * a)) & 3][(code >> (4 * a + 2)) & 3];
+    axis(0) & axis(1) & axis(2) & !(1u64 << low_cell(code as u16))
 }
+
+/// `AXIS_CELLS[axis][first][last]`: the 64-cell mask (bit `x + 4y + 16z`)
+/// of every cell of a block whose coordinate on `axis` is in
+/// `first..=last`.
+pub(crate) const AXIS_CELLS: [[[u64; 4]; 4]; 3] = {
+    let mut table = [[[0u64; 4]; 4]; 3];
+    let mut axis = 0;
+    while axis < 3 {
+        let mut first = 0;
+        while first < 4 {
+            let mut last = first;
+            while last < 4 {
+                let mut mask = 0u64;
+                let mut cell = 0;
+                while cell < 64 {
+                    let k = (cell >> (2 * axis)) & 3;
+                    if k >= first && k <= last {
+                        mask |= 1 << cell;
+                    }
+                    cell += 1;
+                }
+                table[axis][first][last] = mask;
+                last += 1;
+            }
+            first += 1;
+        }
+        axis += 1;
+    }
+    table
+};
 
 impl Splitter {
     /// Room in the code and spanning lists.
