@@ -15,8 +15,8 @@
 //!     worker: the calling thread runs every job);
 //!   - `tree/N` for every N in 2.. up to the available cores;
 //! - `split_threshold`: the tree on all cores on the two 40k scenes for
-//!   [`GridTreeConfig::split_threshold`] in 2,048, 4,096, 8,192 (the
-//!   default) and 16,384 (id `scene/threshold`).
+//!   [`GridTreeConfig::split_threshold`] in 4,096, 8,192, 16,384 (the
+//!   default) and 32,768 (id `scene/threshold`).
 //!
 //! Before each scene group, a plain loop times 15 frames of each variant
 //! and prints the medians and the speedup of all threads over 1 (the
@@ -128,7 +128,7 @@ fn threshold_group(c: &mut Criterion, scenes: &[Scene], jobs: &JobSystem) {
     group.sampling_mode(SamplingMode::Flat).sample_size(20);
     group.measurement_time(Duration::from_secs(3));
     for scene in scenes.iter().filter(|s| s.boxes.len() < 100_000) {
-        for split_threshold in [2_048, 4_096, 8_192, 16_384] {
+        for split_threshold in [4_096, 8_192, 16_384, 32_768] {
             let config = GridTreeConfig { split_threshold, ..GridTreeConfig::default() };
             check(scene, jobs, config);
             let mut tree = GridTree::with_config(config);

@@ -18,8 +18,8 @@ pub struct GridTreeConfig {
     /// thread, with no job at all; a bigger one has its root split on all
     /// threads and each child subtree walked as one job.
     ///
-    /// Default 8,192: below it, the passes and jobs of a parallel frame
-    /// cost more than they save on two cores (`docs/BENCHMARKS.md`).
+    /// Default 16,384: below it, the passes and jobs of a parallel frame
+    /// cost about what they save on two cores (`docs/BENCHMARKS.md`).
     pub split_threshold: usize,
     /// The kernel's configuration: leaf sizes, replication limit, copy
     /// budget, pair kernel. The tree's root split is the kernel's own
@@ -29,6 +29,6 @@ pub struct GridTreeConfig {
 
 impl Default for GridTreeConfig {
     fn default() -> Self {
-        Self { split_threshold: 8_192, grid: GridConfig::default() }
+        Self { split_threshold: 16_384, grid: GridConfig::default() }
     }
 }
