@@ -8,8 +8,8 @@
 //!
 //! # The adaptive grid
 //!
-//! [`AdaptiveGrid`] is a sparse linear tree of 4×4×4 grids over the
-//! input's bounds. Every box is quantized once to 16 bits per axis; a cell
+//! [`AdaptiveGrid`] is a sparse linear tree of 4×4×4 grids over the span
+//! where the input's boxes lie. Every box is quantized once to 16 bits per axis; a cell
 //! at depth `d` is the top `2d` bits of each coordinate. A node holding more
 //! than [`GridConfig::leaf_capacity`] boxes is split by a counting sort
 //! into the cells its boxes reach (only occupied cells get a child; levels

@@ -1,4 +1,4 @@
-//! Boxes as 16-bit integers against the bounds of the whole input.
+//! Boxes as 16-bit integers over the span where the input's boxes lie.
 //!
 //! Every box is quantized once, when a build starts, and travels down the
 //! tree as a 16-byte [`Item`]. A cell at depth `d` is the top `2d` bits of a
@@ -10,7 +10,8 @@
 //! `q(x) <= q(y)`): subtraction and multiplication round to nearest, which
 //! never reverses an order, and the clamp and truncation keep it. So two
 //! boxes that overlap in `f32` overlap as integers too, and every integer
-//! candidate is decided by the exact `f32` test.
+//! candidate is decided by the exact `f32` test. Coordinates outside the
+//! span clamp to its border, which keeps all of this true.
 
 use super::config::PairKernel;
 use broadphase_storage::{Aabb, InputError, MAX_BOXES, validate_boxes};
@@ -97,7 +98,8 @@ impl Bounds {
 }
 
 /// The map from `f32` coordinates to 16-bit ones for one frame: 65536
-/// steps per axis over the union of the frame's boxes. Monotone, so only a
+/// steps per axis over where the frame's boxes lie (the bounds, narrowed
+/// past a few far boxes; those clamp to the border). Monotone, so only a
 /// filter: two boxes that overlap in `f32` overlap as integers.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Quantizer {
@@ -118,8 +120,10 @@ impl Quantizer {
         Quantizer::new(&Bounds::of(boxes), boxes)
     }
 
-    /// The quantizer whose 65536 steps per axis span `bounds`, the
-    /// [`Bounds`] of all of `boxes` (merged from chunks, in any order).
+    /// The quantizer for `boxes`, given their [`Bounds`] (merged from
+    /// chunks, in any order): its 65536 steps per axis span the bounds,
+    /// narrowed to where the bulk of the boxes lies when a few lie far
+    /// outside it (found from a fixed sample of 256 of `boxes`).
     ///
     /// The extent is taken in `f64` (two `f32` coordinates near ±3.4e38 are
     /// further apart than `f32` can say) and the scale kept finite and
