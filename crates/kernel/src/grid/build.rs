@@ -9,7 +9,8 @@
 
 use super::PairsError;
 use super::leaf::{
-    Fallible, Growing, LeafContext, PairOut, SMALL_LEAF, leaf_pairs, small_leaf_pairs,
+    Fallible, Growing, LeafContext, PairOut, SMALL_LEAF, TINY_LEAF, leaf_pairs, small_leaf_pairs,
+    tiny_leaf_pairs,
 };
 use super::quantize::{Cell, Item, Quantizer};
 use super::split::SplitParams;
@@ -180,6 +181,15 @@ impl<O: PairOut> LeafSink for FindPairs<'_, O> {
     fn leaf(&mut self, items: &mut [Item], node: &mut Node) -> Result<(), Self::Error> {
         if items.len() < 2 {
             return Ok(());
+        }
+        if items.len() <= TINY_LEAF {
+            return tiny_leaf_pairs(
+                self.context.kernel,
+                items,
+                node.cell,
+                self.context.boxes,
+                &mut self.out,
+            );
         }
         if items.len() <= SMALL_LEAF {
             return small_leaf_pairs(

@@ -259,6 +259,89 @@ pub(crate) fn leaf_pairs<O: PairOut>(
 /// items: gathering them into columns costs more than the few pairs.
 pub(crate) const SMALL_LEAF: usize = 16;
 
+/// Leaves of at most this many boxes are tested pair by pair on their
+/// items (AVX2 builds): fewer instructions than a 16-lane row per box.
+pub(crate) const TINY_LEAF: usize = 8;
+
+/// All pairs of a tiny leaf (at most [`TINY_LEAF`] boxes) straight from its
+/// items, one pair at a time: each item is one 128-bit vector, and a pair
+/// is four instructions (two saturating subtractions say `a.lo <= b.hi`
+/// and `b.lo <= a.hi` on all three axes at once).
+pub(crate) fn tiny_leaf_pairs<O: PairOut>(
+    kernel: PairKernel,
+    items: &[Item],
+    cell: Cell,
+    boxes: &[Aabb],
+    out: &mut O,
+) -> Result<(), O::Error> {
+    debug_assert!((2..=TINY_LEAF).contains(&items.len()));
+    match kernel {
+        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        // SAFETY: both are only the resolved kernel on CPUs with AVX2.
+        PairKernel::Avx2 => unsafe { x86::tiny_leaf_pairs_avx2(items, cell, boxes, out) },
+        _ => small_leaf_pairs(kernel, items, cell, boxes, out),
+    }
+}
+
+/// A candidate pair of a tiny leaf's items: kept if the leaf owns it and
+/// the boxes overlap (strictly as integers, or exactly in `f32`).
+#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[inline(always)]
+fn report_items<O: PairOut>(a: &Item, b: &Item, cell: Cell, boxes: &[Aabb], out: &mut O) {
+    if cell.owned_axes(a.lo) | cell.owned_axes(b.lo) != super::quantize::OWNS_PAIR {
+        return;
+    }
+    let strictly = (0..3).all(|axis| a.lo[axis] < b.hi[axis] && b.lo[axis] < a.hi[axis]);
+    if strictly || boxes[a.id as usize].overlaps(&boxes[b.id as usize]) {
+        out.push(a.id, b.id);
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+mod x86 {
+    use super::{Cell, Item, PairOut, TINY_LEAF, report_items};
+    use broadphase_storage::Aabb;
+    use std::arch::x86_64::*;
+
+    /// # Safety
+    /// The CPU must have AVX2 (SSE4.1 and SSSE3 are what is used).
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn tiny_leaf_pairs_avx2<O: PairOut>(
+        items: &[Item],
+        cell: Cell,
+        boxes: &[Aabb],
+        out: &mut O,
+    ) -> Result<(), O::Error> {
+        let count = items.len();
+        assert!(count <= TINY_LEAF);
+        out.reserve(count * (count - 1) / 2)?;
+        // An item is lo x, y, z, hi x, y, z (16-bit lanes 0..6), then its
+        // id; `swapped` puts hi in lanes 0..3 and lo in lanes 3..6.
+        let swap = _mm_setr_epi8(6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14, 15);
+        let mut plain = [_mm_setzero_si128(); TINY_LEAF];
+        let mut swapped = [_mm_setzero_si128(); TINY_LEAF];
+        for (k, item) in items.iter().enumerate() {
+            // SAFETY: `Item` is 16 bytes, 16-byte aligned.
+            plain[k] = unsafe { _mm_load_si128((item as *const Item).cast()) };
+            swapped[k] = _mm_shuffle_epi8(plain[k], swap);
+        }
+        let coordinates = _mm_setr_epi16(-1, -1, -1, -1, -1, -1, 0, 0);
+        for i in 0..count - 1 {
+            for j in i + 1..count {
+                // Lanes 0..3: a.lo - b.hi, zero when a.lo <= b.hi; lanes
+                // 3..6: b.lo - a.hi, zero when b.lo <= a.hi (saturating).
+                let a_past_b = _mm_subs_epu16(plain[i], swapped[j]);
+                let b_past_a = _mm_subs_epu16(swapped[j], plain[i]);
+                let apart = _mm_blend_epi16::<0b0011_1000>(a_past_b, b_past_a);
+                if _mm_testz_si128(apart, coordinates) != 0 {
+                    report_items(&items[i], &items[j], cell, boxes, out);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// All pairs of a small leaf, from its items as the build left them:
 /// gathered into 16-lane columns on the stack, then each row against all 16
 /// columns at once, ownership included; only the pairs that touch within a
