@@ -45,6 +45,9 @@ pub(crate) struct Shared {
     /// One per participant, in participant order.
     stealers: Vec<Stealer<Job>>,
     shutdown: AtomicBool,
+    /// Worker threads that have made their per-thread start-up
+    /// allocations (see [`Shared::register_this_thread`]).
+    started: AtomicUsize,
     /// Where idle threads park.
     pub(crate) sleep: Sleep,
 }
@@ -349,6 +352,7 @@ impl Drop for JobSystem {
 
 fn worker_main(shared: Arc<Shared>, mut me: Participant) {
     Shared::register_this_thread();
+    shared.started.fetch_add(1, Ordering::SeqCst);
     let backoff = Backoff::new();
     loop {
         if let Some(job) = shared.find_job(&me.deque, me.index) {
@@ -455,6 +459,7 @@ impl JobSystemBuilder {
             free_groups: Mutex::new(Vec::new()),
             stealers: deques.iter().map(Worker::stealer).collect(),
             shutdown: AtomicBool::new(false),
+            started: AtomicUsize::new(0),
             sleep: Sleep::default(),
         });
         Shared::register_this_thread(); // the thread that builds is the one that waits, usually
@@ -481,6 +486,12 @@ impl JobSystemBuilder {
             let handle =
                 builder.spawn(move || worker_main(shared, me)).map_err(SpawnError::Spawn)?;
             system.handles.push(handle);
+        }
+        // Wait until every worker has registered with the libraries under
+        // the pool: a worker the scheduler starts late would otherwise make
+        // those allocations in some frame long after `build`.
+        while shared.started.load(Ordering::SeqCst) < threads - 1 {
+            std::thread::yield_now();
         }
         Ok(system)
     }
