@@ -117,3 +117,27 @@ fn boxes_on_the_border_of_the_bulk_meet_clamped_ones_exactly() {
     boxes.push(Aabb::new(Vec3::splat(8_001.5), Vec3::splat(8_002.0))); // a gap away
     assert_exact(&boxes, &[Aabb::new(Vec3::splat(8_000.5), Vec3::splat(8_001.75))]);
 }
+
+#[test]
+fn periodic_input_does_not_fool_the_sample() {
+    // Every 16th box is the same box at the origin and the rest fill a cube:
+    // a sample taken at a fixed stride of 16 would see only the repeated
+    // box and squeeze the span to a point, clamping every other box into
+    // the border cells.
+    let spread = cube(4_096, 300.0, 4);
+    let boxes: Vec<Aabb> = spread
+        .iter()
+        .enumerate()
+        .map(|(i, b)| if i % 16 == 0 { Aabb::new(Vec3::ZERO, Vec3::ONE) } else { *b })
+        .collect();
+    assert_exact(&boxes, &[Aabb::new(Vec3::splat(100.0), Vec3::splat(120.0))]);
+
+    let config = GridConfig::default();
+    let quantizer = Quantizer::new(&Bounds::of(&boxes), &boxes).unwrap();
+    let mut items = vec![Item::default(); boxes.len()];
+    quantizer.quantize_chunk(&boxes, 0, &mut items, PairKernel::Auto);
+    let split = NodeSplit::start(Cell::ROOT, boxes.len(), &config).expect("4,096 boxes split");
+    let counts = ChunkSplitter::default().count(&items, &split, &config);
+    let occupied = (0..64).filter(|&c| counts.get(c) > 0).count();
+    assert!(occupied >= 27, "the root's split puts the boxes in {occupied} of 64 cells");
+}

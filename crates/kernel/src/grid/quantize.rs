@@ -271,7 +271,8 @@ mod x86 {
     }
 }
 
-/// Boxes sampled, evenly by index, to find where the bulk of an input lies.
+/// Boxes sampled, one from each equal run of indices, to find where the
+/// bulk of an input lies.
 const BULK_SAMPLE: usize = 256;
 
 /// The span the 65536 steps cover: the input's bounds, narrowed to where
@@ -280,25 +281,33 @@ const BULK_SAMPLE: usize = 256;
 /// A handful of boxes far from the rest (three "teapots" at 9,000 beside a
 /// cube of 700) would otherwise stretch the steps over empty space, and the
 /// first split of every frame would only separate them. Per axis, this
-/// drops the two most extreme of `BULK_SAMPLE` evenly spaced boxes on each
-/// side, and widens what is left by an eighth on each side. Boxes outside
-/// the span clamp to its border cells: still exact (quantization is only a
-/// filter, and clamping keeps it monotone), only their candidates there
-/// are decided by the `f32` test. The sample depends on the boxes alone,
-/// so the span is the same for every caller and thread count.
+/// drops the two most extreme of `BULK_SAMPLE` sampled boxes on each side
+/// and widens what is left by an eighth on each side; the axis is narrowed
+/// to that only if it takes at most half the bounds. Boxes outside the
+/// span clamp to its border cells: still exact (quantization is only a
+/// filter, and clamping keeps it monotone), only their candidates there are
+/// decided by the `f32` test. The sample depends on the boxes alone, so the
+/// span is the same for every caller and thread count.
 fn bulk_span(bounds: &Bounds, boxes: &[Aabb]) -> ([f32; 3], [f32; 3]) {
     const DROPPED: usize = 2;
     if boxes.len() < 4 * BULK_SAMPLE {
         return (bounds.lo, bounds.hi);
     }
     let step = boxes.len() / BULK_SAMPLE;
+    // One box from each run of `step`, at an offset that varies from run to
+    // run (a fixed hash of the run's number), so input laid out with a
+    // period cannot line the sample up on one kind of box.
+    let sample = (0..BULK_SAMPLE).map(|k| {
+        let jitter = (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
+        &boxes[k * step + (jitter as usize % step)]
+    });
     let mut lo = bounds.lo;
     let mut hi = bounds.hi;
     for axis in 0..3 {
         // The DROPPED + 1 smallest lows and largest highs seen, in order.
         let mut lowest = [f32::INFINITY; DROPPED + 1];
         let mut highest = [f32::NEG_INFINITY; DROPPED + 1];
-        for b in boxes.iter().step_by(step).take(BULK_SAMPLE) {
+        for b in sample.clone() {
             let (mut low, mut high) = (b.min[axis], b.max[axis]);
             for k in 0..=DROPPED {
                 if low < lowest[k] {
@@ -311,11 +320,14 @@ fn bulk_span(bounds: &Bounds, boxes: &[Aabb]) -> ([f32; 3], [f32; 3]) {
         }
         let (bulk_lo, bulk_hi) = (f64::from(lowest[DROPPED]), f64::from(highest[DROPPED]));
         let margin = (bulk_hi - bulk_lo) / 8.0;
-        // Never wider than the bounds, and in f32 range.
-        lo[axis] = lo[axis].max((bulk_lo - margin) as f32);
-        hi[axis] = hi[axis].min((bulk_hi + margin) as f32);
-        if lo[axis] > hi[axis] {
-            (lo[axis], hi[axis]) = (bounds.lo[axis], bounds.hi[axis]);
+        let extent = f64::from(bounds.hi[axis]) - f64::from(bounds.lo[axis]);
+        // Narrow only past real outliers: when the bulk, widened, takes at
+        // most half the bounds, and has an extent (a sample of one repeated
+        // box says nothing about the others).
+        if bulk_hi > bulk_lo && (bulk_hi - bulk_lo) + 2.0 * margin <= extent / 2.0 {
+            // Never wider than the bounds, and in f32 range.
+            lo[axis] = lo[axis].max((bulk_lo - margin) as f32);
+            hi[axis] = hi[axis].min((bulk_hi + margin) as f32);
         }
     }
     (lo, hi)
