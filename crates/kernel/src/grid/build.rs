@@ -35,17 +35,10 @@ impl Builder {
         config: &super::GridConfig,
         sink: &mut S,
     ) -> Result<(), S::Error> {
-        self.nodes.clear();
-        if boxes.is_empty() {
-            return Ok(());
-        }
-        let count = boxes.len();
-        if self.items.len() < count {
-            self.items.resize(count, Item::default());
-        }
         let simd = config.kernel.resolve() == super::PairKernel::Avx2;
-        quantizer.quantize(boxes, 0, &mut self.items, simd);
-        self.walk_root(count, Cell::ROOT, config, sink)
+        self.run_filled(boxes.len(), Cell::ROOT, config, sink, |items| {
+            quantizer.quantize(boxes, 0, items, simd);
+        })
     }
 
     /// Walks the subtree of a node in `cell` holding `count` items, which
@@ -424,20 +417,27 @@ impl AdaptiveGrid {
         self.kept = false;
         self.leaves.clear();
         self.boxes.clear();
-        let mut sink = FindPairs {
-            context: LeafContext {
-                kernel: self.kernel,
-                boxes,
-                sweep_above: self.config.sweep_above,
-            },
-            leaf: &mut self.leaf_scratch,
-            sweep: &mut self.sweep,
-            out: Fallible(out),
-        };
-        self.builder.run_filled(count, cell, &self.config, &mut sink, fill)
+        self.walk_pairs(count, cell, boxes, Fallible(out), fill)
     }
 
+    /// A frame's pairs: the whole input, quantized onto the item stack.
     fn frame_pairs<O: PairOut>(&mut self, boxes: &[Aabb], out: O) -> Result<(), O::Error> {
+        let (quantizer, simd) = (self.quantizer, self.kernel == super::PairKernel::Avx2);
+        self.walk_pairs(boxes.len(), Cell::ROOT, boxes, out, |items| {
+            quantizer.quantize(boxes, 0, items, simd);
+        })
+    }
+
+    /// Walks the subtree of `count` items in `cell`, which `fill` writes
+    /// onto the item stack, finding each leaf's pairs as it is reached.
+    fn walk_pairs<O: PairOut>(
+        &mut self,
+        count: usize,
+        cell: Cell,
+        boxes: &[Aabb],
+        out: O,
+        fill: impl FnOnce(&mut [Item]),
+    ) -> Result<(), O::Error> {
         let mut sink = FindPairs {
             context: LeafContext {
                 kernel: self.kernel,
@@ -448,6 +448,6 @@ impl AdaptiveGrid {
             sweep: &mut self.sweep,
             out,
         };
-        self.builder.run(boxes, &self.quantizer, &self.config, &mut sink)
+        self.builder.run_filled(count, cell, &self.config, &mut sink, fill)
     }
 }

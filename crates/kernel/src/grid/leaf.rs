@@ -149,7 +149,41 @@ pub(crate) struct LeafView<'a> {
     pub(crate) count: usize,
 }
 
+/// A quantized box as the columns store it: low corner, high corner.
+pub(crate) type Corners = ([i16; 3], [i16; 3]);
+
+/// An item's box as the columns store it.
+#[inline(always)]
+pub(crate) fn corners_of(item: &Item) -> Corners {
+    (item.lo.map(flip), item.hi.map(flip))
+}
+
 impl LeafView<'_> {
+    /// The box in `slot`.
+    #[inline(always)]
+    pub(crate) fn corners(&self, slot: usize) -> Corners {
+        (self.lo.map(|column| column[slot]), self.hi.map(|column| column[slot]))
+    }
+
+    /// Bit `lane` set when the box in slot `chunk + lane` (16 lanes) meets
+    /// `other`; padding lanes are the caller's to mask. The portable twin
+    /// of the 16-lane vector compares, written so the compiler vectorizes it.
+    #[inline(always)]
+    pub(crate) fn meets_mask16(&self, chunk: usize, (lo, hi): Corners) -> u32 {
+        let mut mask = 0u32;
+        for lane in 0..16 {
+            let j = chunk + lane;
+            let overlap = (self.lo[0][j] <= hi[0])
+                & (lo[0] <= self.hi[0][j])
+                & (self.lo[1][j] <= hi[1])
+                & (lo[1] <= self.hi[1][j])
+                & (self.lo[2][j] <= hi[2])
+                & (lo[2] <= self.hi[2][j]);
+            mask |= u32::from(overlap) << lane;
+        }
+        mask
+    }
+
     /// Slots, padding included.
     #[inline]
     pub(crate) fn padded_len(&self) -> usize {
@@ -173,15 +207,14 @@ pub(crate) trait PairOut {
     type Error;
     /// Makes room for `more` pairs.
     fn reserve(&mut self, more: usize) -> Result<(), Self::Error>;
-    /// Adds one pair; room for it was reserved.
-    fn push(&mut self, a: u32, b: u32);
-    /// The output itself, for kernels that store pairs in bulk into room
-    /// they reserved.
-    #[cfg_attr(
-        not(all(target_arch = "x86_64", not(feature = "scalar"))),
-        expect(dead_code, reason = "only the AVX2 sweep stores pairs in bulk")
-    )]
+    /// The output itself: `push` adds to it, and kernels that store pairs
+    /// in bulk write into room they reserved.
     fn pairs(&mut self) -> &mut Vec<[u32; 2]>;
+    /// Adds one pair as `[min, max]`; room for it was reserved.
+    #[inline(always)]
+    fn push(&mut self, a: u32, b: u32) {
+        self.pairs().push([a.min(b), a.max(b)]);
+    }
 }
 
 /// Grows like `Vec::push` (aborts if memory runs out).
@@ -194,10 +227,6 @@ impl PairOut for Growing<'_> {
     fn reserve(&mut self, more: usize) -> Result<(), Self::Error> {
         self.0.reserve(more);
         Ok(())
-    }
-    #[inline(always)]
-    fn push(&mut self, a: u32, b: u32) {
-        self.0.push([a.min(b), a.max(b)]);
     }
     #[inline(always)]
     fn pairs(&mut self) -> &mut Vec<[u32; 2]> {
@@ -216,10 +245,6 @@ impl PairOut for Fallible<'_> {
     fn reserve(&mut self, more: usize) -> Result<(), Self::Error> {
         let found = self.0.len();
         self.0.try_reserve(more).map_err(|_| super::PairsError::OutOfMemory { found })
-    }
-    #[inline(always)]
-    fn push(&mut self, a: u32, b: u32) {
-        self.0.push([a.min(b), a.max(b)]);
     }
     #[inline(always)]
     fn pairs(&mut self) -> &mut Vec<[u32; 2]> {
@@ -291,8 +316,9 @@ fn report_items<O: PairOut>(a: &Item, b: &Item, cell: Cell, boxes: &[Aabb], out:
     if cell.owned_axes(a.lo) | cell.owned_axes(b.lo) != super::quantize::OWNS_PAIR {
         return;
     }
-    let strictly = (0..3).all(|axis| a.lo[axis] < b.hi[axis] && b.lo[axis] < a.hi[axis]);
-    if strictly || boxes[a.id as usize].overlaps(&boxes[b.id as usize]) {
+    if surely_overlap(corners_of(a), corners_of(b))
+        || boxes[a.id as usize].overlaps(&boxes[b.id as usize])
+    {
         out.push(a.id, b.id);
     }
 }
@@ -364,8 +390,6 @@ pub(crate) fn small_leaf_pairs<O: PairOut>(
             columns.columns[3 + axis][k] = flip(item.hi[axis]);
         }
         columns.columns[6][k] = i16::from(cell.owned_axes(item.lo));
-    }
-    for (k, item) in items.iter().enumerate() {
         columns.ids[k] = item.id;
     }
     let masks = super::tiles::leaf_masks16(kernel, &columns.columns, count);
@@ -397,16 +421,16 @@ struct SmallLeaf {
     ids: [u32; SMALL_LEAF],
 }
 
-/// Whether two quantized boxes (`lo`/`hi`: box a's x, y, z, then box b's)
-/// overlap strictly on every axis, which proves the `f32` boxes overlap.
+/// Whether two quantized boxes overlap strictly on every axis, which proves
+/// the `f32` boxes overlap.
 ///
 /// Quantization is monotone, so `q(u) < q(v)` implies `u < v`: a strict
 /// integer overlap is an `f32` overlap, and only a pair that touches within
 /// one quantization step needs the exact test, with its two reads of the
 /// input (cache misses on a large scene).
 #[inline(always)]
-pub(crate) fn surely_overlap(lo: [i16; 6], hi: [i16; 6]) -> bool {
-    (0..3).fold(true, |sure, axis| sure & (lo[axis] < hi[3 + axis]) & (lo[3 + axis] < hi[axis]))
+pub(crate) fn surely_overlap((a_lo, a_hi): Corners, (b_lo, b_hi): Corners) -> bool {
+    (0..3).fold(true, |sure, axis| sure & (a_lo[axis] < b_hi[axis]) & (b_lo[axis] < a_hi[axis]))
 }
 
 /// A candidate pair of slots: kept if the leaf owns it and the `f32` boxes
@@ -421,23 +445,9 @@ pub(crate) fn report<O: PairOut>(
 ) {
     if leaf.owned[i] | leaf.owned[j] == i16::from(super::quantize::OWNS_PAIR) {
         let (a, b) = (leaf.ids[i], leaf.ids[j]);
-        let lo = [
-            leaf.lo[0][i],
-            leaf.lo[1][i],
-            leaf.lo[2][i],
-            leaf.lo[0][j],
-            leaf.lo[1][j],
-            leaf.lo[2][j],
-        ];
-        let hi = [
-            leaf.hi[0][i],
-            leaf.hi[1][i],
-            leaf.hi[2][i],
-            leaf.hi[0][j],
-            leaf.hi[1][j],
-            leaf.hi[2][j],
-        ];
-        if surely_overlap(lo, hi) || boxes[a as usize].overlaps(&boxes[b as usize]) {
+        if surely_overlap(leaf.corners(i), leaf.corners(j))
+            || boxes[a as usize].overlaps(&boxes[b as usize])
+        {
             out.push(a, b);
         }
     }

@@ -1,7 +1,7 @@
 //! One box against the kept build, descending only into occupied cells.
 
 use super::config::PairKernel;
-use super::leaf::{LeafView, flip, surely_overlap};
+use super::leaf::{LeafView, corners_of, surely_overlap};
 use super::quantize::{Item, LEVELS, OWNS_PAIR};
 use super::split::AXIS_CELLS;
 use super::tree::AdaptiveGrid;
@@ -69,7 +69,7 @@ impl AdaptiveGrid {
         // Clamped to the build's bounds like every box, so the query's
         // reference point with any box is the one the boxes' leaves use.
         let quantized = self.quantizer.item(query, 0);
-        let (lo_query, hi_query) = (quantized.lo.map(flip), quantized.hi.map(flip));
+        let query_corners = corners_of(&quantized);
         let nodes = &self.builder.nodes;
         // At most 63 siblings wait per level above the current node. Left
         // uninitialised: zeroing 2 KiB would cost more than most queries.
@@ -88,23 +88,9 @@ impl AdaptiveGrid {
                 let mut report = |slot: usize| {
                     if owned | leaf.owned[slot] == i16::from(OWNS_PAIR) {
                         let id = leaf.ids[slot];
-                        let lo = [
-                            lo_query[0],
-                            lo_query[1],
-                            lo_query[2],
-                            leaf.lo[0][slot],
-                            leaf.lo[1][slot],
-                            leaf.lo[2][slot],
-                        ];
-                        let hi = [
-                            hi_query[0],
-                            hi_query[1],
-                            hi_query[2],
-                            leaf.hi[0][slot],
-                            leaf.hi[1][slot],
-                            leaf.hi[2][slot],
-                        ];
-                        if surely_overlap(lo, hi) || self.boxes[id as usize].overlaps(query) {
+                        if surely_overlap(query_corners, leaf.corners(slot))
+                            || self.boxes[id as usize].overlaps(query)
+                        {
                             out.push(id);
                         }
                     }
@@ -150,8 +136,7 @@ fn cells_met(block: super::quantize::Cell, quantized: &Item) -> Option<u64> {
 #[inline(always)]
 fn leaf_hits(kernel: PairKernel, leaf: &LeafView<'_>, query: &Item, hit: &mut impl FnMut(usize)) {
     assert!(leaf.is_padded(), "leaf columns are not padded");
-    let lo = query.lo.map(flip);
-    let hi = query.hi.map(flip);
+    let (lo, hi) = corners_of(query);
     match kernel {
         #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
         PairKernel::Avx2 => {
@@ -161,18 +146,7 @@ fn leaf_hits(kernel: PairKernel, leaf: &LeafView<'_>, query: &Item, hit: &mut im
         }
         _ => {
             for chunk in (0..leaf.count).step_by(16) {
-                let mut mask = 0u32;
-                for lane in 0..16 {
-                    let j = chunk + lane;
-                    let overlap = (leaf.lo[0][j] <= hi[0])
-                        & (lo[0] <= leaf.hi[0][j])
-                        & (leaf.lo[1][j] <= hi[1])
-                        & (lo[1] <= leaf.hi[1][j])
-                        & (leaf.lo[2][j] <= hi[2])
-                        & (lo[2] <= leaf.hi[2][j]);
-                    mask |= u32::from(overlap) << lane;
-                }
-                report_mask(mask, chunk, leaf.count, hit);
+                report_mask(leaf.meets_mask16(chunk, (lo, hi)), chunk, leaf.count, hit);
             }
         }
     }

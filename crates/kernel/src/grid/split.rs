@@ -177,7 +177,6 @@ impl Splitter {
     /// `split` must be what `plan` just returned for these items.
     pub(crate) fn scatter(&self, items: &[Item], split: &Split, out: &mut [Item]) -> [u32; 64] {
         debug_assert_eq!(out.len(), split.total);
-        debug_assert_eq!(self.codes.len(), items.len());
         let mut first = [0u32; 64];
         let mut running = 0u32;
         for (cell, &count) in split.counts.iter().enumerate() {
@@ -185,48 +184,45 @@ impl Splitter {
             running += count;
         }
         let mut cursor = first;
-        for (item, &code) in items.iter().zip(&self.codes) {
-            let cell = low_cell(code);
-            out[cursor[cell] as usize] = *item;
+        self.place_each(items, |cell, item| {
+            out[cursor[cell] as usize] = item;
             cursor[cell] += 1;
-        }
-        for &index in &self.spanning {
-            let item = items[index as usize];
-            let mut others = other_cells(self.codes[index as usize]);
-            while others != 0 {
-                let cell = others.trailing_zeros() as usize;
-                others &= others - 1;
-                out[cursor[cell] as usize] = item;
-                cursor[cell] += 1;
-            }
-        }
+        });
         first
     }
 }
 
 impl Splitter {
-    /// The counting sort into separate destinations: `out[c]` receives the
-    /// items that reach child cell `c`, in the same order `scatter` would
-    /// write them. Each `out[c]` must be exactly as long as the count of
-    /// cell `c` that the last `count` of these items returned.
-    pub(crate) fn scatter_to(&self, items: &[Item], out: &mut [&mut [Item]; 64]) {
+    /// Hands every item to `place` once per child cell it reaches, in the
+    /// counting sort's order: each item into its low corner cell, then the
+    /// items listed as spanning into their other cells. Both scatters write
+    /// in this order, so a child's items come out the same either way.
+    #[inline(always)]
+    fn place_each(&self, items: &[Item], mut place: impl FnMut(usize, Item)) {
         debug_assert_eq!(self.codes.len(), items.len());
-        let mut cursor = [0usize; 64];
         for (item, &code) in items.iter().zip(&self.codes) {
-            let cell = low_cell(code);
-            out[cell][cursor[cell]] = *item;
-            cursor[cell] += 1;
+            place(low_cell(code), *item);
         }
         for &index in &self.spanning {
             let item = items[index as usize];
             let mut others = other_cells(self.codes[index as usize]);
             while others != 0 {
-                let cell = others.trailing_zeros() as usize;
+                place(others.trailing_zeros() as usize, item);
                 others &= others - 1;
-                out[cell][cursor[cell]] = item;
-                cursor[cell] += 1;
             }
         }
+    }
+
+    /// The counting sort into separate destinations: `out[c]` receives the
+    /// items that reach child cell `c`, in the same order `scatter` would
+    /// write them. Each `out[c]` must be exactly as long as the count of
+    /// cell `c` that the last `count` of these items returned.
+    pub(crate) fn scatter_to(&self, items: &[Item], out: &mut [&mut [Item]; 64]) {
+        let mut cursor = [0usize; 64];
+        self.place_each(items, |cell, item| {
+            out[cell][cursor[cell]] = item;
+            cursor[cell] += 1;
+        });
         debug_assert!((0..64).all(|c| cursor[c] == out[c].len()));
     }
 }

@@ -79,23 +79,11 @@ fn tile_pairs_scalar<O: PairOut>(
     let count = leaf.count;
     for i in 0..count - 1 {
         out.reserve(count - i - 1)?;
-        let lo = [leaf.lo[0][i], leaf.lo[1][i], leaf.lo[2][i]];
-        let hi = [leaf.hi[0][i], leaf.hi[1][i], leaf.hi[2][i]];
+        let row = leaf.corners(i);
         let mut chunk = (i + 1) & !(W - 1);
         while chunk < count {
-            let mut mask = 0u32;
-            for lane in 0..W {
-                let j = chunk + lane;
-                let overlap = (leaf.lo[0][j] <= hi[0])
-                    & (lo[0] <= leaf.hi[0][j])
-                    & (leaf.lo[1][j] <= hi[1])
-                    & (lo[1] <= leaf.hi[1][j])
-                    & (leaf.lo[2][j] <= hi[2])
-                    & (lo[2] <= leaf.hi[2][j]);
-                mask |= u32::from(overlap) << lane;
-            }
             // Columns up to the row and past the leaf's last box are not pairs.
-            mask &= live_lanes(chunk, i + 1, count);
+            let mut mask = leaf.meets_mask16(chunk, row) & live_lanes(chunk, i + 1, count);
             while mask != 0 {
                 report(leaf, boxes, i, chunk + mask.trailing_zeros() as usize, out);
                 mask &= mask - 1;
