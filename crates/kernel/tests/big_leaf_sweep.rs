@@ -6,9 +6,9 @@
 //! available kernel, whether the big leaf is alone, beside ordinary leaves,
 //! one of several, or sorted in an order that differs from the input's.
 
-use broadphase_kernel::{
-    Aabb, AdaptiveGrid, GridConfig, PairKernel, brute_force_pairs, brute_force_query,
-};
+mod support;
+
+use broadphase_kernel::{Aabb, AdaptiveGrid, GridConfig, PairKernel};
 use broadphase_scenes::SplitMix64;
 use glam::Vec3;
 
@@ -32,53 +32,23 @@ fn configs() -> Vec<GridConfig> {
 }
 
 /// Both paths and a sample of queries on `boxes`, every config, against
-/// brute force. Returns the number of pairs.
+/// brute force, and a bound on the copies `find_pairs` makes. Returns the
+/// number of pairs.
 fn check(what: &str, boxes: &[Aabb]) -> usize {
-    let mut expected = Vec::new();
-    brute_force_pairs(boxes, &mut expected).unwrap();
     let mut queries: Vec<Aabb> = boxes.iter().step_by(boxes.len() / 25 + 1).copied().collect();
     queries.push(Aabb::new(Vec3::splat(f32::MIN), Vec3::splat(f32::MAX)));
     queries.extend(boxes.iter().step_by(boxes.len() / 25 + 1).map(|b| Aabb::new(b.max, b.max)));
+    // Validating the kept tree checks, among the rest, that every big leaf
+    // is sorted by low x.
+    let pairs = support::check_against_brute_force(what, boxes, &configs(), &queries);
+    let mut found = Vec::new();
     for config in configs() {
         let mut grid = AdaptiveGrid::with_config(config);
-        let mut pairs = Vec::new();
-        grid.find_pairs(boxes, &mut pairs).unwrap();
+        grid.find_pairs(boxes, &mut found).unwrap();
         let (_, _, slots) = grid.shape();
         assert!(slots <= 64 * boxes.len(), "{what}, {config:?}: find_pairs: {slots} slots");
-        pairs.sort_unstable();
-        assert_pairs(&pairs, &expected, &format!("{what}, {config:?}, find_pairs"));
-
-        grid.build(boxes).unwrap();
-        // Checks, among the rest, that every big leaf is sorted by low x.
-        grid.validate(boxes).unwrap_or_else(|e| panic!("{what}, {config:?}: {e}"));
-        grid.pairs(&mut pairs);
-        pairs.sort_unstable();
-        assert_pairs(&pairs, &expected, &format!("{what}, {config:?}, build + pairs"));
-
-        let (mut hits, mut want) = (Vec::new(), Vec::new());
-        for q in &queries {
-            grid.query(q, &mut hits).unwrap();
-            hits.sort_unstable();
-            brute_force_query(boxes, q, &mut want).unwrap();
-            assert_eq!(hits, want, "{what}, {config:?}: query {q:?}");
-        }
     }
-    expected.len()
-}
-
-/// Equal sorted pair lists, or a message naming a missing or extra pair.
-fn assert_pairs(got: &[[u32; 2]], expected: &[[u32; 2]], what: &str) {
-    if got != expected {
-        let missing = expected.iter().find(|p| got.binary_search(p).is_err());
-        let extra = got.iter().find(|p| expected.binary_search(p).is_err());
-        let repeated = got.windows(2).find(|w| w[0] == w[1]);
-        panic!(
-            "{what}: {} pairs, brute force {}; first missing {missing:?}, first extra \
-             {extra:?}, first repeated {repeated:?}",
-            got.len(),
-            expected.len()
-        );
-    }
+    pairs
 }
 
 /// `count` boxes scattered over `[lo, hi)³`, sizes 0.5 to 3.

@@ -3,6 +3,8 @@
 //! infinity in a naive extent or cell size computation); no box may be
 //! dropped, no pair lost, and nothing may panic.
 
+mod support;
+
 use broadphase_kernel::{
     Aabb, AdaptiveGrid, GridConfig, PairKernel, SortAndSweep, brute_force_pairs, brute_force_query,
 };
@@ -18,26 +20,6 @@ fn far_boxes() -> Vec<Aabb> {
         Aabb::new(Vec3::splat(f32::MIN), Vec3::splat(-3.0e38 - 1e32)),
         Aabb::new(Vec3::new(-3.0e38, 0.0, 0.0), Vec3::new(3.0e38, 10.0, 10.0)),
     ]
-}
-
-/// Sorted pairs from `build` then `pairs` (leaving the grid built), after
-/// checking that one frame of `find_pairs` gives the same set.
-fn sorted_pairs(grid: &mut AdaptiveGrid, boxes: &[Aabb]) -> Vec<[u32; 2]> {
-    let mut found = Vec::new();
-    grid.find_pairs(boxes, &mut found).unwrap();
-    found.sort_unstable();
-    grid.build(boxes).unwrap();
-    let mut pairs = Vec::new();
-    grid.pairs(&mut pairs);
-    pairs.sort_unstable();
-    assert!(
-        found == pairs,
-        "{:?}: find_pairs {} pairs, build + pairs {}",
-        grid.config(),
-        found.len(),
-        pairs.len()
-    );
-    pairs
 }
 
 /// A small ordinary scene with far boxes first, last and in between: exact
@@ -61,7 +43,7 @@ fn far_boxes_beside_a_small_scene_are_exact() {
             for leaf_capacity in [1, 16, 64] {
                 let config = GridConfig { kernel, leaf_capacity, ..GridConfig::default() };
                 let mut grid = AdaptiveGrid::with_config(config);
-                let got = sorted_pairs(&mut grid, boxes);
+                let got = support::sorted_pairs(&mut grid, boxes);
                 grid.validate(boxes).unwrap_or_else(|e| panic!("{config:?}: {e}"));
                 assert_eq!(got, expected, "{config:?}");
                 for q in far.iter().chain(&ordinary[..20]) {
@@ -88,6 +70,6 @@ fn far_boxes_beside_sparse20k_are_exact() {
     expected.sort_unstable();
     for kernel in PairKernel::available() {
         let mut grid = AdaptiveGrid::with_config(GridConfig { kernel, ..GridConfig::default() });
-        assert_eq!(sorted_pairs(&mut grid, &boxes), expected, "{kernel:?}");
+        assert_eq!(support::sorted_pairs(&mut grid, &boxes), expected, "{kernel:?}");
     }
 }

@@ -4,10 +4,10 @@
 //! so every answer stays exact; these inputs check it, and check that the
 //! tree over the bulk is the one it would be without the far boxes.
 
+mod support;
+
 use broadphase_kernel::parts::{Bounds, Cell, ChunkSplitter, Item, NodeSplit, Quantizer};
-use broadphase_kernel::{
-    Aabb, AdaptiveGrid, GridConfig, PairKernel, brute_force_pairs, brute_force_query,
-};
+use broadphase_kernel::{Aabb, GridConfig, PairKernel};
 use broadphase_scenes::SplitMix64;
 use glam::Vec3;
 
@@ -25,37 +25,14 @@ fn cube(count: usize, side: f32, seed: u64) -> Vec<Aabb> {
         .collect()
 }
 
-fn sorted_brute(boxes: &[Aabb]) -> Vec<[u32; 2]> {
-    let mut pairs = Vec::new();
-    brute_force_pairs(boxes, &mut pairs).unwrap();
-    pairs.sort_unstable();
-    pairs
-}
-
 /// Both paths on every kernel equal brute force; queries around the far
 /// boxes too; the kept tree validates.
 fn assert_exact(boxes: &[Aabb], queries: &[Aabb]) {
-    let expected = sorted_brute(boxes);
-    for kernel in PairKernel::available() {
-        let mut grid = AdaptiveGrid::with_config(GridConfig { kernel, ..GridConfig::default() });
-        let mut pairs = Vec::new();
-        grid.find_pairs(boxes, &mut pairs).unwrap();
-        pairs.sort_unstable();
-        assert_eq!(pairs, expected, "find_pairs, {kernel:?}");
-        grid.build(boxes).unwrap();
-        grid.validate(boxes).unwrap();
-        grid.pairs(&mut pairs);
-        pairs.sort_unstable();
-        assert_eq!(pairs, expected, "build + pairs, {kernel:?}");
-        for query in queries {
-            let (mut hits, mut want) = (Vec::new(), Vec::new());
-            grid.query(query, &mut hits).unwrap();
-            brute_force_query(boxes, query, &mut want).unwrap();
-            hits.sort_unstable();
-            want.sort_unstable();
-            assert_eq!(hits, want, "query {query:?}, {kernel:?}");
-        }
-    }
+    let configs: Vec<GridConfig> = PairKernel::available()
+        .into_iter()
+        .map(|kernel| GridConfig { kernel, ..GridConfig::default() })
+        .collect();
+    support::check_against_brute_force("outliers", boxes, &configs, queries);
 }
 
 #[test]

@@ -11,9 +11,9 @@
 //! `pairs`) are compared with `brute_force_pairs` for every available pair
 //! kernel, and queries with `brute_force_query`.
 
-use broadphase_kernel::{
-    Aabb, AdaptiveGrid, GridConfig, PairKernel, brute_force_pairs, brute_force_query,
-};
+mod support;
+
+use broadphase_kernel::{Aabb, GridConfig, PairKernel};
 use broadphase_scenes::SplitMix64;
 use glam::Vec3;
 
@@ -63,53 +63,7 @@ fn queries_for(boxes: &[Aabb]) -> Vec<Aabb> {
 /// Both paths and the queries on `boxes`, every config, against brute force.
 /// Returns the number of pairs.
 fn check(what: &str, boxes: &[Aabb]) -> usize {
-    let mut expected = Vec::new();
-    brute_force_pairs(boxes, &mut expected).unwrap();
-    let queries = queries_for(boxes);
-    let expected_hits: Vec<Vec<u32>> = queries
-        .iter()
-        .map(|q| {
-            let mut hits = Vec::new();
-            brute_force_query(boxes, q, &mut hits).unwrap();
-            hits
-        })
-        .collect();
-    for config in configs() {
-        let mut grid = AdaptiveGrid::with_config(config);
-        let mut pairs = Vec::new();
-        grid.find_pairs(boxes, &mut pairs).unwrap();
-        pairs.sort_unstable();
-        assert_pairs(&pairs, &expected, &format!("{what}, {config:?}, find_pairs"));
-
-        grid.build(boxes).unwrap();
-        grid.validate(boxes).unwrap_or_else(|e| panic!("{what}, {config:?}: {e}"));
-        grid.pairs(&mut pairs);
-        pairs.sort_unstable();
-        assert_pairs(&pairs, &expected, &format!("{what}, {config:?}, build + pairs"));
-
-        let mut hits = Vec::new();
-        for (q, want) in queries.iter().zip(&expected_hits) {
-            grid.query(q, &mut hits).unwrap();
-            hits.sort_unstable();
-            assert_eq!(&hits, want, "{what}, {config:?}: query {q:?}");
-        }
-    }
-    expected.len()
-}
-
-/// Equal sorted pair lists, or a message naming a missing or extra pair.
-fn assert_pairs(got: &[[u32; 2]], expected: &[[u32; 2]], what: &str) {
-    if got != expected {
-        let missing = expected.iter().find(|p| got.binary_search(p).is_err());
-        let extra = got.iter().find(|p| expected.binary_search(p).is_err());
-        let repeated = got.windows(2).find(|w| w[0] == w[1]);
-        panic!(
-            "{what}: {} pairs, brute force {}; first missing {missing:?}, first extra \
-             {extra:?}, first repeated {repeated:?}",
-            got.len(),
-            expected.len()
-        );
-    }
+    support::check_against_brute_force(what, boxes, &configs(), &queries_for(boxes))
 }
 
 /// Two boxes stretching the world to `[-half, half]` on every axis, far from

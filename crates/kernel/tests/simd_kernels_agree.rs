@@ -7,6 +7,8 @@
 //! Run also with `--features scalar`, where only the scalar kernel is
 //! available and every SIMD request must fall back to it.
 
+mod support;
+
 use broadphase_kernel::{Aabb, AdaptiveGrid, GridConfig, PairKernel};
 use broadphase_scenes::{SplitMix64, dense20k, mixed100k, object_box, query_boxes};
 use glam::Vec3;
@@ -22,27 +24,6 @@ fn grid(kernel: PairKernel, leaf_capacity: usize, sweep_above: usize) -> Adaptiv
         sweep_above,
         ..GridConfig::default()
     })
-}
-
-/// Sorted pairs of `boxes` with one kernel, from `build` then `pairs`; first
-/// checks that one frame of `find_pairs` gives the same set. Leaves the grid
-/// built on `boxes`.
-fn sorted_pairs(grid: &mut AdaptiveGrid, boxes: &[Aabb]) -> Vec<[u32; 2]> {
-    let mut found = Vec::new();
-    grid.find_pairs(boxes, &mut found).expect("valid scene");
-    found.sort_unstable();
-    grid.build(boxes).expect("valid scene");
-    let mut pairs = Vec::new();
-    grid.pairs(&mut pairs);
-    pairs.sort_unstable();
-    assert!(
-        found == pairs,
-        "{:?}: find_pairs {} pairs, build + pairs {}",
-        grid.config(),
-        found.len(),
-        pairs.len()
-    );
-    pairs
 }
 
 /// Sorted hits of each query.
@@ -74,12 +55,12 @@ fn all_kernels_agree(name: &str, boxes: &[Aabb], leaf_capacity: usize) {
     for sweep_above in SWEEP_ABOVES {
         let mut scalar = grid(PairKernel::Scalar, leaf_capacity, sweep_above);
         assert_eq!(scalar.pair_kernel(), PairKernel::Scalar);
-        let expected = sorted_pairs(&mut scalar, boxes);
+        let expected = support::sorted_pairs(&mut scalar, boxes);
         let expected_hits = sorted_hits(&scalar, &queries);
         for kernel in PairKernel::available() {
             let mut simd = grid(kernel, leaf_capacity, sweep_above);
             assert_eq!(simd.pair_kernel(), kernel, "an available kernel is used as asked");
-            let got = sorted_pairs(&mut simd, boxes);
+            let got = support::sorted_pairs(&mut simd, boxes);
             assert!(
                 got == expected,
                 "{name}, {kernel:?}, leaf {leaf_capacity}, sweep above {sweep_above}: {} pairs, scalar {}",
@@ -190,9 +171,9 @@ fn unavailable_kernel_request_still_gives_correct_pairs() {
     let scene = dense20k();
     let boxes = &scene.boxes[..5_000];
     let sweep_above = GridConfig::default().sweep_above;
-    let expected = sorted_pairs(&mut grid(PairKernel::Scalar, 64, sweep_above), boxes);
+    let expected = support::sorted_pairs(&mut grid(PairKernel::Scalar, 64, sweep_above), boxes);
     for requested in [PairKernel::Auto, PairKernel::Scalar, PairKernel::Avx2] {
-        let got = sorted_pairs(&mut grid(requested, 64, sweep_above), boxes);
+        let got = support::sorted_pairs(&mut grid(requested, 64, sweep_above), boxes);
         assert!(got == expected, "{requested:?}: {} pairs, scalar {}", got.len(), expected.len());
     }
 }
