@@ -26,6 +26,12 @@
 //!   against the grid built once on `query10k` and against a plain linear
 //!   scan of its boxes (no input validation, unlike [`brute_force_query`],
 //!   so the baseline pays only for the overlap tests);
+//!   `grid/1000_queries_after_other_work` and
+//!   `grid/find_pairs_after_other_work`: all 1,000 queries, and one
+//!   `find_pairs` frame, each timed right after an untimed sort of 200,000
+//!   scrambled integers, which stands for the game code that runs between
+//!   two broad-phase calls and leaves the caches and branch predictors
+//!   trained on other work (divide the first by 1,000 for ns per query);
 //! - `leaf_capacity`: `find_pairs` on `sparse20k`, `dense20k` and
 //!   `mixed100k` for [`GridConfig::leaf_capacity`] in 32, 64, 128, 256 and
 //!   512 (id `scene/capacity`);
@@ -63,7 +69,8 @@ use broadphase_scenes::{
     stretched40k,
 };
 use criterion::{
-    BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, criterion_main, measurement::WallTime,
+    BatchSize, BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, criterion_main,
+    measurement::WallTime,
 };
 
 /// Scenes up to this many boxes also get a brute-force baseline: the 20k
@@ -238,6 +245,38 @@ fn queries(c: &mut Criterion) {
             grid.query(black_box(q), &mut hits).expect("query boxes are valid");
             black_box(hits.len())
         });
+    });
+
+    // Untimed before each sample: what a game does between two calls.
+    let other_work = || {
+        let mut scrambled: Vec<u64> =
+            (0..200_000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 17).collect();
+        scrambled.sort_unstable();
+        black_box(scrambled);
+    };
+    group.bench_function("grid/1000_queries_after_other_work", |b| {
+        b.iter_batched(
+            other_work,
+            |()| {
+                for q in &queries {
+                    grid.query(black_box(q), &mut hits).expect("query boxes are valid");
+                    black_box(hits.len());
+                }
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    let mut pairs = Vec::new();
+    let mut fused = AdaptiveGrid::default();
+    fused.find_pairs(boxes, &mut pairs).expect("scene boxes are valid");
+    pairs.sort_unstable();
+    assert_eq!(pairs, expected_pairs(boxes), "query10k: find_pairs differs from SortAndSweep");
+    group.bench_function("grid/find_pairs_after_other_work", |b| {
+        b.iter_batched(
+            other_work,
+            |()| fused.find_pairs(black_box(boxes), &mut pairs).expect("scene boxes are valid"),
+            BatchSize::PerIteration,
+        );
     });
 
     let mut next = 0usize;
