@@ -67,7 +67,11 @@
 
 #![forbid(unsafe_code)]
 
+mod persistent;
 mod profile;
 mod tree;
 
+pub use persistent::{
+    PersistentBroadPhase, PersistentConfig, Proxy, ProxyError, ProxyKind, UpdatePath, UpdateStats,
+};
 pub use tree::{GridTree, GridTreeConfig, PartitionError, TreeStats};

@@ -1,0 +1,674 @@
+//! The persistent broad phase: its calls, and the update that turns the
+//! calls since the last update into pairs and events.
+
+use super::candidates::{Candidates, Events, Marks};
+use super::config::PersistentConfig;
+use super::error::ProxyError;
+use super::index::{FatIndex, QUERY_CHUNK, QueryChunk, QueryPass};
+use super::slots::{Proxy, ProxyKind, SlotState, Slots, contains, enlarge};
+use crate::{GridTree, PartitionError};
+use broadphase_jobs::JobSystem;
+use broadphase_storage::Aabb;
+use parking_lot::Mutex;
+
+/// How the last update found its candidate pairs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum UpdatePath {
+    /// Nothing was inserted, removed or changed: nothing was done.
+    #[default]
+    Unchanged,
+    /// Only the re-indexed proxies' candidates were recomputed.
+    Incremental,
+    /// Every candidate pair was recomputed on all threads (many proxies
+    /// moved out of their enlarged boxes, or the first update).
+    Full,
+}
+
+/// Counts of the last update.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_jobs::JobSystem;
+/// use broadphase_partition::{PersistentBroadPhase, ProxyKind, UpdatePath};
+/// use broadphase_storage::Aabb;
+/// let mut world = PersistentBroadPhase::default();
+/// world.insert(Aabb::default(), ProxyKind::Dynamic)?;
+/// world.update(&JobSystem::new(1))?;
+/// assert_eq!(world.stats().proxies, 1);
+/// assert_eq!(world.stats().path, UpdatePath::Full);
+/// # Ok::<(), broadphase_partition::ProxyError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct UpdateStats {
+    /// Live proxies, dynamic and static.
+    pub proxies: usize,
+    /// Live dynamic proxies.
+    pub dynamic: usize,
+    /// Proxies re-indexed: inserted, changed static, or dynamic whose box
+    /// left its enlarged box.
+    pub reindexed: usize,
+    /// How the candidates were found.
+    pub path: UpdatePath,
+    /// Whether the index of enlarged boxes was rebuilt.
+    pub index_rebuilt: bool,
+    /// Proxies whose entry in the index was stale, paired among themselves.
+    pub stale: usize,
+    /// Candidate pairs kept (enlarged boxes overlap).
+    pub candidates: usize,
+    /// Overlapping pairs.
+    pub pairs: usize,
+    /// Pairs that started overlapping.
+    pub started: usize,
+    /// Pairs that stopped overlapping or lost a proxy.
+    pub ended: usize,
+}
+
+/// A broad phase that persists across frames: proxies with stable handles,
+/// indexed by enlarged boxes, with the candidate pairs kept from one
+/// update to the next. A frame costs what moved.
+///
+/// Each frame: [`set_aabb`](Self::set_aabb) (or
+/// [`set_aabbs`](Self::set_aabbs)) the proxies that moved,
+/// [`insert`](Self::insert) and [`remove`](Self::remove) as the game
+/// spawns and despawns, then [`update`](Self::update) and read
+/// [`pairs`](Self::pairs), [`started`](Self::started) and
+/// [`ended`](Self::ended).
+///
+/// - **Exact.** The pairs are always those a full rebuild on the true
+///   boxes would report, minus the pairs of two static proxies: candidates
+///   come from the enlarged boxes, and every candidate with a changed box
+///   is tested on the true boxes at each update. Overlap is inclusive.
+/// - **Cheap when little moves.** A dynamic proxy is indexed by its box
+///   enlarged by a margin ([`PersistentConfig::margin`]); while its box
+///   stays inside, only its candidates are re-tested. A proxy that leaves
+///   it, a new proxy and a changed static proxy are re-indexed: queried
+///   against the index, which keeps their old entries as stale until a
+///   rebuild pays for itself. When many proxies are re-indexed at once,
+///   the update recomputes every candidate on all threads with the grid
+///   tree instead.
+/// - **Deterministic.** Pair lists are sorted by slot; the same calls give
+///   the same pairs and events in the same order for any number of
+///   threads.
+/// - **Allocation-free when warm.** Every buffer is reused; an update with
+///   the same numbers of proxies and pairs allocates nothing.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_jobs::JobSystem;
+/// use broadphase_partition::{PersistentBroadPhase, ProxyKind};
+/// use broadphase_storage::Aabb;
+/// use glam::Vec3;
+///
+/// let jobs = JobSystem::new(2);
+/// let mut world = PersistentBroadPhase::default();
+/// let ground = world.insert(Aabb::new(Vec3::new(-50.0, -1.0, -50.0), Vec3::new(50.0, 0.0, 50.0)), ProxyKind::Static)?;
+/// let ball = world.insert(Aabb::new(Vec3::new(0.0, 3.0, 0.0), Vec3::new(1.0, 4.0, 1.0)), ProxyKind::Dynamic)?;
+/// world.update(&jobs)?;
+/// assert!(world.pairs().is_empty());
+///
+/// // The ball falls onto the ground.
+/// world.set_aabb(ball, Aabb::new(Vec3::new(0.0, -0.5, 0.0), Vec3::new(1.0, 0.5, 1.0)))?;
+/// world.update(&jobs)?;
+/// assert_eq!(world.started(), [[ground, ball]]);
+/// assert_eq!(world.pairs(), [[ground, ball]]);
+///
+/// world.remove(ball)?;
+/// world.update(&jobs)?;
+/// assert_eq!(world.ended(), [[ground, ball]]);
+/// assert!(world.pairs().is_empty());
+/// # Ok::<(), broadphase_partition::ProxyError>(())
+/// ```
+#[derive(Debug)]
+pub struct PersistentBroadPhase {
+    config: PersistentConfig,
+    slots: Slots,
+    /// The number of the next update; marks equal to it are this update's.
+    epoch: u32,
+    /// Slots queued for re-indexing at the next update, each once.
+    queue: Vec<u32>,
+    /// Slots removed since the last update.
+    removed: Vec<u32>,
+    /// Whether any call changed anything since the last update.
+    touched: bool,
+    /// The next update must recompute every candidate (after a failure).
+    force_full: bool,
+    /// Per-call marks that catch a handle given twice to `remove_many`.
+    call_marks: Vec<u32>,
+    call: u32,
+    index: FatIndex,
+    candidates: Candidates,
+    events: Events,
+    tree: GridTree,
+    // Scratch kept across updates.
+    moved: Vec<u32>,
+    fresh: Vec<[u32; 2]>,
+    gathered: Vec<Aabb>,
+    gathered_ids: Vec<u32>,
+    tree_pairs: Vec<[u32; 2]>,
+    query_chunks: Vec<Mutex<QueryChunk>>,
+    stats: UpdateStats,
+}
+
+impl Default for PersistentBroadPhase {
+    fn default() -> Self {
+        Self::with_config(PersistentConfig::default())
+    }
+}
+
+impl PersistentBroadPhase {
+    /// An empty broad phase with this tuning.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_partition::{PersistentBroadPhase, PersistentConfig};
+    /// let world = PersistentBroadPhase::with_config(PersistentConfig::default());
+    /// assert!(world.is_empty());
+    /// ```
+    pub fn with_config(config: PersistentConfig) -> Self {
+        Self {
+            config,
+            slots: Slots::default(),
+            epoch: 1,
+            queue: Vec::new(),
+            removed: Vec::new(),
+            touched: false,
+            force_full: false,
+            call_marks: Vec::new(),
+            call: 0,
+            index: FatIndex::new(config.tree.grid),
+            candidates: Candidates::default(),
+            events: Events::default(),
+            tree: GridTree::with_config(config.tree),
+            moved: Vec::new(),
+            fresh: Vec::new(),
+            gathered: Vec::new(),
+            gathered_ids: Vec::new(),
+            tree_pairs: Vec::new(),
+            query_chunks: Vec::new(),
+            stats: UpdateStats::default(),
+        }
+    }
+
+    /// The tuning this broad phase was made with.
+    pub fn config(&self) -> &PersistentConfig {
+        &self.config
+    }
+
+    /// Live proxies (inserted and not removed).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_partition::{PersistentBroadPhase, ProxyKind};
+    /// use broadphase_storage::Aabb;
+    /// let mut world = PersistentBroadPhase::default();
+    /// let p = world.insert(Aabb::default(), ProxyKind::Dynamic)?;
+    /// assert_eq!(world.len(), 1);
+    /// world.remove(p)?;
+    /// assert_eq!(world.len(), 0);
+    /// # Ok::<(), broadphase_partition::ProxyError>(())
+    /// ```
+    pub fn len(&self) -> usize {
+        self.slots.live
+    }
+
+    /// Whether no proxy is live.
+    pub fn is_empty(&self) -> bool {
+        self.slots.live == 0
+    }
+
+    /// Whether `proxy` names a live proxy of this broad phase.
+    pub fn contains(&self, proxy: Proxy) -> bool {
+        self.slots.live_slot(proxy).is_some()
+    }
+
+    /// The proxy's box, as last set.
+    ///
+    /// # Errors
+    /// [`ProxyError::Stale`] if `proxy` is not live.
+    pub fn aabb(&self, proxy: Proxy) -> Result<Aabb, ProxyError> {
+        Ok(self.slots.boxes[self.slot(proxy, 0)?])
+    }
+
+    /// The enlarged box the index holds for the proxy: as of the last
+    /// update, or the proxy's own box before its first.
+    ///
+    /// # Errors
+    /// [`ProxyError::Stale`] if `proxy` is not live.
+    pub fn enlarged_aabb(&self, proxy: Proxy) -> Result<Aabb, ProxyError> {
+        Ok(self.slots.fat[self.slot(proxy, 0)?])
+    }
+
+    /// The proxy's kind.
+    ///
+    /// # Errors
+    /// [`ProxyError::Stale`] if `proxy` is not live.
+    pub fn kind(&self, proxy: Proxy) -> Result<ProxyKind, ProxyError> {
+        Ok(match self.slots.state[self.slot(proxy, 0)?] {
+            SlotState::Static => ProxyKind::Static,
+            _ => ProxyKind::Dynamic,
+        })
+    }
+
+    /// Adds a proxy; its pairs appear at the next update.
+    ///
+    /// # Errors
+    /// [`ProxyError::InvalidBox`] (index 0) for a NaN, infinite or inverted
+    /// box; [`ProxyError::TooManyProxies`] past `u32` slots. Nothing is
+    /// added then.
+    pub fn insert(&mut self, aabb: Aabb, kind: ProxyKind) -> Result<Proxy, ProxyError> {
+        aabb.validate(0).map_err(ProxyError::InvalidBox)?;
+        self.slots.room_for(1).map_err(|count| ProxyError::TooManyProxies { count })?;
+        Ok(self.insert_checked(aabb, kind))
+    }
+
+    /// Adds one proxy per box, all of `kind`, appending their handles to
+    /// `out` in the boxes' order.
+    ///
+    /// # Errors
+    /// As [`insert`](Self::insert), the box's `index` being its position in
+    /// `boxes`; nothing is added then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_partition::{PersistentBroadPhase, ProxyKind};
+    /// use broadphase_storage::Aabb;
+    /// let mut world = PersistentBroadPhase::default();
+    /// let mut handles = Vec::new();
+    /// world.insert_many(&[Aabb::default(); 3], ProxyKind::Static, &mut handles)?;
+    /// assert_eq!(handles.len(), 3);
+    /// # Ok::<(), broadphase_partition::ProxyError>(())
+    /// ```
+    pub fn insert_many(
+        &mut self,
+        boxes: &[Aabb],
+        kind: ProxyKind,
+        out: &mut Vec<Proxy>,
+    ) -> Result<(), ProxyError> {
+        broadphase_storage::validate_boxes(boxes).map_err(ProxyError::InvalidBox)?;
+        self.slots.room_for(boxes.len()).map_err(|count| ProxyError::TooManyProxies { count })?;
+        out.reserve(boxes.len());
+        for &aabb in boxes {
+            out.push(self.insert_checked(aabb, kind));
+        }
+        Ok(())
+    }
+
+    fn insert_checked(&mut self, aabb: Aabb, kind: ProxyKind) -> Proxy {
+        let slot = self.slots.insert(aabb, kind);
+        self.slots.changed[slot as usize] = self.epoch;
+        self.queue_slot(slot);
+        self.touched = true;
+        self.slots.handle(slot)
+    }
+
+    /// Removes a proxy: its handle goes stale now, and its pairs are
+    /// reported in [`ended`](Self::ended) by the next update.
+    ///
+    /// # Errors
+    /// [`ProxyError::Stale`] if `proxy` is not live.
+    pub fn remove(&mut self, proxy: Proxy) -> Result<(), ProxyError> {
+        let slot = self.slot(proxy, 0)?;
+        self.remove_checked(slot);
+        Ok(())
+    }
+
+    /// Removes every proxy of `proxies`.
+    ///
+    /// # Errors
+    /// [`ProxyError::Stale`] naming the first handle that is not live or
+    /// that appears a second time; nothing is removed then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_partition::{PersistentBroadPhase, ProxyError, ProxyKind};
+    /// use broadphase_storage::Aabb;
+    /// let mut world = PersistentBroadPhase::default();
+    /// let p = world.insert(Aabb::default(), ProxyKind::Dynamic)?;
+    /// assert!(matches!(world.remove_many(&[p, p]), Err(ProxyError::Stale { position: 1, .. })));
+    /// world.remove_many(&[p])?;
+    /// assert!(world.is_empty());
+    /// # Ok::<(), broadphase_partition::ProxyError>(())
+    /// ```
+    pub fn remove_many(&mut self, proxies: &[Proxy]) -> Result<(), ProxyError> {
+        self.next_call();
+        for (position, &proxy) in proxies.iter().enumerate() {
+            let slot = self.slot(proxy, position)?;
+            if self.call_marks[slot] == self.call {
+                return Err(ProxyError::Stale { proxy, position });
+            }
+            self.call_marks[slot] = self.call;
+        }
+        for &proxy in proxies {
+            self.remove_checked(proxy.index() as usize);
+        }
+        Ok(())
+    }
+
+    fn remove_checked(&mut self, slot: usize) {
+        self.slots.remove(slot);
+        self.removed.push(slot as u32);
+        self.touched = true;
+    }
+
+    /// Sets a proxy's box. A dynamic proxy whose box stays inside its
+    /// enlarged box is not re-indexed.
+    ///
+    /// # Errors
+    /// [`ProxyError::InvalidBox`] (index 0) for a bad box,
+    /// [`ProxyError::Stale`] if `proxy` is not live; nothing changes then.
+    pub fn set_aabb(&mut self, proxy: Proxy, aabb: Aabb) -> Result<(), ProxyError> {
+        aabb.validate(0).map_err(ProxyError::InvalidBox)?;
+        let slot = self.slot(proxy, 0)?;
+        self.set_checked(slot, aabb);
+        Ok(())
+    }
+
+    /// Sets the box of each proxy of `proxies` to the box at the same
+    /// position of `boxes`; a handle given twice gets its last box.
+    ///
+    /// # Errors
+    /// [`ProxyError::LengthMismatch`], then [`ProxyError::InvalidBox`] for
+    /// the first bad box, then [`ProxyError::Stale`] for the first handle
+    /// that is not live; nothing changes then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_partition::{PersistentBroadPhase, ProxyKind};
+    /// use broadphase_storage::Aabb;
+    /// use glam::Vec3;
+    /// let mut world = PersistentBroadPhase::default();
+    /// let mut handles = Vec::new();
+    /// world.insert_many(&[Aabb::default(); 2], ProxyKind::Dynamic, &mut handles)?;
+    /// let moved = [Aabb::new(Vec3::ONE, Vec3::splat(2.0)); 2];
+    /// world.set_aabbs(&handles, &moved)?;
+    /// assert_eq!(world.aabb(handles[1])?, moved[1]);
+    /// # Ok::<(), broadphase_partition::ProxyError>(())
+    /// ```
+    pub fn set_aabbs(&mut self, proxies: &[Proxy], boxes: &[Aabb]) -> Result<(), ProxyError> {
+        if proxies.len() != boxes.len() {
+            return Err(ProxyError::LengthMismatch { proxies: proxies.len(), boxes: boxes.len() });
+        }
+        broadphase_storage::validate_boxes(boxes).map_err(ProxyError::InvalidBox)?;
+        for (position, &proxy) in proxies.iter().enumerate() {
+            self.slot(proxy, position)?;
+        }
+        for (&proxy, &aabb) in proxies.iter().zip(boxes) {
+            self.set_checked(proxy.index() as usize, aabb);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn set_checked(&mut self, slot: usize, aabb: Aabb) {
+        if self.slots.boxes[slot] == aabb {
+            return;
+        }
+        self.slots.boxes[slot] = aabb;
+        self.slots.changed[slot] = self.epoch;
+        self.touched = true;
+        if self.slots.state[slot] == SlotState::Static || !contains(&self.slots.fat[slot], &aabb) {
+            self.queue_slot(slot as u32);
+        }
+    }
+
+    /// Makes a proxy static or dynamic; it is re-indexed at the next
+    /// update (a static proxy's enlarged box is its box).
+    ///
+    /// # Errors
+    /// [`ProxyError::Stale`] if `proxy` is not live.
+    pub fn set_kind(&mut self, proxy: Proxy, kind: ProxyKind) -> Result<(), ProxyError> {
+        let slot = self.slot(proxy, 0)?;
+        let state = self.slots.state[slot];
+        if (state == SlotState::Static) != (kind == ProxyKind::Static) {
+            self.slots.set_kind(slot, kind);
+            self.slots.changed[slot] = self.epoch;
+            self.queue_slot(slot as u32);
+            self.touched = true;
+        }
+        Ok(())
+    }
+
+    /// The live slot of `proxy`, or the error naming it at `position`.
+    #[inline]
+    fn slot(&self, proxy: Proxy, position: usize) -> Result<usize, ProxyError> {
+        self.slots.live_slot(proxy).ok_or(ProxyError::Stale { proxy, position })
+    }
+
+    #[inline]
+    fn queue_slot(&mut self, slot: u32) {
+        let mark = &mut self.slots.queued[slot as usize];
+        if *mark != self.epoch {
+            *mark = self.epoch;
+            self.queue.push(slot);
+        }
+    }
+
+    fn next_call(&mut self) {
+        self.call_marks.resize(self.slots.len(), 0);
+        self.call = self.call.wrapping_add(1);
+        if self.call == 0 {
+            self.call_marks.fill(0);
+            self.call = 1;
+        }
+    }
+
+    /// Every overlapping pair as of the last update, `[a, b]` with
+    /// `a < b`, sorted; pairs of two static proxies are left out.
+    pub fn pairs(&self) -> &[[Proxy; 2]] {
+        &self.events.pairs
+    }
+
+    /// The pairs of the last update that were not pairs before it, sorted.
+    pub fn started(&self) -> &[[Proxy; 2]] {
+        &self.events.started
+    }
+
+    /// The pairs before the last update that are no longer pairs, sorted:
+    /// the boxes separated, a proxy was removed, or both became static.
+    /// A removed proxy's handle appears here with the generation it had.
+    pub fn ended(&self) -> &[[Proxy; 2]] {
+        &self.events.ended
+    }
+
+    /// Counts of the last update.
+    pub fn stats(&self) -> &UpdateStats {
+        &self.stats
+    }
+
+    /// Turns every call since the last update into pairs and events; the
+    /// parallel passes run on `jobs`. The result is the same for any
+    /// number of threads.
+    ///
+    /// # Errors
+    /// [`ProxyError::Update`] if a job panicked (a bug) or a list could
+    /// not grow. The update's lists are then empty, and the next update
+    /// recomputes every candidate and reports each pair it finds as
+    /// started.
+    pub fn update(&mut self, jobs: &JobSystem) -> Result<(), ProxyError> {
+        crate::profile::zone!("persistent: update");
+        let result = self.try_update(jobs);
+        // A failed update cannot know which candidates it lost: the next
+        // one starts over.
+        self.force_full = result.is_err();
+        if result.is_err() {
+            self.events.clear();
+            self.candidates.clear();
+            self.index.invalidate();
+        }
+        self.finish_epoch();
+        result
+    }
+
+    fn try_update(&mut self, jobs: &JobSystem) -> Result<(), ProxyError> {
+        self.stats = UpdateStats {
+            proxies: self.slots.live,
+            dynamic: self.slots.dynamic,
+            ..UpdateStats::default()
+        };
+        if !self.touched && !self.force_full {
+            self.events.started.clear();
+            self.events.ended.clear();
+            self.stats.candidates = self.candidates.len();
+            self.stats.pairs = self.events.pairs.len();
+            return Ok(());
+        }
+        self.refit_moved();
+        let full = self.force_full
+            || self.moved.len() as f64
+                > f64::from(self.config.full_rebuild_fraction.max(0.0)) * self.slots.live as f64;
+        self.fresh.clear();
+        if full {
+            self.full_candidates(jobs)?;
+        } else {
+            self.incremental_candidates(jobs)?;
+        }
+        self.fresh.sort_unstable();
+        let marks = Marks { slots: &self.slots, epoch: self.epoch, all_recomputed: full };
+        self.candidates.merge(&self.fresh, &marks, &mut self.events);
+        self.stats.reindexed = self.moved.len();
+        self.stats.path = if full { UpdatePath::Full } else { UpdatePath::Incremental };
+        self.stats.candidates = self.candidates.len();
+        self.stats.pairs = self.events.pairs.len();
+        self.stats.started = self.events.started.len();
+        self.stats.ended = self.events.ended.len();
+        Ok(())
+    }
+
+    /// Collects the live queued slots and gives each its new enlarged box.
+    fn refit_moved(&mut self) {
+        let (relative, absolute) = (self.config.margin.max(0.0), self.config.min_margin.max(0.0));
+        self.moved.clear();
+        let slots = &mut self.slots;
+        for &slot in &self.queue {
+            let s = slot as usize;
+            match slots.state[s] {
+                SlotState::Dynamic => slots.fat[s] = enlarge(&slots.boxes[s], relative, absolute),
+                SlotState::Static => slots.fat[s] = slots.boxes[s],
+                SlotState::Free | SlotState::Removed => continue,
+            }
+            self.moved.push(slot);
+        }
+    }
+
+    /// Every candidate pair from scratch: the grid tree over every live
+    /// enlarged box.
+    fn full_candidates(&mut self, jobs: &JobSystem) -> Result<(), ProxyError> {
+        crate::profile::zone!("persistent: full");
+        self.index.invalidate();
+        self.gathered.clear();
+        self.gathered_ids.clear();
+        for (slot, state) in self.slots.state.iter().enumerate() {
+            if state.is_live() {
+                self.gathered.push(self.slots.fat[slot]);
+                self.gathered_ids.push(slot as u32);
+            }
+        }
+        self.tree.try_pairs(jobs, &self.gathered, &mut self.tree_pairs)?;
+        let (slots, ids) = (&self.slots, &self.gathered_ids);
+        self.fresh.extend(self.tree_pairs.iter().filter_map(|&[i, j]| {
+            let (a, b) = (ids[i as usize], ids[j as usize]);
+            let both_static = slots.state[a as usize] == SlotState::Static
+                && slots.state[b as usize] == SlotState::Static;
+            // Gathered in slot order, so `i < j` gives `a < b`.
+            (!both_static).then_some([a, b])
+        }));
+        Ok(())
+    }
+
+    /// The re-indexed proxies' candidates: against the index's current
+    /// entries, then among the stale ones.
+    fn incremental_candidates(&mut self, jobs: &JobSystem) -> Result<(), ProxyError> {
+        crate::profile::zone!("persistent: incremental");
+        if self.moved.is_empty() {
+            return Ok(());
+        }
+        if self.index.wants_rebuild(self.slots.live) {
+            crate::profile::zone!("persistent: rebuild index");
+            self.index.rebuild(&mut self.slots).map_err(PartitionError::Input)?;
+            self.stats.index_rebuilt = true;
+        } else {
+            for &slot in &self.moved {
+                self.index.mark_stale(&mut self.slots, slot);
+            }
+        }
+        self.query_index(jobs)?;
+        self.pair_stale(jobs)
+    }
+
+    /// Each re-indexed proxy against the index, in parallel chunks.
+    fn query_index(&mut self, jobs: &JobSystem) -> Result<(), ProxyError> {
+        let chunks = self.moved.len().div_ceil(QUERY_CHUNK);
+        while self.query_chunks.len() < chunks {
+            self.query_chunks.push(Mutex::default());
+        }
+        jobs.reserve_queue(chunks);
+        let pass = QueryPass {
+            moved: &self.moved,
+            slots: &self.slots,
+            index: &self.index,
+            epoch: self.epoch,
+            out: &self.query_chunks[..chunks],
+        };
+        jobs.scope(|s| (0..chunks).for_each(|chunk| s.spawn_indexed(&pass, chunk)))?;
+        for chunk in &mut self.query_chunks[..chunks] {
+            let chunk = chunk.get_mut();
+            if let Some(e) = chunk.failure.take() {
+                return Err(PartitionError::Input(e).into());
+            }
+            self.fresh.extend_from_slice(&chunk.pairs);
+        }
+        Ok(())
+    }
+
+    /// Pairs among the proxies whose index entry is stale, keeping those
+    /// with a re-indexed proxy (the others did not change).
+    fn pair_stale(&mut self, jobs: &JobSystem) -> Result<(), ProxyError> {
+        self.gathered.clear();
+        self.gathered_ids.clear();
+        for &slot in &self.index.stale {
+            if self.slots.state[slot as usize].is_live() {
+                self.gathered.push(self.slots.fat[slot as usize]);
+                self.gathered_ids.push(slot);
+            }
+        }
+        self.stats.stale = self.gathered.len();
+        self.index.charge(self.gathered.len());
+        if self.gathered.len() < 2 {
+            return Ok(());
+        }
+        self.tree.try_pairs(jobs, &self.gathered, &mut self.tree_pairs)?;
+        let (slots, ids, epoch) = (&self.slots, &self.gathered_ids, self.epoch);
+        self.fresh.extend(self.tree_pairs.iter().filter_map(|&[i, j]| {
+            let (a, b) = (ids[i as usize], ids[j as usize]);
+            let (sa, sb) = (a as usize, b as usize);
+            let moved = slots.queued[sa] == epoch || slots.queued[sb] == epoch;
+            let both_static =
+                slots.state[sa] == SlotState::Static && slots.state[sb] == SlotState::Static;
+            (moved && !both_static).then_some(if a < b { [a, b] } else { [b, a] })
+        }));
+        Ok(())
+    }
+
+    /// Frees the removed slots and starts the next epoch.
+    fn finish_epoch(&mut self) {
+        for &slot in &self.removed {
+            self.slots.free(slot);
+        }
+        self.removed.clear();
+        self.queue.clear();
+        self.touched = false;
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.slots.clear_epoch_marks();
+            self.epoch = 1;
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! The persistent broad phase: proxies with stable handles, indexed by
+//! enlarged boxes, whose candidate pairs are kept from one update to the
+//! next, so that an update costs what moved.
+//!
+//! - `slots.rs`: handles and the per-proxy arrays;
+//! - `index.rs`: the grid of enlarged boxes, its stale entries, and the
+//!   parallel query pass;
+//! - `candidates.rs`: the sorted candidate list and the merge that turns
+//!   it into pairs and events;
+//! - `broad_phase.rs`: the calls and the update.
+
+mod broad_phase;
+mod candidates;
+mod config;
+mod error;
+mod index;
+mod slots;
+
+pub use broad_phase::{PersistentBroadPhase, UpdatePath, UpdateStats};
+pub use config::PersistentConfig;
+pub use error::ProxyError;
+pub use slots::{Proxy, ProxyKind};

@@ -1,0 +1,307 @@
+//! The persistent broad phase against a full rebuild, update by update:
+//! after every update its pairs must be exactly the kernel grid's pairs on
+//! the live proxies' true boxes (pairs of two static proxies left out),
+//! and `started` / `ended` exactly the difference from the update before.
+//! Motions cover drifting, teleporting, growing, shrinking, sleeping and
+//! waking proxies, inserts, removals and kind changes; configurations
+//! cover margins of 0 (every move re-indexes), the incremental path only,
+//! the full path only, and a tree that splits tiny inputs on all threads.
+
+use std::collections::BTreeSet;
+
+use broadphase_jobs::JobSystem;
+use broadphase_kernel::{Aabb, AdaptiveGrid, brute_force_pairs};
+use broadphase_partition::{
+    GridTreeConfig, PersistentBroadPhase, PersistentConfig, Proxy, ProxyKind, UpdatePath,
+};
+use broadphase_scenes::SplitMix64;
+use broadphase_testkit::within;
+use glam::Vec3;
+use proptest::prelude::*;
+
+/// What the test knows each live proxy to be.
+#[derive(Clone, Copy, Debug)]
+struct Known {
+    proxy: Proxy,
+    aabb: Aabb,
+    kind: ProxyKind,
+}
+
+/// How a simulated world moves.
+#[derive(Clone, Copy, Debug)]
+struct Motion {
+    /// Side of the cube the boxes live in.
+    side: f32,
+    /// Largest box size.
+    size: f32,
+    /// Per update, out of 1000: a dynamic proxy drifts by up to 2% of its
+    /// size on each axis.
+    drift: u32,
+    /// Teleports anywhere.
+    teleport: u32,
+    /// Grows or shrinks by up to 2x.
+    resize: u32,
+    /// Insert and remove, per proxy.
+    churn: u32,
+    /// Kind change.
+    flip: u32,
+}
+
+struct Sim {
+    rng: SplitMix64,
+    motion: Motion,
+    known: Vec<Known>,
+}
+
+impl Sim {
+    fn random_box(&mut self) -> Aabb {
+        let m = self.motion;
+        let size = Vec3::new(
+            self.rng.range_f32(0.0, m.size),
+            self.rng.range_f32(0.0, m.size),
+            self.rng.range_f32(0.0, m.size),
+        );
+        let min = Vec3::new(
+            self.rng.range_f32(0.0, m.side),
+            self.rng.range_f32(0.0, m.side),
+            self.rng.range_f32(0.0, m.side),
+        );
+        Aabb::new(min, min + size)
+    }
+
+    fn roll(&mut self, per_mille: u32) -> bool {
+        (self.rng.below(1000) as u32) < per_mille
+    }
+
+    fn random_kind(&mut self) -> ProxyKind {
+        if self.roll(200) { ProxyKind::Static } else { ProxyKind::Dynamic }
+    }
+
+    /// One frame of calls on `world`, mirrored in `known`.
+    fn step(&mut self, world: &mut PersistentBroadPhase) {
+        let m = self.motion;
+        let mut k = 0;
+        while k < self.known.len() {
+            let mut entry = self.known[k];
+            if self.roll(m.churn) {
+                world.remove(entry.proxy).unwrap();
+                self.known.swap_remove(k);
+                continue;
+            }
+            if self.roll(m.flip) {
+                entry.kind = match entry.kind {
+                    ProxyKind::Dynamic => ProxyKind::Static,
+                    ProxyKind::Static => ProxyKind::Dynamic,
+                };
+                world.set_kind(entry.proxy, entry.kind).unwrap();
+            }
+            let dynamic = entry.kind == ProxyKind::Dynamic;
+            let mut aabb = entry.aabb;
+            if dynamic && self.roll(m.teleport) {
+                aabb = self.random_box();
+            } else if dynamic && self.roll(m.resize) {
+                let center = (aabb.min + aabb.max) * 0.5;
+                let half = (aabb.max - aabb.min) * 0.5 * self.rng.range_f32(0.5, 2.0);
+                aabb = Aabb::new(center - half, center + half);
+            } else if dynamic && self.roll(m.drift) {
+                let size = (aabb.max - aabb.min).max_element();
+                let step = Vec3::new(
+                    self.rng.range_f32(-0.02, 0.02),
+                    self.rng.range_f32(-0.02, 0.02),
+                    self.rng.range_f32(-0.02, 0.02),
+                ) * size;
+                aabb = Aabb::new(aabb.min + step, aabb.max + step);
+            }
+            if aabb != entry.aabb {
+                world.set_aabb(entry.proxy, aabb).unwrap();
+                entry.aabb = aabb;
+            }
+            self.known[k] = entry;
+            k += 1;
+        }
+        let inserts = (self.known.len().max(20) as u32 * m.churn / 1000) as usize + 1;
+        for _ in 0..inserts {
+            if self.roll(500) || self.known.is_empty() {
+                let aabb = self.random_box();
+                let kind = self.random_kind();
+                let proxy = world.insert(aabb, kind).unwrap();
+                self.known.push(Known { proxy, aabb, kind });
+            }
+        }
+    }
+
+    /// The pairs a full rebuild reports on the known boxes, as handles.
+    fn expected(&self) -> BTreeSet<[Proxy; 2]> {
+        let boxes: Vec<Aabb> = self.known.iter().map(|k| k.aabb).collect();
+        let mut pairs = Vec::new();
+        if boxes.len() <= 300 {
+            brute_force_pairs(&boxes, &mut pairs).unwrap();
+        } else {
+            AdaptiveGrid::default().find_pairs(&boxes, &mut pairs).unwrap();
+        }
+        pairs
+            .into_iter()
+            .filter(|&[i, j]| {
+                let (a, b) = (self.known[i as usize], self.known[j as usize]);
+                !(a.kind == ProxyKind::Static && b.kind == ProxyKind::Static)
+            })
+            .map(|[i, j]| {
+                let (a, b) = (self.known[i as usize].proxy, self.known[j as usize].proxy);
+                if a < b { [a, b] } else { [b, a] }
+            })
+            .collect()
+    }
+}
+
+/// Runs `frames` updates and checks each; returns how many updates took
+/// each path (unchanged, incremental, full) and how many rebuilt the
+/// index.
+fn run(
+    seed: u64,
+    start: usize,
+    frames: usize,
+    motion: Motion,
+    config: PersistentConfig,
+    threads: usize,
+) -> [usize; 4] {
+    let jobs = JobSystem::new(threads);
+    let mut world = PersistentBroadPhase::with_config(config);
+    let mut sim = Sim { rng: SplitMix64::new(seed), motion, known: Vec::new() };
+    for _ in 0..start {
+        let aabb = sim.random_box();
+        let kind = sim.random_kind();
+        let proxy = world.insert(aabb, kind).unwrap();
+        sim.known.push(Known { proxy, aabb, kind });
+    }
+    let mut before: BTreeSet<[Proxy; 2]> = BTreeSet::new();
+    let mut paths = [0; 4];
+    for frame in 0..frames {
+        if frame > 0 {
+            sim.step(&mut world);
+        }
+        world.update(&jobs).unwrap();
+        let stats = *world.stats();
+        paths[match stats.path {
+            UpdatePath::Unchanged => 0,
+            UpdatePath::Incremental => 1,
+            UpdatePath::Full => 2,
+        }] += 1;
+        paths[3] += usize::from(stats.index_rebuilt);
+        let expected = sim.expected();
+        let got: Vec<[Proxy; 2]> = world.pairs().to_vec();
+        assert!(got.windows(2).all(|w| w[0] < w[1]), "frame {frame}: pairs not sorted or repeated");
+        let got_set: BTreeSet<[Proxy; 2]> = got.iter().copied().collect();
+        if got_set != expected {
+            let missing: Vec<_> = expected.difference(&got_set).take(5).collect();
+            let extra: Vec<_> = got_set.difference(&expected).take(5).collect();
+            panic!("frame {frame} ({stats:?}): missing {missing:?}, extra {extra:?}");
+        }
+        let started: Vec<_> = expected.difference(&before).copied().collect();
+        let ended: Vec<_> = before.difference(&expected).copied().collect();
+        assert_eq!(world.started(), started, "frame {frame}: started");
+        assert_eq!(world.ended(), ended, "frame {frame}: ended");
+        assert_eq!(world.len(), sim.known.len());
+        assert_eq!(stats.pairs, expected.len());
+        before = expected;
+    }
+    paths
+}
+
+const DRIFT: Motion =
+    Motion { side: 40.0, size: 4.0, drift: 900, teleport: 2, resize: 5, churn: 3, flip: 1 };
+const CHAOS: Motion =
+    Motion { side: 20.0, size: 5.0, drift: 500, teleport: 100, resize: 100, churn: 50, flip: 20 };
+const ASLEEP: Motion =
+    Motion { side: 40.0, size: 4.0, drift: 20, teleport: 0, resize: 0, churn: 0, flip: 0 };
+
+fn tiny_tree() -> GridTreeConfig {
+    GridTreeConfig { split_threshold: 32, ..GridTreeConfig::default() }
+}
+
+#[test]
+fn drifting_world_matches_rebuild_over_a_thousand_updates() {
+    within(120, || {
+        let paths = run(1, 600, 1000, DRIFT, PersistentConfig::default(), 2);
+        // Mostly incremental, with index rebuilds along the way.
+        assert!(paths[1] > 900, "{paths:?}");
+        assert!(paths[3] >= 2, "{paths:?}");
+    });
+}
+
+#[test]
+fn chaotic_world_matches_rebuild_on_both_paths() {
+    within(120, || {
+        let paths = run(2, 300, 400, CHAOS, PersistentConfig::default(), 2);
+        assert!(paths[1] > 0 && paths[2] > 0, "{paths:?}");
+    });
+}
+
+#[test]
+fn zero_margin_reindexes_every_move_and_stays_exact() {
+    within(120, || {
+        let config = PersistentConfig { margin: 0.0, ..Default::default() };
+        run(3, 400, 300, DRIFT, config, 1);
+    });
+}
+
+#[test]
+fn incremental_only_and_full_only_agree_with_rebuild() {
+    within(120, || {
+        let never_full =
+            PersistentConfig { full_rebuild_fraction: f32::INFINITY, ..Default::default() };
+        let paths = run(4, 300, 200, CHAOS, never_full, 2);
+        assert_eq!(paths[2], 0, "{paths:?}");
+        let always_full = PersistentConfig {
+            full_rebuild_fraction: 0.0,
+            tree: tiny_tree(),
+            ..Default::default()
+        };
+        let paths = run(4, 300, 200, CHAOS, always_full, 4);
+        assert_eq!(paths[1], 0, "{paths:?}");
+    });
+}
+
+#[test]
+fn parallel_passes_on_tiny_inputs_stay_exact() {
+    within(120, || {
+        let config = PersistentConfig { tree: tiny_tree(), ..Default::default() };
+        run(5, 2000, 150, DRIFT, config, 4);
+    });
+}
+
+#[test]
+fn a_sleeping_world_does_nothing() {
+    within(60, || {
+        let paths = run(6, 500, 300, ASLEEP, PersistentConfig::default(), 2);
+        assert!(paths[1] > 0, "{paths:?}");
+        // With no call at all, the update is skipped.
+        let jobs = JobSystem::new(1);
+        let mut world = PersistentBroadPhase::default();
+        let a = world.insert(Aabb::new(Vec3::ZERO, Vec3::ONE), ProxyKind::Dynamic).unwrap();
+        let b = world.insert(Aabb::new(Vec3::ZERO, Vec3::ONE), ProxyKind::Dynamic).unwrap();
+        world.update(&jobs).unwrap();
+        assert_eq!(world.started(), [[a, b]]);
+        world.update(&jobs).unwrap();
+        assert_eq!(world.stats().path, UpdatePath::Unchanged);
+        assert!(world.started().is_empty());
+        assert_eq!(world.pairs(), [[a, b]]);
+    });
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_worlds_match_rebuild(
+        seed in any::<u64>(),
+        start in 0usize..200,
+        margin in prop_oneof![Just(0.0f32), 0.0f32..1.0, Just(4.0)],
+        fraction in prop_oneof![Just(0.0f32), 0.0f32..1.0, Just(f32::INFINITY)],
+        side in prop_oneof![Just(1.0f32), 5.0f32..50.0],
+        threads in 1usize..4,
+    ) {
+        let motion = Motion { side, size: 3.0, drift: 600, teleport: 30, resize: 30, churn: 40, flip: 10 };
+        let config = PersistentConfig { margin, full_rebuild_fraction: fraction, tree: tiny_tree(), ..Default::default() };
+        run(seed, start, 40, motion, config, threads);
+    }
+}
