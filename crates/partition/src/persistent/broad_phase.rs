@@ -1,11 +1,12 @@
 //! The persistent broad phase: its calls, and the update that turns the
 //! calls since the last update into pairs and events.
 
+use super::bulk::{ApplyPass, CheckPass, MAX_RANGES, PARALLEL_MIN, SlotRange};
 use super::candidates::{Candidates, Events, Marks};
 use super::config::PersistentConfig;
 use super::error::ProxyError;
 use super::index::{FatIndex, QUERY_CHUNK, QueryChunk, QueryPass};
-use super::slots::{Proxy, ProxyKind, SlotState, Slots, contains, enlarge};
+use super::slots::{Margin, Proxy, ProxyKind, SlotState, Slots, contains};
 use crate::{GridTree, PartitionError};
 use broadphase_jobs::JobSystem;
 use broadphase_storage::Aabb;
@@ -124,9 +125,8 @@ pub struct UpdateStats {
 #[derive(Debug)]
 pub struct PersistentBroadPhase {
     config: PersistentConfig,
+    margin: Margin,
     slots: Slots,
-    /// The number of the next update; marks equal to it are this update's.
-    epoch: u32,
     /// Slots queued for re-indexing at the next update, each once.
     queue: Vec<u32>,
     /// Slots removed since the last update.
@@ -138,6 +138,8 @@ pub struct PersistentBroadPhase {
     /// Per-call marks that catch a handle given twice to `remove_many`.
     call_marks: Vec<u32>,
     call: u32,
+    /// Each slot range's queued slots in a parallel bulk set.
+    range_queues: Vec<Vec<u32>>,
     index: FatIndex,
     candidates: Candidates,
     events: Events,
@@ -171,14 +173,15 @@ impl PersistentBroadPhase {
     pub fn with_config(config: PersistentConfig) -> Self {
         Self {
             config,
+            margin: Margin::new(config.margin, config.min_margin),
             slots: Slots::default(),
-            epoch: 1,
             queue: Vec::new(),
             removed: Vec::new(),
             touched: false,
             force_full: false,
             call_marks: Vec::new(),
             call: 0,
+            range_queues: (0..MAX_RANGES).map(|_| Vec::new()).collect(),
             index: FatIndex::new(config.tree.grid),
             candidates: Candidates::default(),
             events: Events::default(),
@@ -300,8 +303,8 @@ impl PersistentBroadPhase {
     }
 
     fn insert_checked(&mut self, aabb: Aabb, kind: ProxyKind) -> Proxy {
-        let slot = self.slots.insert(aabb, kind);
-        self.slots.changed[slot as usize] = self.epoch;
+        let slot = self.slots.insert(aabb, self.margin.first(&aabb, kind), kind);
+        self.slots.changed.set(slot as usize);
         self.queue_slot(slot);
         self.touched = true;
         self.slots.handle(slot)
@@ -371,16 +374,20 @@ impl PersistentBroadPhase {
     }
 
     /// Sets the box of each proxy of `proxies` to the box at the same
-    /// position of `boxes`; a handle given twice gets its last box.
+    /// position of `boxes`; a handle given twice gets its last box. Large
+    /// calls (16,384 boxes or more) check and write on all threads of
+    /// `jobs`; the result is the same for any number of threads.
     ///
     /// # Errors
     /// [`ProxyError::LengthMismatch`], then [`ProxyError::InvalidBox`] for
     /// the first bad box, then [`ProxyError::Stale`] for the first handle
-    /// that is not live; nothing changes then.
+    /// that is not live; nothing changes then. [`ProxyError::Update`] if a
+    /// job panicked (a bug).
     ///
     /// # Examples
     ///
     /// ```
+    /// use broadphase_jobs::JobSystem;
     /// use broadphase_partition::{PersistentBroadPhase, ProxyKind};
     /// use broadphase_storage::Aabb;
     /// use glam::Vec3;
@@ -388,20 +395,78 @@ impl PersistentBroadPhase {
     /// let mut handles = Vec::new();
     /// world.insert_many(&[Aabb::default(); 2], ProxyKind::Dynamic, &mut handles)?;
     /// let moved = [Aabb::new(Vec3::ONE, Vec3::splat(2.0)); 2];
-    /// world.set_aabbs(&handles, &moved)?;
+    /// world.set_aabbs(&JobSystem::new(2), &handles, &moved)?;
     /// assert_eq!(world.aabb(handles[1])?, moved[1]);
     /// # Ok::<(), broadphase_partition::ProxyError>(())
     /// ```
-    pub fn set_aabbs(&mut self, proxies: &[Proxy], boxes: &[Aabb]) -> Result<(), ProxyError> {
+    pub fn set_aabbs(
+        &mut self,
+        jobs: &JobSystem,
+        proxies: &[Proxy],
+        boxes: &[Aabb],
+    ) -> Result<(), ProxyError> {
         if proxies.len() != boxes.len() {
             return Err(ProxyError::LengthMismatch { proxies: proxies.len(), boxes: boxes.len() });
         }
-        broadphase_storage::validate_boxes(boxes).map_err(ProxyError::InvalidBox)?;
-        for (position, &proxy) in proxies.iter().enumerate() {
-            self.slot(proxy, position)?;
+        if proxies.is_empty() {
+            return Ok(());
         }
-        for (&proxy, &aabb) in proxies.iter().zip(boxes) {
-            self.set_checked(proxy.index() as usize, aabb);
+        let parallel = proxies.len() >= PARALLEL_MIN && jobs.threads() > 1;
+        let check = CheckPass::new(proxies, boxes, &self.slots);
+        if parallel {
+            jobs.reserve_queue(check.chunks());
+            jobs.scope(|s| (0..check.chunks()).for_each(|chunk| s.spawn_indexed(&check, chunk)))?;
+        } else {
+            (0..check.chunks()).for_each(|chunk| check.check(chunk));
+        }
+        let (bad_box, stale) = (check.first_bad_box.into_inner(), check.first_stale.into_inner());
+        if bad_box != usize::MAX {
+            boxes[bad_box].validate(bad_box).map_err(ProxyError::InvalidBox)?;
+        }
+        if stale != usize::MAX {
+            return Err(ProxyError::Stale { proxy: proxies[stale], position: stale });
+        }
+
+        let wanted = if parallel { jobs.threads().min(MAX_RANGES) } else { 1 };
+        let range_len = self.slots.len().div_ceil(wanted).next_multiple_of(64);
+        let (count, touched) = {
+            let margin = self.margin;
+            let Slots { boxes: slot_boxes, fat, state, changed, queued, .. } = &mut self.slots;
+            let mut ranges: [Mutex<Option<SlotRange<'_>>>; MAX_RANGES] =
+                [const { Mutex::new(None) }; MAX_RANGES];
+            let mut count = 0;
+            let shares = slot_boxes
+                .chunks_mut(range_len)
+                .zip(fat.chunks_mut(range_len))
+                .zip(changed.words.chunks_mut(range_len / 64))
+                .zip(queued.words.chunks_mut(range_len / 64))
+                .zip(self.range_queues.iter_mut());
+            for ((((boxes, fat), changed), queued), queue) in shares {
+                queue.clear();
+                let first = count * range_len;
+                *ranges[count].get_mut() =
+                    Some(SlotRange { first, boxes, fat, changed, queued, queue, touched: false });
+                count += 1;
+            }
+            let pass = ApplyPass { proxies, boxes, state, margin, ranges: &ranges[..count] };
+            if parallel {
+                jobs.reserve_queue(count);
+                jobs.scope(|s| (0..count).for_each(|range| s.spawn_indexed(&pass, range)))?;
+            } else {
+                (0..count).for_each(|range| {
+                    if let Some(range) = ranges[range].lock().as_mut() {
+                        range.apply(proxies, boxes, state, margin);
+                    }
+                });
+            }
+            let touched = ranges[..count]
+                .iter()
+                .any(|range| range.lock().as_ref().is_some_and(|range| range.touched));
+            (count, touched)
+        };
+        self.touched |= touched;
+        for queue in &self.range_queues[..count] {
+            self.queue.extend_from_slice(queue);
         }
         Ok(())
     }
@@ -411,10 +476,14 @@ impl PersistentBroadPhase {
         if self.slots.boxes[slot] == aabb {
             return;
         }
-        self.slots.boxes[slot] = aabb;
-        self.slots.changed[slot] = self.epoch;
+        let old = core::mem::replace(&mut self.slots.boxes[slot], aabb);
+        self.slots.changed.set(slot);
         self.touched = true;
-        if self.slots.state[slot] == SlotState::Static || !contains(&self.slots.fat[slot], &aabb) {
+        if self.slots.state[slot] == SlotState::Static {
+            self.slots.fat[slot] = aabb;
+            self.queue_slot(slot as u32);
+        } else if !contains(&self.slots.fat[slot], &aabb) {
+            self.slots.fat[slot] = self.margin.moved(&old, &aabb);
             self.queue_slot(slot as u32);
         }
     }
@@ -428,8 +497,9 @@ impl PersistentBroadPhase {
         let slot = self.slot(proxy, 0)?;
         let state = self.slots.state[slot];
         if (state == SlotState::Static) != (kind == ProxyKind::Static) {
-            self.slots.set_kind(slot, kind);
-            self.slots.changed[slot] = self.epoch;
+            let fat = self.margin.first(&self.slots.boxes[slot], kind);
+            self.slots.set_kind(slot, kind, fat);
+            self.slots.changed.set(slot);
             self.queue_slot(slot as u32);
             self.touched = true;
         }
@@ -444,9 +514,7 @@ impl PersistentBroadPhase {
 
     #[inline]
     fn queue_slot(&mut self, slot: u32) {
-        let mark = &mut self.slots.queued[slot as usize];
-        if *mark != self.epoch {
-            *mark = self.epoch;
+        if self.slots.queued.test_and_set(slot as usize) {
             self.queue.push(slot);
         }
     }
@@ -503,7 +571,7 @@ impl PersistentBroadPhase {
             self.candidates.clear();
             self.index.invalidate();
         }
-        self.finish_epoch();
+        self.finish();
         result
     }
 
@@ -520,7 +588,7 @@ impl PersistentBroadPhase {
             self.stats.pairs = self.events.pairs.len();
             return Ok(());
         }
-        self.refit_moved();
+        self.collect_moved();
         let full = self.force_full
             || self.moved.len() as f64
                 > f64::from(self.config.full_rebuild_fraction.max(0.0)) * self.slots.live as f64;
@@ -531,7 +599,7 @@ impl PersistentBroadPhase {
             self.incremental_candidates(jobs)?;
         }
         self.fresh.sort_unstable();
-        let marks = Marks { slots: &self.slots, epoch: self.epoch, all_recomputed: full };
+        let marks = Marks { slots: &self.slots, all_recomputed: full };
         self.candidates.merge(&self.fresh, &marks, &mut self.events);
         self.stats.reindexed = self.moved.len();
         self.stats.path = if full { UpdatePath::Full } else { UpdatePath::Incremental };
@@ -542,20 +610,12 @@ impl PersistentBroadPhase {
         Ok(())
     }
 
-    /// Collects the live queued slots and gives each its new enlarged box.
-    fn refit_moved(&mut self) {
-        let (relative, absolute) = (self.config.margin.max(0.0), self.config.min_margin.max(0.0));
+    /// Collects the live queued slots (their enlarged boxes were set with
+    /// their boxes).
+    fn collect_moved(&mut self) {
         self.moved.clear();
-        let slots = &mut self.slots;
-        for &slot in &self.queue {
-            let s = slot as usize;
-            match slots.state[s] {
-                SlotState::Dynamic => slots.fat[s] = enlarge(&slots.boxes[s], relative, absolute),
-                SlotState::Static => slots.fat[s] = slots.boxes[s],
-                SlotState::Free | SlotState::Removed => continue,
-            }
-            self.moved.push(slot);
-        }
+        let state = &self.slots.state;
+        self.moved.extend(self.queue.iter().filter(|&&slot| state[slot as usize].is_live()));
     }
 
     /// Every candidate pair from scratch: the grid tree over every live
@@ -563,22 +623,34 @@ impl PersistentBroadPhase {
     fn full_candidates(&mut self, jobs: &JobSystem) -> Result<(), ProxyError> {
         crate::profile::zone!("persistent: full");
         self.index.invalidate();
-        self.gathered.clear();
-        self.gathered_ids.clear();
-        for (slot, state) in self.slots.state.iter().enumerate() {
-            if state.is_live() {
-                self.gathered.push(self.slots.fat[slot]);
-                self.gathered_ids.push(slot as u32);
+        let slots = &self.slots;
+        // While few slots are free, the tree reads the enlarged boxes in
+        // place, free slots' old boxes too, and their pairs are dropped
+        // below: cheaper than gathering the live ones.
+        let in_place = (slots.len() - slots.live) * 4 <= slots.len();
+        if in_place {
+            self.tree.try_pairs(jobs, &slots.fat, &mut self.tree_pairs)?;
+        } else {
+            self.gathered.clear();
+            self.gathered_ids.clear();
+            for (slot, state) in slots.state.iter().enumerate() {
+                if state.is_live() {
+                    self.gathered.push(slots.fat[slot]);
+                    self.gathered_ids.push(slot as u32);
+                }
             }
+            self.tree.try_pairs(jobs, &self.gathered, &mut self.tree_pairs)?;
         }
-        self.tree.try_pairs(jobs, &self.gathered, &mut self.tree_pairs)?;
-        let (slots, ids) = (&self.slots, &self.gathered_ids);
+        let ids = &self.gathered_ids;
+        let slot_of = |i: u32| if in_place { i } else { ids[i as usize] };
         self.fresh.extend(self.tree_pairs.iter().filter_map(|&[i, j]| {
-            let (a, b) = (ids[i as usize], ids[j as usize]);
-            let both_static = slots.state[a as usize] == SlotState::Static
-                && slots.state[b as usize] == SlotState::Static;
-            // Gathered in slot order, so `i < j` gives `a < b`.
-            (!both_static).then_some([a, b])
+            // Slot order is the input order, so `i < j` gives `a < b`.
+            let (a, b) = (slot_of(i), slot_of(j));
+            let (sa, sb) = (slots.state[a as usize], slots.state[b as usize]);
+            let keep = sa.is_live()
+                && sb.is_live()
+                && !(sa == SlotState::Static && sb == SlotState::Static);
+            keep.then_some([a, b])
         }));
         Ok(())
     }
@@ -614,7 +686,6 @@ impl PersistentBroadPhase {
             moved: &self.moved,
             slots: &self.slots,
             index: &self.index,
-            epoch: self.epoch,
             out: &self.query_chunks[..chunks],
         };
         jobs.scope(|s| (0..chunks).for_each(|chunk| s.spawn_indexed(&pass, chunk)))?;
@@ -645,11 +716,11 @@ impl PersistentBroadPhase {
             return Ok(());
         }
         self.tree.try_pairs(jobs, &self.gathered, &mut self.tree_pairs)?;
-        let (slots, ids, epoch) = (&self.slots, &self.gathered_ids, self.epoch);
+        let (slots, ids) = (&self.slots, &self.gathered_ids);
         self.fresh.extend(self.tree_pairs.iter().filter_map(|&[i, j]| {
             let (a, b) = (ids[i as usize], ids[j as usize]);
             let (sa, sb) = (a as usize, b as usize);
-            let moved = slots.queued[sa] == epoch || slots.queued[sb] == epoch;
+            let moved = slots.queued.get(sa) || slots.queued.get(sb);
             let both_static =
                 slots.state[sa] == SlotState::Static && slots.state[sb] == SlotState::Static;
             (moved && !both_static).then_some(if a < b { [a, b] } else { [b, a] })
@@ -657,18 +728,14 @@ impl PersistentBroadPhase {
         Ok(())
     }
 
-    /// Frees the removed slots and starts the next epoch.
-    fn finish_epoch(&mut self) {
+    /// Frees the removed slots and clears the update's marks.
+    fn finish(&mut self) {
         for &slot in &self.removed {
             self.slots.free(slot);
         }
         self.removed.clear();
         self.queue.clear();
+        self.slots.clear_marks();
         self.touched = false;
-        self.epoch = self.epoch.wrapping_add(1);
-        if self.epoch == 0 {
-            self.slots.clear_epoch_marks();
-            self.epoch = 1;
-        }
     }
 }

@@ -3,12 +3,12 @@
 //! the true boxes overlapped at the last update.
 
 use super::Proxy;
-use super::slots::{SlotState, Slots};
+use super::slots::Slots;
+use broadphase_storage::Aabb;
 
 /// What the merge needs to know about a slot this update.
 pub(crate) struct Marks<'a> {
     pub(crate) slots: &'a Slots,
-    pub(crate) epoch: u32,
     /// Every candidate pair was recomputed (the full path).
     pub(crate) all_recomputed: bool,
 }
@@ -18,18 +18,18 @@ impl Marks<'_> {
     /// that are not among the fresh ones are gone.
     #[inline]
     fn recomputed(&self, slot: u32) -> bool {
-        self.all_recomputed || self.slots.queued[slot as usize] == self.epoch
+        self.all_recomputed || self.slots.queued.get(slot as usize)
     }
 
     #[inline]
     fn removed(&self, slot: u32) -> bool {
-        self.slots.state[slot as usize] == SlotState::Removed
+        self.slots.removed.get(slot as usize)
     }
 
     /// The slot's true box changed this update.
     #[inline]
     fn changed(&self, slot: u32) -> bool {
-        self.slots.changed[slot as usize] == self.epoch
+        self.slots.changed.get(slot as usize)
     }
 
     #[inline]
@@ -38,9 +38,18 @@ impl Marks<'_> {
     }
 
     #[inline]
-    fn touching(&self, [a, b]: [u32; 2]) -> bool {
-        self.slots.boxes[a as usize].overlaps(&self.slots.boxes[b as usize])
+    fn touching(&self, pair: [u32; 2]) -> bool {
+        touching(&self.slots.boxes, pair)
     }
+}
+
+/// Whether the true boxes of `pair` overlap, without a branch: in a loop
+/// over many pairs the two boxes' cache misses of one pair then overlap
+/// with the next pairs' instead of waiting on a jump.
+#[inline(always)]
+fn touching(boxes: &[Aabb], [a, b]: [u32; 2]) -> bool {
+    let (a, b) = (&boxes[a as usize], &boxes[b as usize]);
+    (a.min.cmple(b.max) & b.min.cmple(a.max)).all()
 }
 
 /// The published lists of an update, as handles.
@@ -60,13 +69,21 @@ impl Events {
 }
 
 /// The kept candidates, double-buffered so a merge allocates nothing once
-/// warm.
+/// warm. Pairs are kept as handles, so publishing one needs no lookup.
 #[derive(Debug, Default)]
 pub(crate) struct Candidates {
-    pairs: Vec<[u32; 2]>,
+    pairs: Vec<[Proxy; 2]>,
     touching: Vec<bool>,
-    next_pairs: Vec<[u32; 2]>,
+    next_pairs: Vec<[Proxy; 2]>,
     next_touching: Vec<bool>,
+    /// Each kept pair's overlap on this update's true boxes.
+    now: Vec<bool>,
+}
+
+/// A pair's slots, the order of every list.
+#[inline(always)]
+fn slots_of([a, b]: [Proxy; 2]) -> [u32; 2] {
+    [a.index(), b.index()]
 }
 
 impl Candidates {
@@ -93,45 +110,53 @@ impl Candidates {
         events.clear();
         self.next_pairs.clear();
         self.next_touching.clear();
+        // Every kept pair re-tested up front, in one loop with no branch,
+        // which is several times faster than testing in the merge below
+        // when the boxes are out of cache. Most pairs need it: any pair
+        // with a moved proxy does.
+        let boxes = &marks.slots.boxes;
+        self.now.clear();
+        self.now.extend(self.pairs.iter().map(|&pair| touching(boxes, slots_of(pair))));
         let (mut i, mut j) = (0, 0);
         loop {
-            let (pair, was, retest) = match (self.pairs.get(i).copied(), fresh.get(j).copied()) {
+            let old = self.pairs.get(i).copied();
+            let (pair, was, retest) = match (old.map(slots_of), fresh.get(j).copied()) {
                 (None, None) => break,
-                (Some(old), Some(new)) if old == new => {
+                (Some(key), Some(new)) if key == new => {
                     i += 1;
                     j += 1;
-                    (old, self.touching[i - 1], true)
+                    (self.pairs[i - 1], self.touching[i - 1], Some(self.now[i - 1]))
                 }
-                (Some(old), new) if new.is_none_or(|new| old < new) => {
+                (Some([a, b]), new) if new.is_none_or(|new| [a, b] < new) => {
                     i += 1;
-                    let was = self.touching[i - 1];
-                    let [a, b] = old;
+                    let (pair, was) = (self.pairs[i - 1], self.touching[i - 1]);
                     let gone = marks.removed(a)
                         || marks.removed(b)
                         || marks.recomputed(a)
                         || marks.recomputed(b);
                     if gone {
                         if was {
-                            events.ended.push(marks.handles(old));
+                            events.ended.push(pair);
                         }
                         continue;
                     }
-                    (old, was, marks.changed(a) || marks.changed(b))
+                    let retest = marks.changed(a) || marks.changed(b);
+                    (pair, was, retest.then_some(self.now[i - 1]))
                 }
                 (_, Some(new)) => {
                     j += 1;
-                    (new, false, true)
+                    (marks.handles(new), false, Some(marks.touching(new)))
                 }
                 (Some(_), None) => unreachable!("an old pair with no fresh one is taken above"),
             };
-            let now = if retest { marks.touching(pair) } else { was };
+            let now = retest.unwrap_or(was);
             match (was, now) {
-                (false, true) => events.started.push(marks.handles(pair)),
-                (true, false) => events.ended.push(marks.handles(pair)),
+                (false, true) => events.started.push(pair),
+                (true, false) => events.ended.push(pair),
                 _ => {}
             }
             if now {
-                events.pairs.push(marks.handles(pair));
+                events.pairs.push(pair);
             }
             self.next_pairs.push(pair);
             self.next_touching.push(now);

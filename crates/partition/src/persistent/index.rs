@@ -118,7 +118,6 @@ pub(crate) struct QueryPass<'a> {
     pub(crate) moved: &'a [u32],
     pub(crate) slots: &'a Slots,
     pub(crate) index: &'a FatIndex,
-    pub(crate) epoch: u32,
     pub(crate) out: &'a [Mutex<QueryChunk>],
 }
 
@@ -149,7 +148,7 @@ impl<'scope> IndexedJob<'scope> for QueryPass<'_> {
                 let keep = state.is_live()
                     && slots.dirty[o] != self.index.number
                     && other != slot
-                    && (slots.queued[o] != self.epoch || other > slot)
+                    && (!slots.queued.get(o) || other > slot)
                     && !(is_static && state == SlotState::Static);
                 if keep {
                     pairs.push(if slot < other { [slot, other] } else { [other, slot] });

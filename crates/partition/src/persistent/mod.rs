@@ -7,9 +7,11 @@
 //!   parallel query pass;
 //! - `candidates.rs`: the sorted candidate list and the merge that turns
 //!   it into pairs and events;
+//! - `bulk.rs`: setting many boxes at once, on all threads;
 //! - `broad_phase.rs`: the calls and the update.
 
 mod broad_phase;
+mod bulk;
 mod candidates;
 mod config;
 mod error;

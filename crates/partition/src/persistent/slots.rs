@@ -99,10 +99,12 @@ pub(crate) struct Slots {
     pub(crate) fat: Vec<Aabb>,
     pub(crate) generation: Vec<u32>,
     pub(crate) state: Vec<SlotState>,
-    /// Epoch of the update in which the true box last changed.
-    pub(crate) changed: Vec<u32>,
-    /// Epoch of the update for which the slot is queued for re-indexing.
-    pub(crate) queued: Vec<u32>,
+    /// The true box changed since the last update.
+    pub(crate) changed: Bits,
+    /// Queued for re-indexing at the next update.
+    pub(crate) queued: Bits,
+    /// Removed since the last update.
+    pub(crate) removed: Bits,
     /// Number of the index build since which the slot's entry in it is
     /// stale (see `index.rs`).
     pub(crate) dirty: Vec<u32>,
@@ -143,9 +145,9 @@ impl Slots {
         if total <= MAX_PROXIES { Ok(()) } else { Err(total) }
     }
 
-    /// Takes a slot for a new proxy; the caller checked
+    /// Takes a slot for a new proxy indexed by `fat`; the caller checked
     /// [`room_for`](Self::room_for).
-    pub(crate) fn insert(&mut self, aabb: Aabb, kind: ProxyKind) -> u32 {
+    pub(crate) fn insert(&mut self, aabb: Aabb, fat: Aabb, kind: ProxyKind) -> u32 {
         let slot = match self.free.pop() {
             Some(slot) => slot,
             None => {
@@ -154,15 +156,16 @@ impl Slots {
                 self.fat.push(aabb);
                 self.generation.push(0);
                 self.state.push(SlotState::Free);
-                self.changed.push(0);
-                self.queued.push(0);
+                self.changed.grow_to(self.state.len());
+                self.queued.grow_to(self.state.len());
+                self.removed.grow_to(self.state.len());
                 self.dirty.push(0);
                 slot
             }
         };
         let s = slot as usize;
         self.boxes[s] = aabb;
-        self.fat[s] = aabb;
+        self.fat[s] = fat;
         self.state[s] = SlotState::of(kind);
         self.live += 1;
         self.dynamic += usize::from(kind == ProxyKind::Dynamic);
@@ -174,6 +177,7 @@ impl Slots {
         self.dynamic -= usize::from(self.state[slot] == SlotState::Dynamic);
         self.live -= 1;
         self.state[slot] = SlotState::Removed;
+        self.removed.set(slot);
     }
 
     /// Frees a removed slot for reuse, so its old handle goes stale.
@@ -185,32 +189,110 @@ impl Slots {
         self.free.push(slot);
     }
 
-    /// Changes a live slot's kind.
-    pub(crate) fn set_kind(&mut self, slot: usize, kind: ProxyKind) {
+    /// Changes a live slot's kind and indexed box.
+    pub(crate) fn set_kind(&mut self, slot: usize, kind: ProxyKind, fat: Aabb) {
+        self.fat[slot] = fat;
         self.dynamic -= usize::from(self.state[slot] == SlotState::Dynamic);
         self.dynamic += usize::from(kind == ProxyKind::Dynamic);
         self.state[slot] = SlotState::of(kind);
     }
 
-    /// Resets every epoch mark, for when the epoch counter wraps.
-    pub(crate) fn clear_epoch_marks(&mut self) {
-        self.changed.fill(0);
-        self.queued.fill(0);
+    /// Clears the marks of one update.
+    pub(crate) fn clear_marks(&mut self) {
+        self.changed.clear();
+        self.queued.clear();
+        self.removed.clear();
+    }
+}
+
+/// One bit per slot: the marks an update reads for both proxies of every
+/// candidate pair, small enough to stay in cache where the boxes do not.
+#[derive(Debug, Default)]
+pub(crate) struct Bits {
+    pub(crate) words: Vec<u64>,
+}
+
+impl Bits {
+    #[inline]
+    pub(crate) fn get(&self, slot: usize) -> bool {
+        self.words[slot / 64] >> (slot % 64) & 1 != 0
+    }
+
+    #[inline]
+    pub(crate) fn set(&mut self, slot: usize) {
+        self.words[slot / 64] |= 1 << (slot % 64);
+    }
+
+    /// Whether the bit was clear; sets it.
+    #[inline]
+    pub(crate) fn test_and_set(&mut self, slot: usize) -> bool {
+        let word = &mut self.words[slot / 64];
+        let bit = 1 << (slot % 64);
+        let was_clear = *word & bit == 0;
+        *word |= bit;
+        was_clear
+    }
+
+    fn grow_to(&mut self, slots: usize) {
+        self.words.resize(slots.div_ceil(64), 0);
+    }
+
+    fn clear(&mut self) {
+        self.words.fill(0);
     }
 }
 
 /// The most proxies one broad phase holds: slots are `u32` indices.
 pub(crate) const MAX_PROXIES: usize = u32::MAX as usize;
 
-/// `aabb` enlarged on every side by `relative` times its largest extent,
-/// and at least `absolute`, clamped to finite `f32` so that a box near the
-/// end of the range stays a valid box.
+/// How much a dynamic proxy's indexed box is enlarged.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Margin {
+    relative: f32,
+    absolute: f32,
+}
+
+impl Margin {
+    /// The configured margins; a negative or NaN one counts as 0.
+    pub(crate) fn new(relative: f32, absolute: f32) -> Self {
+        Self { relative: relative.max(0.0), absolute: absolute.max(0.0) }
+    }
+
+    /// The margin of a box: `relative` times its largest extent, at least
+    /// `absolute`. An extent can overflow to +inf (a box from -MAX to
+    /// MAX); times a relative margin of 0 that is NaN, and `max` then
+    /// keeps `absolute`.
+    #[inline]
+    fn of(&self, aabb: &Aabb) -> f32 {
+        ((aabb.max - aabb.min).max_element() * self.relative).max(self.absolute)
+    }
+
+    /// The indexed box of a proxy of `kind` first seen at `aabb`.
+    #[inline]
+    pub(crate) fn first(&self, aabb: &Aabb, kind: ProxyKind) -> Aabb {
+        match kind {
+            ProxyKind::Dynamic => enlarge(aabb, self.of(aabb)),
+            ProxyKind::Static => *aabb,
+        }
+    }
+
+    /// The indexed box of a dynamic proxy that left its enlarged box by
+    /// moving from `old` to `new`. One that moved farther than its margin
+    /// in one step would leave any margin at every step (it teleports, or
+    /// outruns it): it gets none, which keeps its candidates few.
+    #[inline]
+    pub(crate) fn moved(&self, old: &Aabb, new: &Aabb) -> Aabb {
+        let margin = self.of(new);
+        let step = (new.min - old.min).abs().max((new.max - old.max).abs()).max_element();
+        if step > margin { *new } else { enlarge(new, margin) }
+    }
+}
+
+/// `aabb` enlarged on every side by `margin`, clamped to finite `f32` so
+/// that a box near the end of the range stays a valid box.
 #[inline]
-pub(crate) fn enlarge(aabb: &Aabb, relative: f32, absolute: f32) -> Aabb {
-    // An extent can overflow to +inf (a box from -MAX to MAX); times a
-    // relative margin of 0 that is NaN, and `max` then keeps `absolute`.
-    let extent = (aabb.max - aabb.min).max_element();
-    let margin = Vec3::splat((extent * relative).max(absolute));
+fn enlarge(aabb: &Aabb, margin: f32) -> Aabb {
+    let margin = Vec3::splat(margin);
     Aabb {
         min: (aabb.min - margin).max(Vec3::splat(f32::MIN)),
         max: (aabb.max + margin).min(Vec3::splat(f32::MAX)),

@@ -1,0 +1,179 @@
+//! Setting many proxies' boxes at once, on all threads: one pass that
+//! checks every box and handle, then one that writes them, each thread
+//! owning a range of slots so no two write the same memory.
+//!
+//! A frame that moves every proxy is bound by memory here: each proxy's
+//! new box is read, its old box and enlarged box are read and the new box
+//! written (about 100 bytes), so the second thread's bandwidth is what
+//! pays.
+
+use super::Proxy;
+use super::slots::{Margin, SlotState, Slots, contains};
+use broadphase_jobs::{IndexedJob, JobContext};
+use broadphase_storage::Aabb;
+use core::sync::atomic::{AtomicUsize, Ordering};
+use parking_lot::Mutex;
+
+/// Below this many boxes a bulk set runs on the calling thread alone.
+pub(crate) const PARALLEL_MIN: usize = 16 * 1024;
+
+/// Most slot ranges a bulk set splits into (one per thread).
+pub(crate) const MAX_RANGES: usize = 16;
+
+/// Input items checked per job.
+const CHECK_CHUNK: usize = 16 * 1024;
+
+/// The first bad box and the first stale handle of a bulk call, if any.
+#[derive(Debug)]
+pub(crate) struct CheckPass<'a> {
+    pub(crate) proxies: &'a [Proxy],
+    pub(crate) boxes: &'a [Aabb],
+    pub(crate) slots: &'a Slots,
+    pub(crate) first_bad_box: AtomicUsize,
+    pub(crate) first_stale: AtomicUsize,
+}
+
+impl<'a> CheckPass<'a> {
+    pub(crate) fn new(proxies: &'a [Proxy], boxes: &'a [Aabb], slots: &'a Slots) -> Self {
+        Self {
+            proxies,
+            boxes,
+            slots,
+            first_bad_box: AtomicUsize::new(usize::MAX),
+            first_stale: AtomicUsize::new(usize::MAX),
+        }
+    }
+
+    pub(crate) fn chunks(&self) -> usize {
+        self.boxes.len().div_ceil(CHECK_CHUNK)
+    }
+
+    /// Checks chunk `chunk` of the call and records its first bad box and
+    /// first stale handle.
+    pub(crate) fn check(&self, chunk: usize) {
+        let start = chunk * CHECK_CHUNK;
+        let end = (start + CHECK_CHUNK).min(self.boxes.len());
+        let (boxes, proxies) = (&self.boxes[start..end], &self.proxies[start..end]);
+        // One pass with no branch per item (the common case: all good),
+        // then a second only to find the culprit.
+        let all_good = boxes
+            .iter()
+            .zip(proxies)
+            .fold(true, |good, (aabb, &proxy)| good & box_ok(aabb) & self.live(proxy));
+        if all_good {
+            return;
+        }
+        if let Some(k) = boxes.iter().position(|b| !b.is_valid()) {
+            self.first_bad_box.fetch_min(start + k, Ordering::Relaxed);
+        }
+        if let Some(k) = proxies.iter().position(|&p| self.slots.live_slot(p).is_none()) {
+            self.first_stale.fetch_min(start + k, Ordering::Relaxed);
+        }
+    }
+
+    /// [`Slots::live_slot`]`.is_some()` without a branch.
+    #[inline(always)]
+    fn live(&self, proxy: Proxy) -> bool {
+        let slot = proxy.index() as usize;
+        let in_range = slot < self.slots.len();
+        let at = if in_range { slot } else { 0 };
+        in_range
+            & (self.slots.generation[at] == proxy.generation())
+            & self.slots.state[at].is_live()
+    }
+}
+
+/// [`Aabb::is_valid`] without a branch.
+#[inline(always)]
+fn box_ok(aabb: &Aabb) -> bool {
+    aabb.min.cmple(aabb.max).all() & aabb.min.is_finite() & aabb.max.is_finite()
+}
+
+impl<'scope> IndexedJob<'scope> for CheckPass<'_> {
+    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, chunk: usize) {
+        crate::profile::zone!("persistent: check boxes");
+        self.check(chunk);
+    }
+}
+
+/// One thread's share of the slots: what it writes.
+#[derive(Debug)]
+pub(crate) struct SlotRange<'a> {
+    /// The range's first slot (a multiple of 64).
+    pub(crate) first: usize,
+    pub(crate) boxes: &'a mut [Aabb],
+    pub(crate) fat: &'a mut [Aabb],
+    /// The range's words of the `changed` and `queued` bits.
+    pub(crate) changed: &'a mut [u64],
+    pub(crate) queued: &'a mut [u64],
+    /// Slots this range queued for re-indexing.
+    pub(crate) queue: &'a mut Vec<u32>,
+    /// Whether any box changed.
+    pub(crate) touched: bool,
+}
+
+impl SlotRange<'_> {
+    /// Writes every box of the call whose slot is in this range, in call
+    /// order (so the last box given for a slot wins); the call was checked.
+    pub(crate) fn apply(
+        &mut self,
+        proxies: &[Proxy],
+        boxes: &[Aabb],
+        state: &[SlotState],
+        margin: Margin,
+    ) {
+        // Locals, not fields: through `&mut self` every push would store
+        // and reload the queue's length, one dependency per proxy.
+        let first = self.first;
+        let (slot_boxes, fat, changed, queued) =
+            (&mut *self.boxes, &mut *self.fat, &mut *self.changed, &mut *self.queued);
+        let mut queue = core::mem::take(&mut *self.queue);
+        let mut touched = false;
+        let len = slot_boxes.len();
+        for (&proxy, aabb) in proxies.iter().zip(boxes) {
+            let slot = proxy.index() as usize;
+            let local = slot.wrapping_sub(first);
+            if local >= len || slot_boxes[local] == *aabb {
+                continue;
+            }
+            let old = core::mem::replace(&mut slot_boxes[local], *aabb);
+            let (word, bit) = (local / 64, 1u64 << (local % 64));
+            changed[word] |= bit;
+            touched = true;
+            let reindex = if state[slot] == SlotState::Static {
+                fat[local] = *aabb;
+                true
+            } else if !contains(&fat[local], aabb) {
+                fat[local] = margin.moved(&old, aabb);
+                true
+            } else {
+                false
+            };
+            if reindex && queued[word] & bit == 0 {
+                queued[word] |= bit;
+                queue.push(slot as u32);
+            }
+        }
+        *self.queue = queue;
+        self.touched |= touched;
+    }
+}
+
+/// Every range's [`SlotRange::apply`], one job per range.
+#[derive(Debug)]
+pub(crate) struct ApplyPass<'a> {
+    pub(crate) proxies: &'a [Proxy],
+    pub(crate) boxes: &'a [Aabb],
+    pub(crate) state: &'a [SlotState],
+    pub(crate) margin: Margin,
+    pub(crate) ranges: &'a [Mutex<Option<SlotRange<'a>>>],
+}
+
+impl<'scope> IndexedJob<'scope> for ApplyPass<'_> {
+    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, range: usize) {
+        crate::profile::zone!("persistent: set boxes");
+        if let Some(range) = self.ranges[range].lock().as_mut() {
+            range.apply(self.proxies, self.boxes, self.state, self.margin);
+        }
+    }
+}
