@@ -28,6 +28,18 @@ pub mod tree {
     pub use broadphase_partition::{GridTree, GridTreeConfig, PartitionError, TreeStats};
 }
 
+/// The broad phase that persists across frames:
+/// [`PersistentBroadPhase`](persistent::PersistentBroadPhase) keeps proxies
+/// with stable handles, indexes them by enlarged boxes, keeps candidate
+/// pairs from one update to the next, and reports the pairs that started
+/// and ended. A frame costs what moved. See `docs/PERSISTENT.md`.
+pub mod persistent {
+    pub use broadphase_partition::{
+        PersistentBroadPhase, PersistentConfig, Proxy, ProxyError, ProxyKind, UpdatePath,
+        UpdateStats,
+    };
+}
+
 /// The job system the tree and the neighbor lists run on: persistent
 /// workers, scoped jobs that borrow the caller's data, a wait that helps.
 pub mod jobs {

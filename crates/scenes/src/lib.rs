@@ -25,6 +25,14 @@
 //! | [`particles5k`] | spheres of radii in `[1, 4)`, ~2 contacts each | 5,000 |
 //! | [`sph1m`] | jittered 100³ lattice, [`SPH1M_RADIUS`] for ~31 neighbors | 1,000,000 |
 //!
+//!
+//! Moving scenes ([`MovingScene`]: a start and a deterministic
+//! [`step`](MovingScene::step) per frame): [`drift1m`] and [`drift100k`]
+//! (every box drifts by up to 2% of its size per axis per frame),
+//! [`static100k_dynamic1k`] (1,000 drifting among 100,000 static),
+//! [`dynamic1k`] (those 1,000 alone), [`teleport100k`] (every box jumps
+//! anywhere every frame).
+//!
 //! Helpers: [`uniform`] (any count at sparse20k's density), [`query_boxes`]
 //! (queries for query10k), [`sph`] (smaller lattices) and
 //! [`all_box_scenes_up_to_100k`] (what oracle tests loop over).
@@ -46,12 +54,17 @@
 //! //! ```
 
 mod boxes;
+mod motion;
 mod points;
 mod rng;
 
 pub use boxes::{
     Scene, all_box_scenes_up_to_100k, cluster88k, clusters16_40k, dense20k, mixed100k, object_box,
     pile, query_boxes, query10k, sparse20k, stretched40k, uniform, uniform1m,
+};
+pub use motion::{
+    DRIFT_FRACTION, Motion, MovingScene, drift1m, drift100k, dynamic1k, static100k_dynamic1k,
+    teleport100k,
 };
 pub use points::{SPH1M_RADIUS, Spheres, particles5k, sph, sph1m};
 pub use rng::SplitMix64;

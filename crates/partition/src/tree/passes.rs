@@ -35,7 +35,48 @@ pub(crate) struct Chunk {
     /// Per parallel split of the frame, in order: the chunk's share of each
     /// child cell's items. Kept until the frame's subtree jobs have read
     /// them.
-    pub(crate) shares: Vec<[Vec<Item>; 64]>,
+    pub(crate) shares: Vec<Shares>,
+}
+
+/// One chunk's part of a split's children: their items one cell after
+/// another in one buffer, so that however the boxes move between cells
+/// from frame to frame the buffer only grows with the chunk's total.
+#[derive(Debug)]
+pub(crate) struct Shares {
+    items: Vec<Item>,
+    /// Where each cell's items end in `items`.
+    ends: [u32; 64],
+}
+
+impl Default for Shares {
+    fn default() -> Self {
+        Shares { items: Vec::new(), ends: [0; 64] }
+    }
+}
+
+impl Shares {
+    /// Cell `cell`'s items.
+    pub(crate) fn cell(&self, cell: usize) -> &[Item] {
+        let start = if cell == 0 { 0 } else { self.ends[cell - 1] as usize };
+        &self.items[start..self.ends[cell] as usize]
+    }
+
+    /// Room for `counts` items per cell, as one slice per cell to scatter
+    /// into.
+    fn slices(&mut self, counts: &ChildCounts) -> [&mut [Item]; 64] {
+        let mut end = 0;
+        for (cell, cell_end) in self.ends.iter_mut().enumerate() {
+            end += counts.get(cell);
+            *cell_end = end;
+        }
+        self.items.resize(end as usize, Item::default());
+        let mut rest = self.items.as_mut_slice();
+        core::array::from_fn(|cell| {
+            let (head, tail) = core::mem::take(&mut rest).split_at_mut(counts.get(cell) as usize);
+            rest = tail;
+            head
+        })
+    }
 }
 
 impl Default for Chunk {
@@ -65,7 +106,7 @@ impl Chunk {
     pub(crate) fn part(&self, source: Source) -> &[Item] {
         match source {
             Source::Root => &self.items,
-            Source::Share { split, cell } => &self.shares[split][cell],
+            Source::Share { split, cell } => self.shares[split].cell(cell),
         }
     }
 }
@@ -139,7 +180,7 @@ impl<'scope> IndexedJob<'scope> for CountPass<'_> {
         let Chunk { items, splitter, counts, shares, .. } = &mut *state;
         let part = match self.source {
             Source::Root => items.as_slice(),
-            Source::Share { split, cell } => shares[split][cell].as_slice(),
+            Source::Share { split, cell } => shares[split].cell(cell),
         };
         *counts = splitter.count(part, self.split, self.config);
     }
@@ -190,18 +231,14 @@ impl<'scope> IndexedJob<'scope> for ScatterPass<'_> {
         let mut state = self.chunks.state[chunk].write();
         let Chunk { items, splitter, counts, shares, .. } = &mut *state;
         while shares.len() <= self.split {
-            shares.push(core::array::from_fn(|_| Vec::new()));
+            shares.push(Shares::default());
         }
         let (earlier, from_here) = shares.split_at_mut(self.split);
         let part = match self.source {
             Source::Root => items.as_slice(),
-            Source::Share { split, cell } => earlier[split][cell].as_slice(),
+            Source::Share { split, cell } => earlier[split].cell(cell),
         };
-        let children = &mut from_here[0];
-        for (cell, share) in children.iter_mut().enumerate() {
-            share.resize(counts.get(cell) as usize, Item::default());
-        }
-        let mut out = children.each_mut().map(|share| share.as_mut_slice());
+        let mut out = from_here[0].slices(counts);
         splitter.scatter(part, &mut out);
     }
 }

@@ -1,0 +1,235 @@
+//! The persistent broad phase's calls one by one: stable handles and their
+//! staleness, typed errors that change nothing, bulk calls on both the
+//! calling thread and all threads, the no-margin rule for jumping proxies,
+//! boxes at the ends of the `f32` range, and static proxies.
+
+use broadphase_jobs::JobSystem;
+use broadphase_kernel::{Aabb, InputError};
+use broadphase_partition::{
+    PersistentBroadPhase, PersistentConfig, Proxy, ProxyError, ProxyKind, UpdatePath,
+};
+use glam::Vec3;
+
+fn unit_at(x: f32) -> Aabb {
+    Aabb::new(Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 1.0, 1.0))
+}
+
+#[test]
+fn a_removed_handle_is_stale_and_its_slot_comes_back_with_a_new_generation() {
+    let jobs = JobSystem::new(1);
+    let mut world = PersistentBroadPhase::default();
+    let a = world.insert(unit_at(0.0), ProxyKind::Dynamic).unwrap();
+    let b = world.insert(unit_at(0.5), ProxyKind::Dynamic).unwrap();
+    world.update(&jobs).unwrap();
+    assert_eq!(world.pairs(), [[a, b]]);
+
+    world.remove(a).unwrap();
+    let stale = ProxyError::Stale { proxy: a, position: 0 };
+    assert_eq!(world.remove(a), Err(stale.clone()));
+    assert_eq!(world.set_aabb(a, unit_at(3.0)), Err(stale.clone()));
+    assert_eq!(world.aabb(a), Err(stale.clone()));
+    assert_eq!(world.kind(a), Err(stale.clone()));
+    assert!(!world.contains(a));
+
+    // Not reused before the update that ends its pairs.
+    let c = world.insert(unit_at(0.25), ProxyKind::Dynamic).unwrap();
+    assert_ne!(c.index(), a.index());
+    world.update(&jobs).unwrap();
+    assert_eq!(world.ended(), [[a, b]], "the removed proxy's pair ends under its old handle");
+    assert_eq!(world.started(), [[b, c]]);
+
+    let d = world.insert(unit_at(0.75), ProxyKind::Dynamic).unwrap();
+    assert_eq!(d.index(), a.index(), "the freed slot is reused");
+    assert_eq!(d.generation(), a.generation() + 1);
+    assert!(!world.contains(a), "the old handle stays stale after reuse");
+    assert!(world.contains(d));
+    world.update(&jobs).unwrap();
+    assert_eq!(world.started(), [[d, b], [d, c]]);
+    assert_eq!(world.pairs(), [[d, b], [d, c], [b, c]]);
+}
+
+#[test]
+fn a_handle_from_another_broad_phase_is_stale() {
+    let mut other = PersistentBroadPhase::default();
+    let foreign = other.insert(unit_at(0.0), ProxyKind::Dynamic).unwrap();
+    let mut world = PersistentBroadPhase::default();
+    assert!(matches!(world.set_aabb(foreign, unit_at(1.0)), Err(ProxyError::Stale { .. })));
+}
+
+#[test]
+fn bad_boxes_are_typed_errors_that_change_nothing() {
+    let mut world = PersistentBroadPhase::default();
+    let nan = Aabb::new(Vec3::ZERO, Vec3::new(1.0, f32::NAN, 1.0));
+    let inf = Aabb::new(Vec3::new(f32::NEG_INFINITY, 0.0, 0.0), Vec3::ONE);
+    let inverted = Aabb { min: Vec3::ONE, max: Vec3::ZERO };
+    for bad in [nan, inf, inverted] {
+        assert!(matches!(world.insert(bad, ProxyKind::Dynamic), Err(ProxyError::InvalidBox(_))));
+    }
+    assert!(world.is_empty());
+
+    let mut handles = Vec::new();
+    let boxes = [unit_at(0.0), unit_at(1.0), inverted, unit_at(3.0)];
+    let err = world.insert_many(&boxes, ProxyKind::Static, &mut handles).unwrap_err();
+    assert!(
+        matches!(err, ProxyError::InvalidBox(InputError::Inverted { index: 2, .. })),
+        "{err:?}"
+    );
+    assert!(world.is_empty() && handles.is_empty(), "nothing inserted");
+
+    world.insert_many(&boxes[..2], ProxyKind::Dynamic, &mut handles).unwrap();
+    let p = handles[0];
+    assert!(matches!(world.set_aabb(p, nan), Err(ProxyError::InvalidBox(_))));
+    assert_eq!(world.aabb(p).unwrap(), unit_at(0.0), "a rejected box is not applied");
+}
+
+#[test]
+fn bulk_calls_check_everything_before_changing_anything() {
+    for (threads, count) in [(1, 10), (2, 40_000), (4, 40_000)] {
+        let jobs = JobSystem::new(threads);
+        let mut world = PersistentBroadPhase::default();
+        let boxes: Vec<Aabb> = (0..count).map(|i| unit_at(i as f32 * 3.0)).collect();
+        let mut handles = Vec::new();
+        world.insert_many(&boxes, ProxyKind::Dynamic, &mut handles).unwrap();
+        world.update(&jobs).unwrap();
+        let moved: Vec<Aabb> = boxes.iter().map(|b| unit_at(b.min.x + 0.1)).collect();
+
+        assert_eq!(
+            world.set_aabbs(&jobs, &handles[1..], &moved),
+            Err(ProxyError::LengthMismatch { proxies: count - 1, boxes: count })
+        );
+
+        let mut bad = moved.clone();
+        bad[count - 3] = Aabb { min: Vec3::ONE, max: Vec3::ZERO };
+        bad[count - 2].max.y = f32::NAN;
+        let err = world.set_aabbs(&jobs, &handles, &bad).unwrap_err();
+        assert!(
+            matches!(err, ProxyError::InvalidBox(InputError::Inverted { index, .. }) if index == count - 3),
+            "{threads} threads: {err:?}"
+        );
+
+        world.remove(handles[count / 2]).unwrap();
+        let err = world.set_aabbs(&jobs, &handles, &moved).unwrap_err();
+        assert_eq!(err, ProxyError::Stale { proxy: handles[count / 2], position: count / 2 });
+
+        // Nothing moved: the update finds only the removal.
+        world.update(&jobs).unwrap();
+        assert_eq!(world.stats().reindexed, 0);
+        assert_eq!(world.aabb(handles[0]).unwrap(), boxes[0]);
+
+        // A handle given twice gets its last box.
+        let live: Vec<Proxy> = handles.iter().copied().filter(|&h| world.contains(h)).collect();
+        let mut twice = live.clone();
+        twice.push(live[0]);
+        let mut targets: Vec<Aabb> = live.iter().map(|&h| world.aabb(h).unwrap()).collect();
+        targets.push(unit_at(-50.0));
+        world.set_aabbs(&jobs, &twice, &targets).unwrap();
+        assert_eq!(world.aabb(live[0]).unwrap(), unit_at(-50.0));
+    }
+}
+
+#[test]
+fn remove_many_rejects_a_handle_given_twice() {
+    let mut world = PersistentBroadPhase::default();
+    let mut handles = Vec::new();
+    world.insert_many(&[unit_at(0.0), unit_at(5.0)], ProxyKind::Dynamic, &mut handles).unwrap();
+    let twice = [handles[1], handles[0], handles[1]];
+    assert_eq!(
+        world.remove_many(&twice),
+        Err(ProxyError::Stale { proxy: handles[1], position: 2 })
+    );
+    assert_eq!(world.len(), 2, "nothing removed");
+    world.remove_many(&handles).unwrap();
+    assert!(world.is_empty());
+}
+
+#[test]
+fn a_drifting_proxy_keeps_its_margin_and_a_jumping_one_gets_none() {
+    let jobs = JobSystem::new(1);
+    let config = PersistentConfig { margin: 0.25, ..Default::default() };
+    let mut world = PersistentBroadPhase::with_config(config);
+    let p = world.insert(unit_at(0.0), ProxyKind::Dynamic).unwrap();
+    world.update(&jobs).unwrap();
+    let fat = world.enlarged_aabb(p).unwrap();
+    assert_eq!(fat, Aabb::new(Vec3::splat(-0.25), Vec3::new(1.25, 1.25, 1.25)));
+
+    // Inside the margin: nothing re-indexed.
+    world.set_aabb(p, unit_at(0.2)).unwrap();
+    world.update(&jobs).unwrap();
+    assert_eq!(world.stats().reindexed, 0);
+    assert_eq!(world.enlarged_aabb(p).unwrap(), fat);
+
+    // Out by a small step: re-indexed with a margin.
+    world.set_aabb(p, unit_at(0.4)).unwrap();
+    assert_eq!(world.enlarged_aabb(p).unwrap().min.x, 0.4 - 0.25);
+    world.update(&jobs).unwrap();
+    assert_eq!(world.stats().reindexed, 1);
+
+    // A jump farther than the margin: no margin.
+    world.set_aabb(p, unit_at(100.0)).unwrap();
+    assert_eq!(world.enlarged_aabb(p).unwrap(), unit_at(100.0));
+    world.update(&jobs).unwrap();
+    assert_eq!(world.stats().reindexed, 1);
+}
+
+#[test]
+fn boxes_at_the_ends_of_the_f32_range_stay_exact() {
+    let jobs = JobSystem::new(2);
+    let config = PersistentConfig { margin: 10.0, min_margin: f32::MAX, ..Default::default() };
+    let mut world = PersistentBroadPhase::with_config(config);
+    let huge = Aabb::new(Vec3::splat(f32::MIN), Vec3::splat(f32::MAX));
+    let far = Aabb::new(Vec3::splat(3.0e38), Vec3::splat(f32::MAX));
+    let near = unit_at(0.0);
+    let h = world.insert(huge, ProxyKind::Dynamic).unwrap();
+    let f = world.insert(far, ProxyKind::Dynamic).unwrap();
+    let n = world.insert(near, ProxyKind::Dynamic).unwrap();
+    world.update(&jobs).unwrap();
+    for p in [h, f, n] {
+        let fat = world.enlarged_aabb(p).unwrap();
+        assert!(fat.is_valid(), "{fat:?}");
+    }
+    assert_eq!(world.pairs(), [[h, f], [h, n]]);
+    world.set_aabb(n, Aabb::new(Vec3::splat(3.0e38), Vec3::splat(3.1e38))).unwrap();
+    world.update(&jobs).unwrap();
+    assert_eq!(world.pairs(), [[h, f], [h, n], [f, n]]);
+}
+
+#[test]
+fn negative_and_nan_margins_count_as_zero() {
+    let jobs = JobSystem::new(1);
+    for margin in [-1.0, f32::NAN] {
+        let config = PersistentConfig { margin, min_margin: margin, ..Default::default() };
+        let mut world = PersistentBroadPhase::with_config(config);
+        let p = world.insert(unit_at(0.0), ProxyKind::Dynamic).unwrap();
+        world.update(&jobs).unwrap();
+        assert_eq!(world.enlarged_aabb(p).unwrap(), unit_at(0.0));
+    }
+}
+
+#[test]
+fn static_proxies_never_pair_with_each_other() {
+    let jobs = JobSystem::new(1);
+    let mut world = PersistentBroadPhase::default();
+    let wall = world.insert(unit_at(0.0), ProxyKind::Static).unwrap();
+    let floor = world.insert(unit_at(0.5), ProxyKind::Static).unwrap();
+    let ball = world.insert(unit_at(10.0), ProxyKind::Dynamic).unwrap();
+    world.update(&jobs).unwrap();
+    assert!(world.pairs().is_empty());
+
+    // A static proxy that wakes up pairs with the other static one.
+    world.set_kind(floor, ProxyKind::Dynamic).unwrap();
+    world.update(&jobs).unwrap();
+    assert_eq!(world.started(), [[wall, floor]]);
+    assert_eq!(world.kind(floor).unwrap(), ProxyKind::Dynamic);
+
+    // Both static again: the pair ends though the boxes still touch.
+    world.set_kind(floor, ProxyKind::Static).unwrap();
+    world.update(&jobs).unwrap();
+    assert_eq!(world.ended(), [[wall, floor]]);
+
+    // A moved static proxy is re-indexed exactly, with no margin.
+    world.set_aabb(wall, unit_at(10.5)).unwrap();
+    world.update(&jobs).unwrap();
+    assert_eq!(world.enlarged_aabb(wall).unwrap(), unit_at(10.5));
+    assert_eq!(world.pairs(), [[wall, ball]]);
+    assert_eq!(world.stats().path, UpdatePath::Full, "one of three re-indexed is over a quarter");
+}

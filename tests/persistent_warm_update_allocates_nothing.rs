@@ -1,0 +1,81 @@
+//! Regression: the persistent broad phase's memory stays flat over a long
+//! run, and a warm frame (a bulk set of every box, inserts and removals,
+//! and the update) allocates nothing.
+//!
+//! Scenario: 40,000 drifting boxes on 1, 2 and 4 threads, 100 proxies
+//! removed and 100 inserted per frame, for 1,000 frames after a warm-up;
+//! the drift re-indexes proxies and rebuilds the index along the way, and
+//! a shockwave every 50 frames takes the full path. A buffer grows only
+//! when a frame needs more room than any frame before it, and then by
+//! doubling, so allocations come in a few early bursts and then stop: the
+//! whole run stays within a small budget, and on one thread (where the
+//! schedule is fixed) the last 400 frames allocate nothing at all. The
+//! counter sees every thread, so this file holds a single `#[test]`.
+
+use broadphase::glam::Vec3;
+use broadphase::persistent::{PersistentBroadPhase, ProxyKind};
+use broadphase::{Aabb, JobSystem};
+use broadphase_scenes::{SplitMix64, drift100k};
+use broadphase_testkit::{CountingAllocator, allocations_on_every_thread_during};
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
+
+const WARM_UP: usize = 60;
+const COUNTED: usize = 1_000;
+/// Allocations allowed over all counted frames: growth bursts (a few dozen
+/// buffers doubling a few times), never one per box or per frame.
+const BUDGET: usize = 400;
+/// The last frames of the one-thread run, which must allocate nothing.
+const QUIET: usize = 400;
+
+#[test]
+fn warm_updates_allocate_nothing_over_a_long_run() {
+    for threads in [1, 2, 4] {
+        let jobs = JobSystem::new(threads);
+        let mut scene = drift100k();
+        scene.boxes.truncate(40_000);
+        scene.moving = 40_000;
+        let mut rng = SplitMix64::new(5);
+        let mut world = PersistentBroadPhase::default();
+        let mut handles = Vec::new();
+        world.insert_many(&scene.boxes, ProxyKind::Dynamic, &mut handles).unwrap();
+        let (mut rebuilt, mut full) = (0, 0);
+        let mut per_frame = Vec::with_capacity(COUNTED);
+        for frame in 0..WARM_UP + COUNTED {
+            scene.step();
+            if frame % 50 == 49 {
+                for b in scene.boxes.iter_mut().step_by(2) {
+                    let kick = Vec3::splat(rng.range_f32(30.0, 90.0));
+                    *b = Aabb::new(b.min + kick, b.max + kick);
+                }
+            }
+            let churn: Vec<usize> = (0..100).map(|_| rng.below(handles.len())).collect();
+            let (result, allocations) =
+                allocations_on_every_thread_during(frame >= WARM_UP, || {
+                    world.set_aabbs(&jobs, &handles, &scene.boxes)?;
+                    for &k in &churn {
+                        world.remove(handles[k])?;
+                        handles[k] = world.insert(scene.boxes[k], ProxyKind::Dynamic)?;
+                    }
+                    world.update(&jobs)
+                });
+            result.unwrap();
+            let stats = *world.stats();
+            rebuilt += usize::from(stats.index_rebuilt && frame >= WARM_UP);
+            full += usize::from(
+                stats.path == broadphase::persistent::UpdatePath::Full && frame >= WARM_UP,
+            );
+            if frame >= WARM_UP {
+                per_frame.push(allocations);
+            }
+        }
+        assert!(rebuilt > 0 && full > 0, "{threads} threads: rebuilt {rebuilt}, full {full}");
+        let total: usize = per_frame.iter().sum();
+        assert!(total <= BUDGET, "{threads} threads: {total} allocations in {COUNTED} frames");
+        if threads == 1 {
+            let late = &per_frame[COUNTED - QUIET..];
+            assert!(late.iter().all(|&a| a == 0), "late frames allocate: {late:?}");
+        }
+    }
+}
