@@ -101,7 +101,7 @@ pub fn drift1m() -> MovingScene {
 /// drift100k: 100,000 boxes at sparse20k's density, all drifting as in
 /// [`drift1m`].
 pub fn drift100k() -> MovingScene {
-    let boxes = uniform(100_000, 0xD1F7_100).boxes;
+    let boxes = uniform(100_000, 0x0D1F_7100).boxes;
     MovingScene::new(
         "drift100k",
         boxes,
@@ -135,6 +135,6 @@ pub fn dynamic1k() -> MovingScene {
 /// teleport100k: [`drift100k`]'s start, every box jumping to a random place
 /// in the start's bounds every frame.
 pub fn teleport100k() -> MovingScene {
-    let boxes = uniform(100_000, 0xD1F7_100).boxes;
+    let boxes = uniform(100_000, 0x0D1F_7100).boxes;
     MovingScene::new("teleport100k", boxes, 100_000, Motion::Teleport, 0x7E1E)
 }
