@@ -600,7 +600,7 @@ impl PersistentBroadPhase {
         }
         self.fresh.sort_unstable();
         let marks = Marks { slots: &self.slots, all_recomputed: full };
-        self.candidates.merge(&self.fresh, &marks, &mut self.events);
+        self.candidates.merge(jobs, &self.fresh, &marks, &mut self.events)?;
         self.stats.reindexed = self.moved.len();
         self.stats.path = if full { UpdatePath::Full } else { UpdatePath::Incremental };
         self.stats.candidates = self.candidates.len();

@@ -4,7 +4,9 @@
 
 use super::Proxy;
 use super::slots::Slots;
+use broadphase_jobs::{IndexedJob, JobContext, JobError, JobSystem};
 use broadphase_storage::Aabb;
+use parking_lot::Mutex;
 
 /// What the merge needs to know about a slot this update.
 pub(crate) struct Marks<'a> {
@@ -76,8 +78,38 @@ pub(crate) struct Candidates {
     touching: Vec<bool>,
     next_pairs: Vec<[Proxy; 2]>,
     next_touching: Vec<bool>,
-    /// Each kept pair's overlap on this update's true boxes.
-    now: Vec<bool>,
+    /// Each kept pair's overlap on this update's true boxes, one vector
+    /// per chunk of [`RETEST_CHUNK`] pairs.
+    now: Vec<Mutex<Vec<bool>>>,
+}
+
+/// Kept pairs re-tested per job.
+const RETEST_CHUNK: usize = 16 * 1024;
+
+/// Every kept pair's overlap on the true boxes, one job per chunk.
+struct RetestPass<'a> {
+    pairs: &'a [[Proxy; 2]],
+    boxes: &'a [Aabb],
+    now: &'a [Mutex<Vec<bool>>],
+}
+
+impl RetestPass<'_> {
+    fn retest(&self, chunk: usize) {
+        let start = chunk * RETEST_CHUNK;
+        let pairs = &self.pairs[start..(start + RETEST_CHUNK).min(self.pairs.len())];
+        let mut now = self.now[chunk].lock();
+        now.clear();
+        // No branch per pair: the two boxes' cache misses of one pair
+        // overlap with the next pairs' instead of waiting on a jump.
+        now.extend(pairs.iter().map(|&pair| touching(self.boxes, slots_of(pair))));
+    }
+}
+
+impl<'scope> IndexedJob<'scope> for RetestPass<'_> {
+    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, chunk: usize) {
+        crate::profile::zone!("persistent: retest");
+        self.retest(chunk);
+    }
 }
 
 /// A pair's slots, the order of every list.
@@ -102,35 +134,55 @@ impl Candidates {
     /// (sorted, each once), drops removed slots' pairs, re-tests every
     /// pair with a changed box, and writes the overlapping pairs and the
     /// events in pair order.
-    pub(crate) fn merge(&mut self, fresh: &[[u32; 2]], marks: &Marks<'_>, events: &mut Events) {
+    pub(crate) fn merge(
+        &mut self,
+        jobs: &JobSystem,
+        fresh: &[[u32; 2]],
+        marks: &Marks<'_>,
+        events: &mut Events,
+    ) -> Result<(), JobError> {
         debug_assert!(
             fresh.windows(2).all(|w| w[0] < w[1]),
             "fresh pairs must be sorted, once each"
         );
         events.clear();
-        self.next_pairs.clear();
-        self.next_touching.clear();
-        // Every kept pair re-tested up front, in one loop with no branch,
-        // which is several times faster than testing in the merge below
+        let Candidates { pairs, touching, next_pairs, next_touching, now } = self;
+        next_pairs.clear();
+        next_touching.clear();
+        // Every kept pair re-tested up front, on all threads, in loops with
+        // no branch: several times faster than testing in the merge below
         // when the boxes are out of cache. Most pairs need it: any pair
         // with a moved proxy does.
-        let boxes = &marks.slots.boxes;
-        self.now.clear();
-        self.now.extend(self.pairs.iter().map(|&pair| touching(boxes, slots_of(pair))));
+        let chunks = pairs.len().div_ceil(RETEST_CHUNK);
+        while now.len() < chunks {
+            now.push(Mutex::default());
+        }
+        let pass = RetestPass { pairs, boxes: &marks.slots.boxes, now: &now[..chunks] };
+        if chunks > 1 && jobs.threads() > 1 {
+            jobs.reserve_queue(chunks);
+            jobs.scope(|s| (0..chunks).for_each(|chunk| s.spawn_indexed(&pass, chunk)))?;
+        } else {
+            (0..chunks).for_each(|chunk| pass.retest(chunk));
+        }
+        let mut now_at = |i: usize| now[i / RETEST_CHUNK].get_mut()[i % RETEST_CHUNK];
+
         let (mut i, mut j) = (0, 0);
         loop {
-            let old = self.pairs.get(i).copied();
-            let (pair, was, retest) = match (old.map(slots_of), fresh.get(j).copied()) {
+            let old = pairs.get(i).map(|&pair| (slots_of(pair), pair, touching[i]));
+            let new = fresh.get(j).copied();
+            let (pair, was, retest) = match (old, new) {
                 (None, None) => break,
-                (Some(key), Some(new)) if key == new => {
+                // The same pair of proxies, kept (a slot reused since is
+                // another proxy: its old pair ends below).
+                (Some((key, pair, was)), Some(new)) if key == new && pair == marks.handles(new) => {
                     i += 1;
                     j += 1;
-                    (self.pairs[i - 1], self.touching[i - 1], Some(self.now[i - 1]))
+                    (pair, was, Some(now_at(i - 1)))
                 }
-                (Some([a, b]), new) if new.is_none_or(|new| [a, b] < new) => {
+                (Some(([a, b], pair, was)), new) if new.is_none_or(|new| [a, b] <= new) => {
                     i += 1;
-                    let (pair, was) = (self.pairs[i - 1], self.touching[i - 1]);
-                    let gone = marks.removed(a)
+                    let gone = new == Some([a, b]) // its slot holds another proxy now
+                        || marks.removed(a)
                         || marks.removed(b)
                         || marks.recomputed(a)
                         || marks.recomputed(b);
@@ -141,7 +193,7 @@ impl Candidates {
                         continue;
                     }
                     let retest = marks.changed(a) || marks.changed(b);
-                    (pair, was, retest.then_some(self.now[i - 1]))
+                    (pair, was, retest.then(|| now_at(i - 1)))
                 }
                 (_, Some(new)) => {
                     j += 1;
@@ -149,19 +201,20 @@ impl Candidates {
                 }
                 (Some(_), None) => unreachable!("an old pair with no fresh one is taken above"),
             };
-            let now = retest.unwrap_or(was);
-            match (was, now) {
+            let touching_now = retest.unwrap_or(was);
+            match (was, touching_now) {
                 (false, true) => events.started.push(pair),
                 (true, false) => events.ended.push(pair),
                 _ => {}
             }
-            if now {
+            if touching_now {
                 events.pairs.push(pair);
             }
-            self.next_pairs.push(pair);
-            self.next_touching.push(now);
+            next_pairs.push(pair);
+            next_touching.push(touching_now);
         }
-        std::mem::swap(&mut self.pairs, &mut self.next_pairs);
-        std::mem::swap(&mut self.touching, &mut self.next_touching);
+        std::mem::swap(pairs, next_pairs);
+        std::mem::swap(touching, next_touching);
+        Ok(())
     }
 }

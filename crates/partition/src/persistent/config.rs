@@ -38,7 +38,7 @@ pub struct PersistentConfig {
 impl Default for PersistentConfig {
     fn default() -> Self {
         Self {
-            margin: 0.25,
+            margin: 0.5,
             min_margin: 0.0,
             full_rebuild_fraction: 0.25,
             tree: GridTreeConfig::default(),
