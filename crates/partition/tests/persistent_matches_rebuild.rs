@@ -85,7 +85,17 @@ impl Sim {
             let mut entry = self.known[k];
             if self.roll(m.churn) {
                 world.remove(entry.proxy).unwrap();
-                self.known.swap_remove(k);
+                if self.roll(500) {
+                    // The slot taken again at once, as an ECS reuses an
+                    // entity id in the same frame.
+                    let (aabb, kind) = (self.random_box(), self.random_kind());
+                    let proxy = world.insert_at(entry.proxy.index(), aabb, kind).unwrap();
+                    assert_eq!(proxy.generation(), entry.proxy.generation().wrapping_add(1));
+                    self.known[k] = Known { proxy, aabb, kind };
+                    k += 1;
+                } else {
+                    self.known.swap_remove(k);
+                }
                 continue;
             }
             if self.roll(m.flip) {
@@ -124,7 +134,13 @@ impl Sim {
             if self.roll(500) || self.known.is_empty() {
                 let aabb = self.random_box();
                 let kind = self.random_kind();
-                let proxy = world.insert(aabb, kind).unwrap();
+                let proxy = if self.roll(100) {
+                    // Past the end, leaving free slots between.
+                    let end = self.known.iter().map(|k| k.proxy.index()).max().unwrap_or(0);
+                    world.insert_at(end + 1 + self.rng.below(3) as u32, aabb, kind).unwrap()
+                } else {
+                    world.insert(aabb, kind).unwrap()
+                };
                 self.known.push(Known { proxy, aabb, kind });
             }
         }

@@ -6,7 +6,7 @@ use super::candidates::{Candidates, Events, Marks};
 use super::config::PersistentConfig;
 use super::error::ProxyError;
 use super::index::{FatIndex, QUERY_CHUNK, QueryChunk, QueryPass};
-use super::slots::{Margin, Proxy, ProxyKind, SlotState, Slots, contains};
+use super::slots::{MAX_PROXIES, Margin, Proxy, ProxyKind, SlotState, Slots, contains};
 use crate::{GridTree, PartitionError};
 use broadphase_jobs::JobSystem;
 use broadphase_storage::Aabb;
@@ -300,6 +300,54 @@ impl PersistentBroadPhase {
             out.push(self.insert_checked(aabb, kind));
         }
         Ok(())
+    }
+
+    /// Adds a proxy in slot `index`, so its handle's index is `index`: for
+    /// callers that already number their objects densely (an ECS's entity
+    /// ids), whose pair lists then come out in their own order. The slot
+    /// may be free, past the end (the slots between become free), or hold
+    /// a proxy removed since the last update: that one's pairs still end
+    /// at the next update, under its old handle.
+    ///
+    /// # Errors
+    /// [`ProxyError::InvalidBox`] (index 0) for a bad box,
+    /// [`ProxyError::SlotTaken`] if the slot holds a live proxy,
+    /// [`ProxyError::TooManyProxies`] for `index == u32::MAX`. Nothing is
+    /// added then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_partition::{PersistentBroadPhase, ProxyError, ProxyKind};
+    /// use broadphase_storage::Aabb;
+    /// let mut world = PersistentBroadPhase::default();
+    /// let p = world.insert_at(7, Aabb::default(), ProxyKind::Dynamic)?;
+    /// assert_eq!(p.index(), 7);
+    /// assert!(matches!(world.insert_at(7, Aabb::default(), ProxyKind::Dynamic), Err(ProxyError::SlotTaken { index: 7 })));
+    /// world.remove(p)?;
+    /// let q = world.insert_at(7, Aabb::default(), ProxyKind::Dynamic)?; // before any update
+    /// assert_eq!(q.generation(), p.generation() + 1);
+    /// # Ok::<(), broadphase_partition::ProxyError>(())
+    /// ```
+    pub fn insert_at(
+        &mut self,
+        index: u32,
+        aabb: Aabb,
+        kind: ProxyKind,
+    ) -> Result<Proxy, ProxyError> {
+        aabb.validate(0).map_err(ProxyError::InvalidBox)?;
+        let slot = index as usize;
+        if slot >= MAX_PROXIES {
+            return Err(ProxyError::TooManyProxies { count: slot + 1 });
+        }
+        if slot < self.slots.len() && self.slots.state[slot].is_live() {
+            return Err(ProxyError::SlotTaken { index });
+        }
+        self.slots.insert_at(slot, aabb, self.margin.first(&aabb, kind), kind);
+        self.slots.changed.set(slot);
+        self.queue_slot(index);
+        self.touched = true;
+        Ok(self.slots.handle(index))
     }
 
     fn insert_checked(&mut self, aabb: Aabb, kind: ProxyKind) -> Proxy {

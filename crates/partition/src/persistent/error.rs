@@ -39,6 +39,12 @@ pub enum ProxyError {
         /// Its position in the call's slice.
         position: usize,
     },
+    /// [`insert_at`](super::PersistentBroadPhase::insert_at) was given a
+    /// slot that holds a live proxy.
+    SlotTaken {
+        /// The slot.
+        index: u32,
+    },
     /// A bulk call's handles and boxes differ in number.
     LengthMismatch {
         /// Handles given.
@@ -68,6 +74,7 @@ impl fmt::Display for ProxyError {
                 proxy.index(),
                 proxy.generation()
             ),
+            ProxyError::SlotTaken { index } => write!(f, "slot {index} holds a live proxy"),
             ProxyError::LengthMismatch { proxies, boxes } => {
                 write!(f, "{proxies} proxies but {boxes} boxes")
             }

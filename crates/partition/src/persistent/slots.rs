@@ -108,8 +108,10 @@ pub(crate) struct Slots {
     /// Number of the index build since which the slot's entry in it is
     /// stale (see `index.rs`).
     pub(crate) dirty: Vec<u32>,
-    /// Freed slots, reused last freed first.
+    /// Freed slots, reused last freed first; each at most once.
     free: Vec<u32>,
+    /// Which slots are in `free`.
+    free_listed: Bits,
     /// Live proxies (dynamic and static).
     pub(crate) live: usize,
     /// Live dynamic proxies.
@@ -138,38 +140,90 @@ impl Slots {
         .then_some(slot)
     }
 
-    /// Slots that a call inserting `count` proxies would need beyond the
-    /// free ones, if any.
+    /// `Err(slots)` if inserting `count` more proxies could need more
+    /// slots than `u32` names.
     pub(crate) fn room_for(&self, count: usize) -> Result<(), usize> {
-        let total = self.len() + count.saturating_sub(self.free.len());
+        // Conservative: free slots are not counted, so a call never fails
+        // short of the bound by more than the free slots.
+        let total = self.len().saturating_add(count);
         if total <= MAX_PROXIES { Ok(()) } else { Err(total) }
     }
 
     /// Takes a slot for a new proxy indexed by `fat`; the caller checked
     /// [`room_for`](Self::room_for).
     pub(crate) fn insert(&mut self, aabb: Aabb, fat: Aabb, kind: ProxyKind) -> u32 {
-        let slot = match self.free.pop() {
-            Some(slot) => slot,
-            None => {
-                let slot = self.len() as u32;
-                self.boxes.push(aabb);
-                self.fat.push(aabb);
-                self.generation.push(0);
-                self.state.push(SlotState::Free);
-                self.changed.grow_to(self.state.len());
-                self.queued.grow_to(self.state.len());
-                self.removed.grow_to(self.state.len());
-                self.dirty.push(0);
-                slot
+        // The free list may hold slots `insert_at` took since (it leaves
+        // them there rather than search the list): skip those.
+        let slot = loop {
+            match self.free.pop() {
+                Some(slot) => {
+                    self.free_listed.clear_bit(slot as usize);
+                    if self.state[slot as usize] == SlotState::Free {
+                        break slot;
+                    }
+                }
+                None => {
+                    let slot = self.len() as u32;
+                    self.grow_to(self.len() + 1);
+                    break slot;
+                }
             }
         };
-        let s = slot as usize;
+        self.fill(slot as usize, aabb, fat, kind);
+        slot
+    }
+
+    /// Puts a new proxy in slot `slot`, which must be free, pending
+    /// removal (its old proxy's pairs still end at the next update), or
+    /// past the end (the slots between become free). The caller checked
+    /// that the slot holds no live proxy and that `slot < MAX_PROXIES`.
+    pub(crate) fn insert_at(&mut self, slot: usize, aabb: Aabb, fat: Aabb, kind: ProxyKind) {
+        if slot >= self.len() {
+            let first_new = self.len();
+            self.grow_to(slot + 1);
+            for between in (first_new..slot).rev() {
+                self.push_free(between);
+            }
+        }
+        match self.state[slot] {
+            SlotState::Removed => {
+                // The old proxy's handle goes stale now, not at the update.
+                self.generation[slot] = self.generation[slot].wrapping_add(1);
+            }
+            SlotState::Free => {}
+            SlotState::Dynamic | SlotState::Static => {
+                unreachable!("insert_at into a live slot: the caller checks")
+            }
+        }
+        self.fill(slot, aabb, fat, kind);
+    }
+
+    /// Appends free slots up to `len`.
+    fn grow_to(&mut self, len: usize) {
+        let empty = Aabb::default();
+        self.boxes.resize(len, empty);
+        self.fat.resize(len, empty);
+        self.generation.resize(len, 0);
+        self.state.resize(len, SlotState::Free);
+        self.dirty.resize(len, 0);
+        self.changed.grow_to(len);
+        self.queued.grow_to(len);
+        self.removed.grow_to(len);
+        self.free_listed.grow_to(len);
+    }
+
+    fn fill(&mut self, s: usize, aabb: Aabb, fat: Aabb, kind: ProxyKind) {
         self.boxes[s] = aabb;
         self.fat[s] = fat;
         self.state[s] = SlotState::of(kind);
         self.live += 1;
         self.dynamic += usize::from(kind == ProxyKind::Dynamic);
-        slot
+    }
+
+    fn push_free(&mut self, slot: usize) {
+        if self.free_listed.test_and_set(slot) {
+            self.free.push(slot as u32);
+        }
     }
 
     /// Marks a live slot removed; it is freed by [`free`](Self::free).
@@ -181,12 +235,14 @@ impl Slots {
     }
 
     /// Frees a removed slot for reuse, so its old handle goes stale.
+    /// A slot `insert_at` took again since its removal is left alone.
     pub(crate) fn free(&mut self, slot: u32) {
         let s = slot as usize;
-        debug_assert_eq!(self.state[s], SlotState::Removed);
-        self.state[s] = SlotState::Free;
-        self.generation[s] = self.generation[s].wrapping_add(1);
-        self.free.push(slot);
+        if self.state[s] == SlotState::Removed {
+            self.state[s] = SlotState::Free;
+            self.generation[s] = self.generation[s].wrapping_add(1);
+            self.push_free(s);
+        }
     }
 
     /// Changes a live slot's kind and indexed box.
@@ -221,6 +277,11 @@ impl Bits {
     #[inline]
     pub(crate) fn set(&mut self, slot: usize) {
         self.words[slot / 64] |= 1 << (slot % 64);
+    }
+
+    #[inline]
+    fn clear_bit(&mut self, slot: usize) {
+        self.words[slot / 64] &= !(1 << (slot % 64));
     }
 
     /// Whether the bit was clear; sets it.
