@@ -98,9 +98,10 @@ impl Bounds {
 }
 
 /// The map from `f32` coordinates to 16-bit ones for one frame: 65536
-/// steps per axis over where the frame's boxes lie (the bounds, narrowed
-/// past a few far boxes; those clamp to the border). Monotone, so only a
-/// filter: two boxes that overlap in `f32` overlap as integers.
+/// steps over the widest axis of where the frame's boxes lie (the bounds,
+/// narrowed past a few far boxes; those clamp to the border), the same
+/// step on every axis. Monotone, so only a filter: two boxes that overlap
+/// in `f32` overlap as integers.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Quantizer {
     origin: [f32; 3],
@@ -114,14 +115,14 @@ impl Default for Quantizer {
 }
 
 impl Quantizer {
-    /// The quantizer whose 65536 steps per axis span the union of `boxes`,
+    /// The quantizer whose 65536 steps span the union of `boxes`,
     /// checking the input contract in the same pass.
     pub(crate) fn covering(boxes: &[Aabb]) -> Result<Self, InputError> {
         Quantizer::new(&Bounds::of(boxes), boxes)
     }
 
     /// The quantizer for `boxes`, given their [`Bounds`] (merged from
-    /// chunks, in any order): its 65536 steps per axis span the bounds,
+    /// chunks, in any order): its 65536 steps span the bounds' widest axis,
     /// narrowed to where the bulk of the boxes lies when a few lie far
     /// outside it (found from a fixed sample of 256 of `boxes`).
     ///
@@ -152,11 +153,19 @@ impl Quantizer {
             return Ok(Quantizer::default()); // no box
         }
         let (lo, hi) = bulk_span(bounds, boxes);
-        let scale = core::array::from_fn(|axis| {
-            let extent = f64::from(hi[axis]) - f64::from(lo[axis]);
-            if extent > 0.0 { (65536.0 / extent).min(f64::from(f32::MAX)) as f32 } else { f32::MAX }
-        });
-        Ok(Quantizer { origin: lo, scale })
+        // One scale for all three axes, set by the widest: cells stay
+        // cubes in world space, as the boxes (mostly) are. Scaling each
+        // axis to its own extent would make a thin axis (a slab world, a
+        // floor) as finely cut as the wide ones, and every box would span
+        // several cells along it.
+        let widest =
+            (0..3).map(|axis| f64::from(hi[axis]) - f64::from(lo[axis])).fold(0.0f64, f64::max);
+        let scale = if widest > 0.0 {
+            (65536.0 / widest).min(f64::from(f32::MAX)) as f32
+        } else {
+            f32::MAX
+        };
+        Ok(Quantizer { origin: lo, scale: [scale; 3] })
     }
 
     /// Writes every box of `boxes` as an item into `items` (at least as
