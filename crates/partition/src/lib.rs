@@ -1,9 +1,13 @@
 //! All cores for broadphase: the grid tree, which runs the kernel's top
 //! splits as parallel passes over chunks of a frame's boxes, walks every
 //! subtree below them as a scoped job of the `broadphase-jobs` job system,
-//! and merges the pairs into one deterministic list.
+//! and merges the pairs into one deterministic list; and the persistent
+//! broad phase ([`PersistentBroadPhase`]), which keeps proxies and their
+//! candidate pairs from one frame to the next so that a frame costs what
+//! moved.
 //!
-//! See `docs/PARTITION.md` for the model in full.
+//! See `docs/PARTITION.md` and `docs/PERSISTENT.md` for the models in
+//! full. What follows is about the grid tree.
 //!
 //! # Who owns which memory
 //!

@@ -477,7 +477,7 @@ impl PersistentBroadPhase {
 
         let wanted = if parallel { jobs.threads().min(MAX_RANGES) } else { 1 };
         let range_len = self.slots.len().div_ceil(wanted).next_multiple_of(64);
-        let (count, touched) = {
+        let (count, touched, words) = {
             let margin = self.margin;
             let Slots { boxes: slot_boxes, fat, state, changed, queued, .. } = &mut self.slots;
             let mut ranges: [Mutex<Option<SlotRange<'_>>>; MAX_RANGES] =
@@ -492,8 +492,16 @@ impl PersistentBroadPhase {
             for ((((boxes, fat), changed), queued), queue) in shares {
                 queue.clear();
                 let first = count * range_len;
-                *ranges[count].get_mut() =
-                    Some(SlotRange { first, boxes, fat, changed, queued, queue, touched: false });
+                *ranges[count].get_mut() = Some(SlotRange {
+                    first,
+                    boxes,
+                    fat,
+                    changed,
+                    queued,
+                    queue,
+                    touched: false,
+                    words: 0..0,
+                });
                 count += 1;
             }
             let pass = ApplyPass { proxies, boxes, state, margin, ranges: &ranges[..count] };
@@ -507,12 +515,18 @@ impl PersistentBroadPhase {
                     }
                 });
             }
-            let touched = ranges[..count]
-                .iter()
-                .any(|range| range.lock().as_ref().is_some_and(|range| range.touched));
-            (count, touched)
+            let (mut touched, mut words) = (false, usize::MAX..0);
+            for range in &ranges[..count] {
+                if let Some(range) = range.lock().as_ref().filter(|range| range.touched) {
+                    touched = true;
+                    words = words.start.min(range.words.start)..words.end.max(range.words.end);
+                }
+            }
+            (count, touched, words)
         };
         self.touched |= touched;
+        self.slots.changed.note(words.clone());
+        self.slots.queued.note(words);
         for queue in &self.range_queues[..count] {
             self.queue.extend_from_slice(queue);
         }

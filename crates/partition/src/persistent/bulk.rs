@@ -110,6 +110,9 @@ pub(crate) struct SlotRange<'a> {
     pub(crate) queue: &'a mut Vec<u32>,
     /// Whether any box changed.
     pub(crate) touched: bool,
+    /// The words of `changed` and `queued` this range wrote, from its
+    /// first word.
+    pub(crate) words: core::ops::Range<usize>,
 }
 
 impl SlotRange<'_> {
@@ -129,6 +132,7 @@ impl SlotRange<'_> {
             (&mut *self.boxes, &mut *self.fat, &mut *self.changed, &mut *self.queued);
         let mut queue = core::mem::take(&mut *self.queue);
         let mut touched = false;
+        let (mut first_word, mut end_word) = (usize::MAX, 0);
         let len = slot_boxes.len();
         for (&proxy, aabb) in proxies.iter().zip(boxes) {
             let slot = proxy.index() as usize;
@@ -140,6 +144,8 @@ impl SlotRange<'_> {
             let (word, bit) = (local / 64, 1u64 << (local % 64));
             changed[word] |= bit;
             touched = true;
+            first_word = first_word.min(word);
+            end_word = end_word.max(word + 1);
             let reindex = if state[slot] == SlotState::Static {
                 fat[local] = *aabb;
                 true
@@ -156,6 +162,10 @@ impl SlotRange<'_> {
         }
         *self.queue = queue;
         self.touched |= touched;
+        if touched {
+            let base = first / 64;
+            self.words = base + first_word..base + end_word;
+        }
     }
 }
 

@@ -266,9 +266,27 @@ impl Slots {
 #[derive(Debug, Default)]
 pub(crate) struct Bits {
     pub(crate) words: Vec<u64>,
+    /// The words that may hold a set bit are within `dirty`, so clearing
+    /// costs what was set, not the slot count (a big static world with a
+    /// few moving proxies clears a few words).
+    dirty: core::ops::Range<usize>,
 }
 
 impl Bits {
+    /// Notes that words `words` may have bits set (by a caller writing
+    /// them directly).
+    #[inline]
+    pub(crate) fn note(&mut self, words: core::ops::Range<usize>) {
+        if words.is_empty() {
+            return;
+        }
+        if self.dirty.is_empty() {
+            self.dirty = words;
+        } else {
+            self.dirty = self.dirty.start.min(words.start)..self.dirty.end.max(words.end);
+        }
+    }
+
     #[inline]
     pub(crate) fn get(&self, slot: usize) -> bool {
         self.words[slot / 64] >> (slot % 64) & 1 != 0
@@ -277,6 +295,7 @@ impl Bits {
     #[inline]
     pub(crate) fn set(&mut self, slot: usize) {
         self.words[slot / 64] |= 1 << (slot % 64);
+        self.note(slot / 64..slot / 64 + 1);
     }
 
     #[inline]
@@ -291,6 +310,7 @@ impl Bits {
         let bit = 1 << (slot % 64);
         let was_clear = *word & bit == 0;
         *word |= bit;
+        self.note(slot / 64..slot / 64 + 1);
         was_clear
     }
 
@@ -299,7 +319,8 @@ impl Bits {
     }
 
     fn clear(&mut self) {
-        self.words.fill(0);
+        self.words[self.dirty.clone()].fill(0);
+        self.dirty = 0..0;
     }
 }
 
