@@ -515,14 +515,14 @@ impl PersistentBroadPhase {
                     }
                 });
             }
-            let (mut touched, mut words) = (false, usize::MAX..0);
+            let mut words: Option<core::ops::Range<usize>> = None;
             for range in &ranges[..count] {
                 if let Some(range) = range.lock().as_ref().filter(|range| range.touched) {
-                    touched = true;
-                    words = words.start.min(range.words.start)..words.end.max(range.words.end);
+                    let (start, end) = (range.words.start, range.words.end);
+                    words = Some(words.map_or(start..end, |w| w.start.min(start)..w.end.max(end)));
                 }
             }
-            (count, touched, words)
+            (count, words.is_some(), words.unwrap_or_default())
         };
         self.touched |= touched;
         self.slots.changed.note(words.clone());
