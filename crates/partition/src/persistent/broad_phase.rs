@@ -693,14 +693,7 @@ impl PersistentBroadPhase {
         if in_place {
             self.tree.try_pairs(jobs, &slots.fat, &mut self.tree_pairs)?;
         } else {
-            self.gathered.clear();
-            self.gathered_ids.clear();
-            for (slot, state) in slots.state.iter().enumerate() {
-                if state.is_live() {
-                    self.gathered.push(slots.fat[slot]);
-                    self.gathered_ids.push(slot as u32);
-                }
-            }
+            slots.gather_live(&mut self.gathered, &mut self.gathered_ids);
             self.tree.try_pairs(jobs, &self.gathered, &mut self.tree_pairs)?;
         }
         let ids = &self.gathered_ids;

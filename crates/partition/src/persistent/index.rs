@@ -66,14 +66,7 @@ impl FatIndex {
     /// Builds the grid from every live slot's enlarged box; nothing is
     /// stale after it.
     pub(crate) fn rebuild(&mut self, slots: &mut Slots) -> Result<(), InputError> {
-        self.gathered.clear();
-        self.ids.clear();
-        for (slot, state) in slots.state.iter().enumerate() {
-            if state.is_live() {
-                self.gathered.push(slots.fat[slot]);
-                self.ids.push(slot as u32);
-            }
-        }
+        slots.gather_live(&mut self.gathered, &mut self.ids);
         self.number = self.number.wrapping_add(1);
         if self.number == 0 {
             // Marks from 2^32 builds ago would read as current.

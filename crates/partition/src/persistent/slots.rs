@@ -253,6 +253,19 @@ impl Slots {
         self.state[slot] = SlotState::of(kind);
     }
 
+    /// Replaces `boxes` and `ids` with every live slot's enlarged box and
+    /// slot, in slot order.
+    pub(crate) fn gather_live(&self, boxes: &mut Vec<Aabb>, ids: &mut Vec<u32>) {
+        boxes.clear();
+        ids.clear();
+        for (slot, state) in self.state.iter().enumerate() {
+            if state.is_live() {
+                boxes.push(self.fat[slot]);
+                ids.push(slot as u32);
+            }
+        }
+    }
+
     /// Clears the marks of one update.
     pub(crate) fn clear_marks(&mut self) {
         self.changed.clear();
