@@ -8,6 +8,7 @@
 
 #![forbid(unsafe_code)]
 
+mod coherence;
 mod peers;
 mod report;
 
@@ -394,7 +395,17 @@ fn main() {
     scenes_out.push(scaling.last().expect("uniform1m").clone());
     drop(ms);
     let queries = query_latency(if quick { 3 } else { 15 });
+    let moving: Vec<coherence::CoherenceResult> = [
+        (scenes::drift100k as fn() -> scenes::MovingScene, 30),
+        (scenes::drift1m, 10),
+        (scenes::static100k_dynamic1k, 60),
+        (scenes::teleport100k, 20),
+    ]
+    .into_iter()
+    .map(|(make, frames)| coherence::run(make, if quick { 3 } else { frames }))
+    .collect();
     let nb = neighbors(if quick { 3 } else { 9 });
-    report::write(&out, quick, &scenes_out, &scaling, &queries, &nb).expect("write the report");
+    report::write(&out, quick, &scenes_out, &scaling, &queries, &nb, &moving)
+        .expect("write the report");
     eprintln!("wrote {}", out.display());
 }

@@ -216,6 +216,7 @@ pub fn write(
     scaling: &[SceneResult],
     queries: &[(&str, Vec<f64>)],
     neighbors: &[SceneResult],
+    moving: &[crate::coherence::CoherenceResult],
 ) -> io::Result<()> {
     let dir = out.parent().unwrap_or(Path::new(".")).join("peers");
     fs::create_dir_all(&dir)?;
@@ -303,6 +304,47 @@ pub fn write(
     for (n, v) in queries {
         let (m, lo) = stat(v);
         let _ = writeln!(md, "| {n} | {m:.0} | {lo:.0} | {:.2} |", m / best_q);
+    }
+    let _ = writeln!(md, "\n## Frame coherence (moving scenes)\n");
+    let _ = writeln!(
+        md,
+        "Each method keeps its structure across frames and runs on its own copy of the scene, \
+         stepped the same way (`broadphase_scenes::MovingScene`: drift scenes move every moving box \
+         by up to 2% of its size per axis per frame; teleport100k moves every box anywhere). A frame \
+         is the scene step (untimed), then the method's whole frame: broadphase's \
+         `set_aabbs` + `update`; parry's `insert_or_update_partially` for every moving box (margin \
+         0.5 × its size, broadphase's default), `refit`, the self traversal with change detection, \
+         `optimize_incremental`, and the kept candidates re-tested (as rapier drives it, without a narrow phase); a full \
+         rebuild with the grid tree. Pairs of two static boxes are left out everywhere. Gate: the \
+         first 3 frames' pair sets must be equal. Median and min over the timed frames; a method \
+         whose frame takes over 2 s stops there (its frame count is shown).\n"
+    );
+    for m in moving {
+        let _ = writeln!(
+            md,
+            "### {} ({} boxes, {} moving, {} frames)\n",
+            m.name,
+            m.boxes,
+            m.moving,
+            m.rows[0].2.len()
+        );
+        let _ = writeln!(md, "| method | frames | median ms | min ms | median / parry |");
+        let _ = writeln!(md, "|---|---:|---:|---:|---:|");
+        let median = |v: &[std::time::Duration]| {
+            let mut s = v.to_vec();
+            s.sort();
+            (s[s.len() / 2], s[0])
+        };
+        let parry = m.rows.iter().find(|r| r.1).map(|r| median(&r.2).0);
+        for (name, _, times) in &m.rows {
+            let (med, lo) = median(times);
+            let ratio = parry.map_or(String::from("—"), |p| {
+                format!("{:.2}", med.as_secs_f64() / p.as_secs_f64())
+            });
+            let _ =
+                writeln!(md, "| {name} | {} | {} | {} | {ratio} |", times.len(), ms(med), ms(lo));
+        }
+        let _ = writeln!(md);
     }
     let _ = writeln!(md, "\n## Scaling (uniform density, 1k → 1M boxes)\n");
     let _ = writeln!(
