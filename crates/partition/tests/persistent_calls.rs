@@ -233,3 +233,38 @@ fn static_proxies_never_pair_with_each_other() {
     assert_eq!(world.pairs(), [[wall, ball]]);
     assert_eq!(world.stats().path, UpdatePath::Full, "one of three re-indexed is over a quarter");
 }
+
+#[test]
+fn a_big_index_split_over_threads_finds_the_same_pairs() {
+    use broadphase_kernel::AdaptiveGrid;
+    use broadphase_scenes::{SplitMix64, uniform};
+    // 140,000 proxies on 2 threads: the index is two grids, each over half
+    // the slots; small margins so that proxies are re-indexed and queried
+    // against both every frame.
+    let jobs = JobSystem::new(2);
+    let mut boxes = uniform(140_000, 11).boxes;
+    let config = PersistentConfig { margin: 0.01, ..Default::default() };
+    let mut world = PersistentBroadPhase::with_config(config);
+    let mut handles = Vec::new();
+    world.insert_many(&boxes, ProxyKind::Dynamic, &mut handles).unwrap();
+    world.update(&jobs).unwrap();
+    let mut rng = SplitMix64::new(3);
+    let mut rebuilt = false;
+    for frame in 0..6 {
+        for b in boxes.iter_mut().step_by(7) {
+            let step = Vec3::splat(rng.range_f32(-0.3, 0.3));
+            *b = Aabb::new(b.min + step, b.max + step);
+        }
+        world.set_aabbs(&jobs, &handles, &boxes).unwrap();
+        world.update(&jobs).unwrap();
+        rebuilt |= world.stats().index_rebuilt;
+        assert_eq!(world.stats().path, UpdatePath::Incremental, "frame {frame}");
+        let mut expected = Vec::new();
+        AdaptiveGrid::default().find_pairs(&boxes, &mut expected).unwrap();
+        expected.sort_unstable();
+        let got: Vec<[u32; 2]> =
+            world.pairs().iter().map(|[a, b]| [a.index(), b.index()]).collect();
+        assert_eq!(got, expected, "frame {frame}");
+    }
+    assert!(rebuilt, "the index was built in parts");
+}

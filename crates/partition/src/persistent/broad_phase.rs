@@ -719,7 +719,7 @@ impl PersistentBroadPhase {
         }
         if self.index.wants_rebuild(self.slots.live) {
             crate::profile::zone!("persistent: rebuild index");
-            self.index.rebuild(&mut self.slots).map_err(PartitionError::Input)?;
+            self.index.rebuild(jobs, &mut self.slots)?;
             self.stats.index_rebuilt = true;
         } else {
             for &slot in &self.moved {

@@ -256,10 +256,20 @@ impl Slots {
     /// Replaces `boxes` and `ids` with every live slot's enlarged box and
     /// slot, in slot order.
     pub(crate) fn gather_live(&self, boxes: &mut Vec<Aabb>, ids: &mut Vec<u32>) {
+        self.gather_live_in(0..self.len(), boxes, ids);
+    }
+
+    /// [`gather_live`](Self::gather_live) over the slots of `range`.
+    pub(crate) fn gather_live_in(
+        &self,
+        range: core::ops::Range<usize>,
+        boxes: &mut Vec<Aabb>,
+        ids: &mut Vec<u32>,
+    ) {
         boxes.clear();
         ids.clear();
-        for (slot, state) in self.state.iter().enumerate() {
-            if state.is_live() {
+        for slot in range {
+            if self.state[slot].is_live() {
                 boxes.push(self.fat[slot]);
                 ids.push(slot as u32);
             }
