@@ -6,7 +6,7 @@ use super::candidates::{Candidates, Events, Marks};
 use super::config::PersistentConfig;
 use super::error::ProxyError;
 use super::index::{FatIndex, QUERY_CHUNK, QueryChunk, QueryPass};
-use super::slots::{MAX_PROXIES, Margin, Proxy, ProxyKind, SlotState, Slots, contains};
+use super::slots::{MAX_PROXIES, Margin, Proxy, ProxyKind, SlotState, Slots};
 use crate::{GridTree, PartitionError};
 use broadphase_jobs::JobSystem;
 use broadphase_storage::Aabb;
@@ -344,14 +344,16 @@ impl PersistentBroadPhase {
             return Err(ProxyError::SlotTaken { index });
         }
         self.slots.insert_at(slot, aabb, self.margin.first(&aabb, kind), kind);
-        self.slots.changed.set(slot);
-        self.queue_slot(index);
-        self.touched = true;
-        Ok(self.slots.handle(index))
+        Ok(self.announce(index))
     }
 
     fn insert_checked(&mut self, aabb: Aabb, kind: ProxyKind) -> Proxy {
         let slot = self.slots.insert(aabb, self.margin.first(&aabb, kind), kind);
+        self.announce(slot)
+    }
+
+    /// A new proxy in `slot`: changed and queued for the next update.
+    fn announce(&mut self, slot: u32) -> Proxy {
         self.slots.changed.set(slot as usize);
         self.queue_slot(slot);
         self.touched = true;
@@ -492,16 +494,8 @@ impl PersistentBroadPhase {
             for ((((boxes, fat), changed), queued), queue) in shares {
                 queue.clear();
                 let first = count * range_len;
-                *ranges[count].get_mut() = Some(SlotRange {
-                    first,
-                    boxes,
-                    fat,
-                    changed,
-                    queued,
-                    queue,
-                    touched: false,
-                    words: 0..0,
-                });
+                *ranges[count].get_mut() =
+                    Some(SlotRange { first, boxes, fat, changed, queued, queue, words: 0..0 });
                 count += 1;
             }
             let pass = ApplyPass { proxies, boxes, state, margin, ranges: &ranges[..count] };
@@ -517,7 +511,7 @@ impl PersistentBroadPhase {
             }
             let mut words: Option<core::ops::Range<usize>> = None;
             for range in &ranges[..count] {
-                if let Some(range) = range.lock().as_ref().filter(|range| range.touched) {
+                if let Some(range) = range.lock().as_ref().filter(|range| !range.words.is_empty()) {
                     let (start, end) = (range.words.start, range.words.end);
                     words = Some(words.map_or(start..end, |w| w.start.min(start)..w.end.max(end)));
                 }
@@ -541,11 +535,8 @@ impl PersistentBroadPhase {
         let old = core::mem::replace(&mut self.slots.boxes[slot], aabb);
         self.slots.changed.set(slot);
         self.touched = true;
-        if self.slots.state[slot] == SlotState::Static {
-            self.slots.fat[slot] = aabb;
-            self.queue_slot(slot as u32);
-        } else if !contains(&self.slots.fat[slot], &aabb) {
-            self.slots.fat[slot] = self.margin.moved(&old, &aabb);
+        let is_static = self.slots.state[slot] == SlotState::Static;
+        if self.margin.refit(is_static, &mut self.slots.fat[slot], &old, &aabb) {
             self.queue_slot(slot as u32);
         }
     }

@@ -8,7 +8,7 @@
 //! pays.
 
 use super::Proxy;
-use super::slots::{Margin, SlotState, Slots, contains};
+use super::slots::{Margin, SlotState, Slots};
 use broadphase_jobs::{IndexedJob, JobContext};
 use broadphase_storage::Aabb;
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -108,10 +108,8 @@ pub(crate) struct SlotRange<'a> {
     pub(crate) queued: &'a mut [u64],
     /// Slots this range queued for re-indexing.
     pub(crate) queue: &'a mut Vec<u32>,
-    /// Whether any box changed.
-    pub(crate) touched: bool,
-    /// The words of `changed` and `queued` this range wrote, from its
-    /// first word.
+    /// The words of `changed` and `queued` this range wrote (empty when
+    /// no box changed).
     pub(crate) words: core::ops::Range<usize>,
 }
 
@@ -131,7 +129,6 @@ impl SlotRange<'_> {
         let (slot_boxes, fat, changed, queued) =
             (&mut *self.boxes, &mut *self.fat, &mut *self.changed, &mut *self.queued);
         let mut queue = core::mem::take(&mut *self.queue);
-        let mut touched = false;
         let (mut first_word, mut end_word) = (usize::MAX, 0);
         let len = slot_boxes.len();
         for (&proxy, aabb) in proxies.iter().zip(boxes) {
@@ -143,26 +140,17 @@ impl SlotRange<'_> {
             let old = core::mem::replace(&mut slot_boxes[local], *aabb);
             let (word, bit) = (local / 64, 1u64 << (local % 64));
             changed[word] |= bit;
-            touched = true;
             first_word = first_word.min(word);
             end_word = end_word.max(word + 1);
-            let reindex = if state[slot] == SlotState::Static {
-                fat[local] = *aabb;
-                true
-            } else if !contains(&fat[local], aabb) {
-                fat[local] = margin.moved(&old, aabb);
-                true
-            } else {
-                false
-            };
+            let is_static = state[slot] == SlotState::Static;
+            let reindex = margin.refit(is_static, &mut fat[local], &old, aabb);
             if reindex && queued[word] & bit == 0 {
                 queued[word] |= bit;
                 queue.push(slot as u32);
             }
         }
         *self.queue = queue;
-        self.touched |= touched;
-        if touched {
+        if first_word < end_word {
             let base = first / 64;
             self.words = base + first_word..base + end_word;
         }

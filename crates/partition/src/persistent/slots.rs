@@ -391,6 +391,23 @@ impl Margin {
         let step = (new.min - old.min).abs().max((new.max - old.max).abs()).max_element();
         if step > margin { *new } else { enlarge(new, margin) }
     }
+
+    /// After a proxy's box went from `old` to `new`: updates its indexed
+    /// box `fat` and says whether the proxy must be re-indexed. A static
+    /// proxy always is, at its own box; a dynamic one when `new` left
+    /// `fat`. The one rule for single and bulk sets.
+    #[inline]
+    pub(crate) fn refit(&self, is_static: bool, fat: &mut Aabb, old: &Aabb, new: &Aabb) -> bool {
+        if is_static {
+            *fat = *new;
+            true
+        } else if !contains(fat, new) {
+            *fat = self.moved(old, new);
+            true
+        } else {
+            false
+        }
+    }
 }
 
 /// `aabb` enlarged on every side by `margin`, clamped to finite `f32` so
@@ -406,6 +423,6 @@ fn enlarge(aabb: &Aabb, margin: f32) -> Aabb {
 
 /// Whether `inner` lies inside `outer` (faces may touch).
 #[inline]
-pub(crate) fn contains(outer: &Aabb, inner: &Aabb) -> bool {
+fn contains(outer: &Aabb, inner: &Aabb) -> bool {
     outer.min.cmple(inner.min).all() && inner.max.cmple(outer.max).all()
 }
