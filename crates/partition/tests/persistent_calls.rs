@@ -235,6 +235,42 @@ fn static_proxies_never_pair_with_each_other() {
 }
 
 #[test]
+fn bulk_sets_on_all_threads_write_every_box_in_any_order() {
+    use broadphase_scenes::SplitMix64;
+    // Handles in slot order let each thread read only its part of the
+    // call; any other order makes it read all of it. Both must write
+    // every box, with gaps in the slots and at the ranges' edges.
+    let count = 40_000;
+    let mut rng = SplitMix64::new(5);
+    for threads in [2, 3, 4] {
+        let jobs = JobSystem::new(threads);
+        let mut world = PersistentBroadPhase::default();
+        let boxes: Vec<Aabb> = (0..count).map(|i| unit_at(i as f32 * 3.0)).collect();
+        let mut handles = Vec::new();
+        world.insert_many(&boxes, ProxyKind::Dynamic, &mut handles).unwrap();
+        world.update(&jobs).unwrap();
+        let every_third: Vec<Proxy> = handles.iter().copied().step_by(3).collect();
+        let mut shuffled = handles.clone();
+        for i in (1..shuffled.len()).rev() {
+            shuffled.swap(i, rng.below(i + 1));
+        }
+        let reversed: Vec<Proxy> = handles.iter().rev().copied().collect();
+        for (round, order) in [&handles, &every_third, &shuffled, &reversed].into_iter().enumerate()
+        {
+            let targets: Vec<Aabb> = order
+                .iter()
+                .map(|h| unit_at(h.index() as f32 * 3.0 + 0.25 * (round + 1) as f32))
+                .collect();
+            world.set_aabbs(&jobs, order, &targets).unwrap();
+            for (&h, &target) in order.iter().zip(&targets) {
+                assert_eq!(world.aabb(h).unwrap(), target, "{threads} threads, order {round}");
+            }
+            world.update(&jobs).unwrap();
+        }
+    }
+}
+
+#[test]
 fn a_big_index_split_over_threads_finds_the_same_pairs() {
     use broadphase_kernel::AdaptiveGrid;
     use broadphase_scenes::{SplitMix64, uniform};

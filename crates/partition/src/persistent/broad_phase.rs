@@ -6,7 +6,8 @@ use super::candidates::{Candidates, Events, Marks};
 use super::config::PersistentConfig;
 use super::error::ProxyError;
 use super::index::{FatIndex, QUERY_CHUNK, QueryChunk, QueryPass};
-use super::slots::{MAX_PROXIES, Margin, Proxy, ProxyKind, SlotState, Slots};
+use super::pair_sort::PairSort;
+use super::slots::{MAX_PROXIES, Margin, Proxy, ProxyKind, SlotState, Slots, same};
 use crate::{GridTree, PartitionError};
 use broadphase_jobs::JobSystem;
 use broadphase_storage::Aabb;
@@ -147,6 +148,7 @@ pub struct PersistentBroadPhase {
     // Scratch kept across updates.
     moved: Vec<u32>,
     fresh: Vec<[u32; 2]>,
+    pair_sort: PairSort,
     gathered: Vec<Aabb>,
     gathered_ids: Vec<u32>,
     tree_pairs: Vec<[u32; 2]>,
@@ -188,6 +190,7 @@ impl PersistentBroadPhase {
             tree: GridTree::with_config(config.tree),
             moved: Vec::new(),
             fresh: Vec::new(),
+            pair_sort: PairSort::default(),
             gathered: Vec::new(),
             gathered_ids: Vec::new(),
             tree_pairs: Vec::new(),
@@ -469,6 +472,7 @@ impl PersistentBroadPhase {
         } else {
             (0..check.chunks()).for_each(|chunk| check.check(chunk));
         }
+        let sorted = !check.unsorted.into_inner();
         let (bad_box, stale) = (check.first_bad_box.into_inner(), check.first_stale.into_inner());
         if bad_box != usize::MAX {
             boxes[bad_box].validate(bad_box).map_err(ProxyError::InvalidBox)?;
@@ -481,31 +485,42 @@ impl PersistentBroadPhase {
         let range_len = self.slots.len().div_ceil(wanted).next_multiple_of(64);
         let (count, touched, words) = {
             let margin = self.margin;
-            let Slots { boxes: slot_boxes, fat, state, changed, queued, .. } = &mut self.slots;
+            let Slots { boxes: slot_boxes, fat, exact, state, changed, queued, .. } =
+                &mut self.slots;
             let mut ranges: [Mutex<Option<SlotRange<'_>>>; MAX_RANGES] =
                 [const { Mutex::new(None) }; MAX_RANGES];
             let mut count = 0;
             let shares = slot_boxes
                 .chunks_mut(range_len)
                 .zip(fat.chunks_mut(range_len))
+                .zip(exact.words.chunks_mut(range_len / 64))
                 .zip(changed.words.chunks_mut(range_len / 64))
                 .zip(queued.words.chunks_mut(range_len / 64))
                 .zip(self.range_queues.iter_mut());
-            for ((((boxes, fat), changed), queued), queue) in shares {
+            for (((((boxes, fat), exact), changed), queued), queue) in shares {
                 queue.clear();
                 let first = count * range_len;
-                *ranges[count].get_mut() =
-                    Some(SlotRange { first, boxes, fat, changed, queued, queue, words: 0..0 });
+                *ranges[count].get_mut() = Some(SlotRange {
+                    first,
+                    boxes,
+                    fat,
+                    exact,
+                    changed,
+                    queued,
+                    queue,
+                    words: 0..0,
+                });
                 count += 1;
             }
-            let pass = ApplyPass { proxies, boxes, state, margin, ranges: &ranges[..count] };
+            let pass =
+                ApplyPass { proxies, boxes, sorted, state, margin, ranges: &ranges[..count] };
             if parallel {
                 jobs.reserve_queue(count);
                 jobs.scope(|s| (0..count).for_each(|range| s.spawn_indexed(&pass, range)))?;
             } else {
                 (0..count).for_each(|range| {
                     if let Some(range) = ranges[range].lock().as_mut() {
-                        range.apply(proxies, boxes, state, margin);
+                        range.apply(proxies, boxes, sorted, state, margin);
                     }
                 });
             }
@@ -536,7 +551,9 @@ impl PersistentBroadPhase {
         self.slots.changed.set(slot);
         self.touched = true;
         let is_static = self.slots.state[slot] == SlotState::Static;
-        if self.margin.refit(is_static, &mut self.slots.fat[slot], &old, &aabb) {
+        let reindex = self.margin.refit(is_static, &mut self.slots.fat[slot], &old, &aabb);
+        self.slots.exact.assign(slot, same(&self.slots.fat[slot], &aabb));
+        if reindex {
             self.queue_slot(slot as u32);
         }
     }
@@ -648,12 +665,14 @@ impl PersistentBroadPhase {
         self.fresh.clear();
         if full {
             self.full_candidates(jobs)?;
+            self.pair_sort.sort(&mut self.fresh);
+            self.candidates.replace(jobs, &self.fresh, &self.slots, &mut self.events)?;
         } else {
             self.incremental_candidates(jobs)?;
+            self.pair_sort.sort(&mut self.fresh);
+            let marks = Marks { slots: &self.slots };
+            self.candidates.merge(jobs, &self.fresh, &marks, &mut self.events)?;
         }
-        self.fresh.sort_unstable();
-        let marks = Marks { slots: &self.slots, all_recomputed: full };
-        self.candidates.merge(jobs, &self.fresh, &marks, &mut self.events)?;
         self.stats.reindexed = self.moved.len();
         self.stats.path = if full { UpdatePath::Full } else { UpdatePath::Incremental };
         self.stats.candidates = self.candidates.len();
@@ -672,32 +691,28 @@ impl PersistentBroadPhase {
     }
 
     /// Every candidate pair from scratch: the grid tree over every live
-    /// enlarged box.
+    /// enlarged box, in the tree's order (the caller sorts them, and the
+    /// merge drops those of free slots and of two static proxies).
     fn full_candidates(&mut self, jobs: &JobSystem) -> Result<(), ProxyError> {
         crate::profile::zone!("persistent: full");
         self.index.invalidate();
         let slots = &self.slots;
         // While few slots are free, the tree reads the enlarged boxes in
         // place, free slots' old boxes too, and their pairs are dropped
-        // below: cheaper than gathering the live ones.
+        // by the merge: cheaper than gathering the live ones.
         let in_place = (slots.len() - slots.live) * 4 <= slots.len();
         if in_place {
             self.tree.try_pairs(jobs, &slots.fat, &mut self.tree_pairs)?;
+            // Slot order is the input order, so `i < j` gives `a < b`.
+            core::mem::swap(&mut self.fresh, &mut self.tree_pairs);
         } else {
             slots.gather_live(&mut self.gathered, &mut self.gathered_ids);
             self.tree.try_pairs(jobs, &self.gathered, &mut self.tree_pairs)?;
+            // Gathered in slot order: `i < j` still gives `a < b`.
+            let ids = &self.gathered_ids;
+            self.fresh
+                .extend(self.tree_pairs.iter().map(|&[i, j]| [ids[i as usize], ids[j as usize]]));
         }
-        let ids = &self.gathered_ids;
-        let slot_of = |i: u32| if in_place { i } else { ids[i as usize] };
-        self.fresh.extend(self.tree_pairs.iter().filter_map(|&[i, j]| {
-            // Slot order is the input order, so `i < j` gives `a < b`.
-            let (a, b) = (slot_of(i), slot_of(j));
-            let (sa, sb) = (slots.state[a as usize], slots.state[b as usize]);
-            let keep = sa.is_live()
-                && sb.is_live()
-                && !(sa == SlotState::Static && sb == SlotState::Static);
-            keep.then_some([a, b])
-        }));
         Ok(())
     }
 

@@ -8,10 +8,10 @@
 //! pays.
 
 use super::Proxy;
-use super::slots::{Margin, SlotState, Slots};
+use super::slots::{Margin, SlotState, Slots, same};
 use broadphase_jobs::{IndexedJob, JobContext};
 use broadphase_storage::Aabb;
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use parking_lot::Mutex;
 
 /// Below this many boxes a bulk set runs on the calling thread alone.
@@ -31,6 +31,8 @@ pub(crate) struct CheckPass<'a> {
     pub(crate) slots: &'a Slots,
     pub(crate) first_bad_box: AtomicUsize,
     pub(crate) first_stale: AtomicUsize,
+    /// Whether some handle's slot is not above the one before it.
+    pub(crate) unsorted: AtomicBool,
 }
 
 impl<'a> CheckPass<'a> {
@@ -41,6 +43,7 @@ impl<'a> CheckPass<'a> {
             slots,
             first_bad_box: AtomicUsize::new(usize::MAX),
             first_stale: AtomicUsize::new(usize::MAX),
+            unsorted: AtomicBool::new(false),
         }
     }
 
@@ -54,6 +57,14 @@ impl<'a> CheckPass<'a> {
         let start = chunk * CHECK_CHUNK;
         let end = (start + CHECK_CHUNK).min(self.boxes.len());
         let (boxes, proxies) = (&self.boxes[start..end], &self.proxies[start..end]);
+        // From the last item of the chunk before, so that the chunks'
+        // checks together cover every neighbouring pair.
+        let sorted = self.proxies[start.saturating_sub(1)..end]
+            .windows(2)
+            .fold(true, |sorted, w| sorted & (w[0].index() < w[1].index()));
+        if !sorted {
+            self.unsorted.store(true, Ordering::Relaxed);
+        }
         // One pass with no branch per item (the common case: all good),
         // then a second only to find the culprit.
         let all_good = boxes
@@ -103,7 +114,8 @@ pub(crate) struct SlotRange<'a> {
     pub(crate) first: usize,
     pub(crate) boxes: &'a mut [Aabb],
     pub(crate) fat: &'a mut [Aabb],
-    /// The range's words of the `changed` and `queued` bits.
+    /// The range's words of the `exact`, `changed` and `queued` bits.
+    pub(crate) exact: &'a mut [u64],
     pub(crate) changed: &'a mut [u64],
     pub(crate) queued: &'a mut [u64],
     /// Slots this range queued for re-indexing.
@@ -116,25 +128,42 @@ pub(crate) struct SlotRange<'a> {
 impl SlotRange<'_> {
     /// Writes every box of the call whose slot is in this range, in call
     /// order (so the last box given for a slot wins); the call was checked.
+    /// When the call's handles are sorted by slot, only the part of the
+    /// call that falls in this range is read.
     pub(crate) fn apply(
         &mut self,
         proxies: &[Proxy],
         boxes: &[Aabb],
+        sorted: bool,
         state: &[SlotState],
         margin: Margin,
     ) {
+        let (proxies, boxes) = if sorted {
+            let first = self.first as u32;
+            let end = first.saturating_add(self.boxes.len() as u32);
+            let start = proxies.partition_point(|p| p.index() < first);
+            let end = start + proxies[start..].partition_point(|p| p.index() < end);
+            (&proxies[start..end], &boxes[start..end])
+        } else {
+            (proxies, boxes)
+        };
         // Locals, not fields: through `&mut self` every push would store
         // and reload the queue's length, one dependency per proxy.
         let first = self.first;
-        let (slot_boxes, fat, changed, queued) =
-            (&mut *self.boxes, &mut *self.fat, &mut *self.changed, &mut *self.queued);
+        let (slot_boxes, fat, exact, changed, queued) = (
+            &mut *self.boxes,
+            &mut *self.fat,
+            &mut *self.exact,
+            &mut *self.changed,
+            &mut *self.queued,
+        );
         let mut queue = core::mem::take(&mut *self.queue);
         let (mut first_word, mut end_word) = (usize::MAX, 0);
         let len = slot_boxes.len();
         for (&proxy, aabb) in proxies.iter().zip(boxes) {
             let slot = proxy.index() as usize;
             let local = slot.wrapping_sub(first);
-            if local >= len || slot_boxes[local] == *aabb {
+            if local >= len || same(&slot_boxes[local], aabb) {
                 continue;
             }
             let old = core::mem::replace(&mut slot_boxes[local], *aabb);
@@ -144,6 +173,8 @@ impl SlotRange<'_> {
             end_word = end_word.max(word + 1);
             let is_static = state[slot] == SlotState::Static;
             let reindex = margin.refit(is_static, &mut fat[local], &old, aabb);
+            exact[word] =
+                (exact[word] & !bit) | (u64::from(same(&fat[local], aabb)) << (local % 64));
             if reindex && queued[word] & bit == 0 {
                 queued[word] |= bit;
                 queue.push(slot as u32);
@@ -162,6 +193,7 @@ impl SlotRange<'_> {
 pub(crate) struct ApplyPass<'a> {
     pub(crate) proxies: &'a [Proxy],
     pub(crate) boxes: &'a [Aabb],
+    pub(crate) sorted: bool,
     pub(crate) state: &'a [SlotState],
     pub(crate) margin: Margin,
     pub(crate) ranges: &'a [Mutex<Option<SlotRange<'a>>>],
@@ -171,7 +203,7 @@ impl<'scope> IndexedJob<'scope> for ApplyPass<'_> {
     fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, range: usize) {
         crate::profile::zone!("persistent: set boxes");
         if let Some(range) = self.ranges[range].lock().as_mut() {
-            range.apply(self.proxies, self.boxes, self.state, self.margin);
+            range.apply(self.proxies, self.boxes, self.sorted, self.state, self.margin);
         }
     }
 }

@@ -7,6 +7,7 @@
 //!   parallel query pass;
 //! - `candidates.rs`: the sorted candidate list and the merge that turns
 //!   it into pairs and events;
+//! - `pair_sort.rs`: the radix sort that puts fresh candidates in order;
 //! - `bulk.rs`: setting many boxes at once, on all threads;
 //! - `broad_phase.rs`: the calls and the update.
 
@@ -16,6 +17,7 @@ mod candidates;
 mod config;
 mod error;
 mod index;
+mod pair_sort;
 mod slots;
 
 pub use broad_phase::{PersistentBroadPhase, UpdatePath, UpdateStats};

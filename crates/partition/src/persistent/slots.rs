@@ -97,6 +97,10 @@ pub(crate) struct Slots {
     pub(crate) boxes: Vec<Aabb>,
     /// The enlarged boxes the index holds (a static proxy's is its box).
     pub(crate) fat: Vec<Aabb>,
+    /// The enlarged box is the true box (a static proxy, a margin of 0, or
+    /// a jump): two such proxies whose enlarged boxes overlap touch, with
+    /// no need to read their boxes.
+    pub(crate) exact: Bits,
     pub(crate) generation: Vec<u32>,
     pub(crate) state: Vec<SlotState>,
     /// The true box changed since the last update.
@@ -206,6 +210,7 @@ impl Slots {
         self.generation.resize(len, 0);
         self.state.resize(len, SlotState::Free);
         self.dirty.resize(len, 0);
+        self.exact.grow_to(len);
         self.changed.grow_to(len);
         self.queued.grow_to(len);
         self.removed.grow_to(len);
@@ -215,6 +220,7 @@ impl Slots {
     fn fill(&mut self, s: usize, aabb: Aabb, fat: Aabb, kind: ProxyKind) {
         self.boxes[s] = aabb;
         self.fat[s] = fat;
+        self.exact.assign(s, same(&fat, &aabb));
         self.state[s] = SlotState::of(kind);
         self.live += 1;
         self.dynamic += usize::from(kind == ProxyKind::Dynamic);
@@ -248,6 +254,7 @@ impl Slots {
     /// Changes a live slot's kind and indexed box.
     pub(crate) fn set_kind(&mut self, slot: usize, kind: ProxyKind, fat: Aabb) {
         self.fat[slot] = fat;
+        self.exact.assign(slot, same(&fat, &self.boxes[slot]));
         self.dynamic -= usize::from(self.state[slot] == SlotState::Dynamic);
         self.dynamic += usize::from(kind == ProxyKind::Dynamic);
         self.state[slot] = SlotState::of(kind);
@@ -319,6 +326,14 @@ impl Bits {
     pub(crate) fn set(&mut self, slot: usize) {
         self.words[slot / 64] |= 1 << (slot % 64);
         self.note(slot / 64..slot / 64 + 1);
+    }
+
+    /// Sets or clears the bit (the words to clear are not noted: for bits
+    /// that are not cleared per update).
+    #[inline]
+    pub(crate) fn assign(&mut self, slot: usize, value: bool) {
+        let (word, bit) = (&mut self.words[slot / 64], 1u64 << (slot % 64));
+        *word = (*word & !bit) | (u64::from(value) << (slot % 64));
     }
 
     #[inline]
@@ -421,8 +436,16 @@ fn enlarge(aabb: &Aabb, margin: f32) -> Aabb {
     }
 }
 
-/// Whether `inner` lies inside `outer` (faces may touch).
+/// Whether two boxes are equal, without a branch per coordinate.
+#[inline]
+pub(crate) fn same(a: &Aabb, b: &Aabb) -> bool {
+    (a.min.cmpeq(b.min) & a.max.cmpeq(b.max)).all()
+}
+
+/// Whether `inner` lies inside `outer` (faces may touch). No branch per
+/// axis: a box that moved leaves on a random side, and a branch on the
+/// first axis would be mispredicted half the time.
 #[inline]
 fn contains(outer: &Aabb, inner: &Aabb) -> bool {
-    outer.min.cmple(inner.min).all() && inner.max.cmple(outer.max).all()
+    (outer.min.cmple(inner.min) & inner.max.cmple(outer.max)).all()
 }

@@ -1,0 +1,106 @@
+//! Sorting fresh candidate pairs into slot order: an LSD radix sort.
+//!
+//! A pair `[a, b]` (`a < b`, slots) sorts as the integer `a << bits | b`,
+//! where `bits` is just wide enough for the largest slot, so the key has
+//! `2 · bits` significant bits (34 for 100,000 slots), sorted in as few
+//! passes of at most 12 bits as cover it: one read to find the largest
+//! slot, one to count every pass's digits, one scatter per pass. A full
+//! update sorts every candidate of the world: on the 57,000 pairs of the
+//! README's game loop at 100k particles this takes 0.3 ms where
+//! `sort_unstable` took 1.0 ms.
+
+/// Below this many pairs a comparison sort is cheaper than clearing the
+/// digit histograms.
+const RADIX_MIN: usize = 256;
+/// Widest digit: a 4,096-entry histogram per pass stays in L1.
+const MAX_DIGIT_BITS: u32 = 12;
+
+/// Reusable buffers of the radix sort.
+#[derive(Debug, Default)]
+pub(crate) struct PairSort {
+    scratch: Vec<[u32; 2]>,
+    counts: Vec<u32>,
+}
+
+impl PairSort {
+    /// Sorts `pairs` (each `[a, b]` with `a < b`) by `(a, b)`.
+    pub(crate) fn sort(&mut self, pairs: &mut Vec<[u32; 2]>) {
+        if pairs.len() < RADIX_MIN {
+            pairs.sort_unstable();
+            return;
+        }
+        let max_slot = pairs.iter().fold(0, |m, &[_, b]| m.max(b));
+        let slot_bits = (u32::BITS - max_slot.leading_zeros()).max(1);
+        let key_bits = 2 * slot_bits;
+        let passes = key_bits.div_ceil(MAX_DIGIT_BITS);
+        let digit_bits = key_bits.div_ceil(passes);
+        let radix = 1usize << digit_bits;
+        let mask = (radix - 1) as u64;
+        let key = |&[a, b]: &[u32; 2]| (u64::from(a) << slot_bits) | u64::from(b);
+
+        self.counts.clear();
+        self.counts.resize(passes as usize * radix, 0);
+        for pair in pairs.iter() {
+            let k = key(pair);
+            for (pass, counts) in self.counts.chunks_exact_mut(radix).enumerate() {
+                counts[((k >> (pass as u32 * digit_bits)) & mask) as usize] += 1;
+            }
+        }
+        for counts in self.counts.chunks_exact_mut(radix) {
+            let mut sum = 0;
+            for c in counts {
+                (*c, sum) = (sum, sum + *c);
+            }
+        }
+
+        self.scratch.clear();
+        self.scratch.resize(pairs.len(), [0; 2]);
+        for (pass, offsets) in self.counts.chunks_exact_mut(radix).enumerate() {
+            let shift = pass as u32 * digit_bits;
+            for pair in pairs.iter() {
+                let at = &mut offsets[((key(pair) >> shift) & mask) as usize];
+                self.scratch[*at as usize] = *pair;
+                *at += 1;
+            }
+            core::mem::swap(pairs, &mut self.scratch);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Equals a comparison sort, below and above the radix threshold,
+        /// with small and large slots.
+        #[test]
+        fn equals_comparison_sort(
+            raw in prop::collection::vec((0u32..5_000, 0u32..5_000), 0..2_000),
+            shift in 0u32..16,
+        ) {
+            let mut pairs: Vec<[u32; 2]> = raw
+                .iter()
+                .filter(|(a, b)| a != b)
+                .map(|&(a, b)| [a.min(b) << shift, a.max(b) << shift])
+                .collect();
+            let mut expected = pairs.clone();
+            expected.sort_unstable();
+            PairSort::default().sort(&mut pairs);
+            prop_assert_eq!(pairs, expected);
+        }
+    }
+
+    #[test]
+    fn largest_slots() {
+        let mut pairs: Vec<[u32; 2]> =
+            (0..1_000u32).map(|i| [u32::MAX - 2 * i - 1, u32::MAX - i]).collect();
+        let mut expected = pairs.clone();
+        expected.sort_unstable();
+        PairSort::default().sort(&mut pairs);
+        assert_eq!(pairs, expected);
+    }
+}
