@@ -47,10 +47,23 @@ struct Motion {
     flip: u32,
 }
 
+/// How a frame's boxes are given to the broad phase.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Calls {
+    /// One `set_aabb` per moved proxy.
+    Single,
+    /// One `set_aabbs` with every moved proxy, after the removals and
+    /// kind changes of the frame.
+    Bulk,
+}
+
 struct Sim {
     rng: SplitMix64,
     motion: Motion,
     known: Vec<Known>,
+    calls: Calls,
+    moved: Vec<Proxy>,
+    moved_boxes: Vec<Aabb>,
 }
 
 impl Sim {
@@ -78,8 +91,10 @@ impl Sim {
     }
 
     /// One frame of calls on `world`, mirrored in `known`.
-    fn step(&mut self, world: &mut PersistentBroadPhase) {
+    fn step(&mut self, world: &mut PersistentBroadPhase, jobs: &JobSystem) {
         let m = self.motion;
+        self.moved.clear();
+        self.moved_boxes.clear();
         let mut k = 0;
         while k < self.known.len() {
             let mut entry = self.known[k];
@@ -123,12 +138,19 @@ impl Sim {
                 aabb = Aabb::new(aabb.min + step, aabb.max + step);
             }
             if aabb != entry.aabb {
-                world.set_aabb(entry.proxy, aabb).unwrap();
+                match self.calls {
+                    Calls::Single => world.set_aabb(entry.proxy, aabb).unwrap(),
+                    Calls::Bulk => {
+                        self.moved.push(entry.proxy);
+                        self.moved_boxes.push(aabb);
+                    }
+                }
                 entry.aabb = aabb;
             }
             self.known[k] = entry;
             k += 1;
         }
+        world.set_aabbs(jobs, &self.moved, &self.moved_boxes).unwrap();
         let inserts = (self.known.len().max(20) as u32 * m.churn / 1000) as usize + 1;
         for _ in 0..inserts {
             if self.roll(500) || self.known.is_empty() {
@@ -179,10 +201,18 @@ fn run(
     motion: Motion,
     config: PersistentConfig,
     threads: usize,
+    calls: Calls,
 ) -> [usize; 5] {
     let jobs = JobSystem::new(threads);
     let mut world = PersistentBroadPhase::with_config(config);
-    let mut sim = Sim { rng: SplitMix64::new(seed), motion, known: Vec::new() };
+    let mut sim = Sim {
+        rng: SplitMix64::new(seed),
+        motion,
+        known: Vec::new(),
+        calls,
+        moved: Vec::new(),
+        moved_boxes: Vec::new(),
+    };
     for _ in 0..start {
         let aabb = sim.random_box();
         let kind = sim.random_kind();
@@ -193,7 +223,7 @@ fn run(
     let mut paths = [0; 5];
     for frame in 0..frames {
         if frame > 0 {
-            sim.step(&mut world);
+            sim.step(&mut world, &jobs);
         }
         world.update(&jobs).unwrap();
         let stats = *world.stats();
@@ -238,7 +268,7 @@ fn tiny_tree() -> GridTreeConfig {
 #[test]
 fn drifting_world_matches_rebuild_over_a_thousand_updates() {
     within(120, || {
-        let paths = run(1, 600, 1000, DRIFT, PersistentConfig::default(), 2);
+        let paths = run(1, 600, 1000, DRIFT, PersistentConfig::default(), 2, Calls::Single);
         // Mostly incremental, with index rebuilds along the way.
         assert!(paths[1] > 900, "{paths:?}");
         assert!(paths[3] >= 2, "{paths:?}");
@@ -248,7 +278,7 @@ fn drifting_world_matches_rebuild_over_a_thousand_updates() {
 #[test]
 fn chaotic_world_matches_rebuild_on_both_paths() {
     within(120, || {
-        let paths = run(2, 300, 400, CHAOS, PersistentConfig::default(), 2);
+        let paths = run(2, 300, 400, CHAOS, PersistentConfig::default(), 2, Calls::Single);
         assert!(paths[1] > 0 && paths[2] > 0, "{paths:?}");
     });
 }
@@ -256,8 +286,13 @@ fn chaotic_world_matches_rebuild_on_both_paths() {
 #[test]
 fn zero_margin_reindexes_every_move_and_stays_exact() {
     within(120, || {
+        // With no margin no enlarged box is kept: single and bulk sets
+        // must re-index every change themselves.
         let config = PersistentConfig { margin: 0.0, ..Default::default() };
-        run(3, 400, 300, DRIFT, config, 1);
+        run(3, 400, 300, DRIFT, config, 1, Calls::Single);
+        run(3, 400, 300, DRIFT, config, 2, Calls::Bulk);
+        let slow = Motion { drift: 20, ..DRIFT };
+        run(3, 400, 300, slow, config, 2, Calls::Bulk);
     });
 }
 
@@ -266,14 +301,14 @@ fn incremental_only_and_full_only_agree_with_rebuild() {
     within(120, || {
         let never_full =
             PersistentConfig { full_rebuild_fraction: f32::INFINITY, ..Default::default() };
-        let paths = run(4, 300, 200, CHAOS, never_full, 2);
+        let paths = run(4, 300, 200, CHAOS, never_full, 2, Calls::Single);
         assert_eq!(paths[2], 0, "{paths:?}");
         let always_full = PersistentConfig {
             full_rebuild_fraction: 0.0,
             tree: tiny_tree(),
             ..Default::default()
         };
-        let paths = run(4, 300, 200, CHAOS, always_full, 4);
+        let paths = run(4, 300, 200, CHAOS, always_full, 4, Calls::Single);
         assert_eq!(paths[4], 0, "{paths:?}");
     });
 }
@@ -282,14 +317,14 @@ fn incremental_only_and_full_only_agree_with_rebuild() {
 fn parallel_passes_on_tiny_inputs_stay_exact() {
     within(120, || {
         let config = PersistentConfig { tree: tiny_tree(), ..Default::default() };
-        run(5, 2000, 150, DRIFT, config, 4);
+        run(5, 2000, 150, DRIFT, config, 4, Calls::Single);
     });
 }
 
 #[test]
 fn a_sleeping_world_does_nothing() {
     within(60, || {
-        let paths = run(6, 500, 300, ASLEEP, PersistentConfig::default(), 2);
+        let paths = run(6, 500, 300, ASLEEP, PersistentConfig::default(), 2, Calls::Single);
         assert!(paths[1] > 0, "{paths:?}");
         // With no call at all, the update is skipped.
         let jobs = JobSystem::new(1);
@@ -316,9 +351,10 @@ proptest! {
         fraction in prop_oneof![Just(0.0f32), 0.0f32..1.0, Just(f32::INFINITY)],
         side in prop_oneof![Just(1.0f32), 5.0f32..50.0],
         threads in 1usize..4,
+        bulk in any::<bool>(),
     ) {
         let motion = Motion { side, size: 3.0, drift: 600, teleport: 30, resize: 30, churn: 40, flip: 10 };
         let config = PersistentConfig { margin, full_rebuild_fraction: fraction, tree: tiny_tree(), ..Default::default() };
-        run(seed, start, 40, motion, config, threads);
+        run(seed, start, 40, motion, config, threads, if bulk { Calls::Bulk } else { Calls::Single });
     }
 }

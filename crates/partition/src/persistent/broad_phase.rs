@@ -7,7 +7,7 @@ use super::config::PersistentConfig;
 use super::error::ProxyError;
 use super::index::{FatIndex, QUERY_CHUNK, QueryChunk, QueryPass};
 use super::pair_sort::PairSort;
-use super::slots::{MAX_PROXIES, Margin, Proxy, ProxyKind, SlotState, Slots, same};
+use super::slots::{MAX_PROXIES, Margin, Proxy, ProxyKind, SlotState, Slots};
 use crate::{GridTree, PartitionError};
 use broadphase_jobs::JobSystem;
 use broadphase_storage::Aabb;
@@ -176,7 +176,7 @@ impl PersistentBroadPhase {
         Self {
             config,
             margin: Margin::new(config.margin, config.min_margin),
-            slots: Slots::default(),
+            slots: Slots::new(Margin::new(config.margin, config.min_margin).is_zero()),
             queue: Vec::new(),
             removed: Vec::new(),
             touched: false,
@@ -241,12 +241,13 @@ impl PersistentBroadPhase {
     }
 
     /// The enlarged box the index holds for the proxy: as of the last
-    /// update, or the proxy's own box before its first.
+    /// update, or the proxy's own box before its first. With a margin of
+    /// 0 it is always the proxy's box.
     ///
     /// # Errors
     /// [`ProxyError::Stale`] if `proxy` is not live.
     pub fn enlarged_aabb(&self, proxy: Proxy) -> Result<Aabb, ProxyError> {
-        Ok(self.slots.fat[self.slot(proxy, 0)?])
+        Ok(self.slots.indexed()[self.slot(proxy, 0)?])
     }
 
     /// The proxy's kind.
@@ -490,16 +491,18 @@ impl PersistentBroadPhase {
             let mut ranges: [Mutex<Option<SlotRange<'_>>>; MAX_RANGES] =
                 [const { Mutex::new(None) }; MAX_RANGES];
             let mut count = 0;
+            let mut fat_shares = fat.chunks_mut(range_len);
             let shares = slot_boxes
                 .chunks_mut(range_len)
-                .zip(fat.chunks_mut(range_len))
                 .zip(exact.words.chunks_mut(range_len / 64))
                 .zip(changed.words.chunks_mut(range_len / 64))
                 .zip(queued.words.chunks_mut(range_len / 64))
                 .zip(self.range_queues.iter_mut());
-            for (((((boxes, fat), exact), changed), queued), queue) in shares {
+            for ((((boxes, exact), changed), queued), queue) in shares {
                 queue.clear();
                 let first = count * range_len;
+                // No enlarged boxes kept: every range gets none.
+                let fat = fat_shares.next().unwrap_or_default();
                 *ranges[count].get_mut() = Some(SlotRange {
                     first,
                     boxes,
@@ -551,8 +554,9 @@ impl PersistentBroadPhase {
         self.slots.changed.set(slot);
         self.touched = true;
         let is_static = self.slots.state[slot] == SlotState::Static;
-        let reindex = self.margin.refit(is_static, &mut self.slots.fat[slot], &old, &aabb);
-        self.slots.exact.assign(slot, same(&self.slots.fat[slot], &aabb));
+        let mut fat = if self.slots.fat_is_box { old } else { self.slots.fat[slot] };
+        let reindex = self.slots.fat_is_box || self.margin.refit(is_static, &mut fat, &old, &aabb);
+        self.slots.set_fat(slot, fat);
         if reindex {
             self.queue_slot(slot as u32);
         }
@@ -702,7 +706,7 @@ impl PersistentBroadPhase {
         // by the merge: cheaper than gathering the live ones.
         let in_place = (slots.len() - slots.live) * 4 <= slots.len();
         if in_place {
-            self.tree.try_pairs(jobs, &slots.fat, &mut self.tree_pairs)?;
+            self.tree.try_pairs(jobs, slots.indexed(), &mut self.tree_pairs)?;
             // Slot order is the input order, so `i < j` gives `a < b`.
             core::mem::swap(&mut self.fresh, &mut self.tree_pairs);
         } else {
@@ -767,7 +771,7 @@ impl PersistentBroadPhase {
         self.gathered_ids.clear();
         for &slot in &self.index.stale {
             if self.slots.state[slot as usize].is_live() {
-                self.gathered.push(self.slots.fat[slot as usize]);
+                self.gathered.push(self.slots.indexed()[slot as usize]);
                 self.gathered_ids.push(slot);
             }
         }

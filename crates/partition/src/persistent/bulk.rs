@@ -113,6 +113,8 @@ pub(crate) struct SlotRange<'a> {
     /// The range's first slot (a multiple of 64).
     pub(crate) first: usize,
     pub(crate) boxes: &'a mut [Aabb],
+    /// The range's enlarged boxes; empty when every indexed box is the
+    /// true box (a margin of 0).
     pub(crate) fat: &'a mut [Aabb],
     /// The range's words of the `exact`, `changed` and `queued` bits.
     pub(crate) exact: &'a mut [u64],
@@ -171,10 +173,15 @@ impl SlotRange<'_> {
             changed[word] |= bit;
             first_word = first_word.min(word);
             end_word = end_word.max(word + 1);
-            let is_static = state[slot] == SlotState::Static;
-            let reindex = margin.refit(is_static, &mut fat[local], &old, aabb);
-            exact[word] =
-                (exact[word] & !bit) | (u64::from(same(&fat[local], aabb)) << (local % 64));
+            // With no enlarged boxes kept, the indexed box is the box:
+            // any change re-indexes (and `exact` stays set).
+            let reindex = fat.is_empty() || {
+                let is_static = state[slot] == SlotState::Static;
+                let reindex = margin.refit(is_static, &mut fat[local], &old, aabb);
+                exact[word] =
+                    (exact[word] & !bit) | (u64::from(same(&fat[local], aabb)) << (local % 64));
+                reindex
+            };
             if reindex && queued[word] & bit == 0 {
                 queued[word] |= bit;
                 queue.push(slot as u32);

@@ -203,7 +203,7 @@ impl<'scope> IndexedJob<'scope> for QueryPass<'_> {
             let s = slot as usize;
             let is_static = slots.state[s] == SlotState::Static;
             for part in &self.index.parts[..self.index.used] {
-                if let Err(e) = part.grid.query(&slots.fat[s], hits) {
+                if let Err(e) = part.grid.query(&slots.indexed()[s], hits) {
                     *failure = Some(e);
                     return;
                 }
