@@ -669,8 +669,7 @@ impl PersistentBroadPhase {
         self.fresh.clear();
         if full {
             self.full_candidates(jobs)?;
-            self.pair_sort.sort(&mut self.fresh);
-            self.candidates.replace(jobs, &self.fresh, &self.slots, &mut self.events)?;
+            self.candidates.replace(jobs, &mut self.fresh, &self.slots, &mut self.events)?;
         } else {
             self.incremental_candidates(jobs)?;
             self.pair_sort.sort(&mut self.fresh);

@@ -3,7 +3,8 @@
 //! the true boxes overlapped at the last update.
 
 use super::Proxy;
-use super::slots::{SlotState, Slots};
+use super::full_merge::{FullMerge, MergeOut};
+use super::slots::Slots;
 use broadphase_jobs::{IndexedJob, JobContext, JobError, JobSystem};
 use broadphase_storage::Aabb;
 use parking_lot::Mutex;
@@ -47,7 +48,7 @@ impl Marks<'_> {
 /// over many pairs the two boxes' cache misses of one pair then overlap
 /// with the next pairs' instead of waiting on a jump.
 #[inline(always)]
-fn touching(boxes: &[Aabb], [a, b]: [u32; 2]) -> bool {
+pub(super) fn touching(boxes: &[Aabb], [a, b]: [u32; 2]) -> bool {
     let (a, b) = (&boxes[a as usize], &boxes[b as usize]);
     (a.min.cmple(b.max) & b.min.cmple(a.max)).all()
 }
@@ -70,7 +71,7 @@ impl Events {
     /// Records a candidate that stays one: the pair if its boxes overlap
     /// `now`, and an event if that changed since the last update (`was`).
     #[inline(always)]
-    fn record(&mut self, pair: [Proxy; 2], was: bool, now: bool) {
+    pub(super) fn record(&mut self, pair: [Proxy; 2], was: bool, now: bool) {
         match (was, now) {
             (false, true) => self.started.push(pair),
             (true, false) => self.ended.push(pair),
@@ -93,70 +94,8 @@ pub(crate) struct Candidates {
     /// Each kept pair's overlap on this update's true boxes, one vector
     /// per chunk of [`RETEST_CHUNK`] pairs.
     now: Vec<Mutex<Vec<bool>>>,
-    /// The fresh pairs of a full update, resolved, one per chunk of
-    /// [`RETEST_CHUNK`] pairs.
-    resolved: Vec<Mutex<Resolved>>,
-}
-
-/// Fresh pairs of a full update as the merge reads them: as handles, each
-/// with whether to keep it (two live proxies, not both static) and
-/// whether the true boxes overlap.
-#[derive(Debug, Default)]
-struct Resolved {
-    pairs: Vec<[Proxy; 2]>,
-    flags: Vec<u8>,
-}
-
-/// [`Resolved::flags`]: the pair is kept.
-const KEEP: u8 = 1;
-/// [`Resolved::flags`]: the true boxes overlap.
-const TOUCHING: u8 = 2;
-
-/// Resolves every fresh pair of a full update, one job per chunk: the
-/// slot lookups a full update does per pair (state, generation, both
-/// boxes) are random reads, paid here on all threads so that the merge
-/// only streams.
-struct ResolvePass<'a> {
-    fresh: &'a [[u32; 2]],
-    slots: &'a Slots,
-    out: &'a [Mutex<Resolved>],
-}
-
-impl ResolvePass<'_> {
-    fn resolve(&self, chunk: usize) {
-        let start = chunk * RETEST_CHUNK;
-        let fresh = &self.fresh[start..(start + RETEST_CHUNK).min(self.fresh.len())];
-        let slots = self.slots;
-        let mut out = self.out[chunk].lock();
-        let Resolved { pairs, flags } = &mut *out;
-        pairs.clear();
-        flags.clear();
-        // No branch per pair (and no per-item capacity check): the random
-        // reads of one pair overlap with the next pairs' instead of
-        // waiting on a jump. A full update pairs free slots' leftover
-        // boxes and static pairs too (cheaper than leaving them out of
-        // the tree); their flags drop them.
-        flags.extend(fresh.iter().map(|&[a, b]| {
-            let (sa, sb) = (slots.state[a as usize], slots.state[b as usize]);
-            let keep = sa.is_live()
-                & sb.is_live()
-                & !((sa == SlotState::Static) & (sb == SlotState::Static));
-            // Two exact proxies touch: their enlarged boxes, which the
-            // tree found overlapping, are their boxes. Then their boxes
-            // are not read (the common case with a margin of 0).
-            let exact = slots.exact.get(a as usize) & slots.exact.get(b as usize);
-            let touching = exact || touching(&slots.boxes, [a, b]);
-            (u8::from(keep) * KEEP) | (u8::from(touching) * TOUCHING)
-        }));
-        pairs.extend(fresh.iter().map(|&[a, b]| [slots.handle(a), slots.handle(b)]));
-    }
-}
-
-impl<'scope> IndexedJob<'scope> for ResolvePass<'_> {
-    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, chunk: usize) {
-        crate::profile::zone!("persistent: resolve fresh pairs");
-        self.resolve(chunk);
-    }
+    /// The buffers of a full update's merge.
+    full: FullMerge,
 }
 
 /// Kept pairs re-tested per job.
@@ -190,7 +129,7 @@ impl<'scope> IndexedJob<'scope> for RetestPass<'_> {
 
 /// A pair's slots, the order of every list.
 #[inline(always)]
-fn slots_of([a, b]: [Proxy; 2]) -> [u32; 2] {
+pub(super) fn slots_of([a, b]: [Proxy; 2]) -> [u32; 2] {
     [a.index(), b.index()]
 }
 
@@ -206,69 +145,21 @@ impl Candidates {
         self.touching.clear();
     }
 
-    /// Replaces every candidate with `fresh` (sorted, each once, slots;
-    /// pairs with a free slot or of two static proxies are dropped here)
+    /// Replaces every candidate with `fresh` (slots, each once, in any
+    /// order; pairs with a free slot or of two static proxies are dropped)
     /// and writes the overlapping pairs and the events in pair order: the
     /// merge of a full update, where every old pair is either fresh again
-    /// or gone.
+    /// or gone. See `full_merge.rs`.
     pub(crate) fn replace(
         &mut self,
         jobs: &JobSystem,
-        fresh: &[[u32; 2]],
+        fresh: &mut [[u32; 2]],
         slots: &Slots,
         events: &mut Events,
     ) -> Result<(), JobError> {
-        debug_assert!(
-            fresh.windows(2).all(|w| w[0] < w[1]),
-            "fresh pairs must be sorted, once each"
-        );
-        events.clear();
-        let Candidates { pairs, touching, next_pairs, next_touching, resolved, .. } = self;
-        let chunks = fresh.len().div_ceil(RETEST_CHUNK);
-        while resolved.len() < chunks {
-            resolved.push(Mutex::default());
-        }
-        let pass = ResolvePass { fresh, slots, out: &resolved[..chunks] };
-        if chunks > 1 && jobs.threads() > 1 {
-            jobs.reserve_queue(chunks);
-            jobs.scope(|s| (0..chunks).for_each(|chunk| s.spawn_indexed(&pass, chunk)))?;
-        } else {
-            (0..chunks).for_each(|chunk| pass.resolve(chunk));
-        }
-
-        next_pairs.clear();
-        next_touching.clear();
-        let mut old = 0;
-        for chunk in &mut resolved[..chunks] {
-            let chunk = chunk.get_mut();
-            for (&pair, &flags) in chunk.pairs.iter().zip(&chunk.flags) {
-                if flags & KEEP == 0 {
-                    continue;
-                }
-                let now = flags & TOUCHING != 0;
-                // Old pairs before this one are gone (an old pair of the
-                // same slots under other handles is gone too, at the next
-                // fresh pair or the end).
-                while old < pairs.len() && slots_of(pairs[old]) < slots_of(pair) {
-                    if touching[old] {
-                        events.ended.push(pairs[old]);
-                    }
-                    old += 1;
-                }
-                let was = old < pairs.len() && pairs[old] == pair && {
-                    old += 1;
-                    touching[old - 1]
-                };
-                events.record(pair, was, now);
-                next_pairs.push(pair);
-                next_touching.push(now);
-            }
-        }
-        for (&pair, &was) in pairs[old..].iter().zip(&touching[old..]) {
-            if was {
-                events.ended.push(pair);
-            }
-        }
+        let Candidates { pairs, touching, next_pairs, next_touching, full, .. } = self;
+        let out = MergeOut { next_pairs, next_touching, events };
+        full.run(jobs, fresh, slots, (pairs, touching), out)?;
         std::mem::swap(pairs, next_pairs);
         std::mem::swap(touching, next_touching);
         Ok(())

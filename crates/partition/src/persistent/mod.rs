@@ -7,6 +7,8 @@
 //!   parallel query pass;
 //! - `candidates.rs`: the sorted candidate list and the merge that turns
 //!   it into pairs and events;
+//! - `full_merge.rs`: the merge of a full update, in parts on all
+//!   threads;
 //! - `pair_sort.rs`: the radix sort that puts fresh candidates in order;
 //! - `bulk.rs`: setting many boxes at once, on all threads;
 //! - `broad_phase.rs`: the calls and the update.
@@ -16,6 +18,7 @@ mod bulk;
 mod candidates;
 mod config;
 mod error;
+mod full_merge;
 mod index;
 mod pair_sort;
 mod slots;

@@ -24,7 +24,7 @@ pub(crate) struct PairSort {
 
 impl PairSort {
     /// Sorts `pairs` (each `[a, b]` with `a < b`) by `(a, b)`.
-    pub(crate) fn sort(&mut self, pairs: &mut Vec<[u32; 2]>) {
+    pub(crate) fn sort(&mut self, pairs: &mut [[u32; 2]]) {
         if pairs.len() < RADIX_MIN {
             pairs.sort_unstable();
             return;
@@ -55,14 +55,19 @@ impl PairSort {
 
         self.scratch.clear();
         self.scratch.resize(pairs.len(), [0; 2]);
+        let (mut from, mut to) = (&mut *pairs, &mut self.scratch[..]);
         for (pass, offsets) in self.counts.chunks_exact_mut(radix).enumerate() {
             let shift = pass as u32 * digit_bits;
-            for pair in pairs.iter() {
+            for pair in from.iter() {
                 let at = &mut offsets[((key(pair) >> shift) & mask) as usize];
-                self.scratch[*at as usize] = *pair;
+                to[*at as usize] = *pair;
                 *at += 1;
             }
-            core::mem::swap(pairs, &mut self.scratch);
+            core::mem::swap(&mut from, &mut to);
+        }
+        // An odd number of passes leaves the result in the scratch.
+        if passes % 2 == 1 {
+            pairs.copy_from_slice(&self.scratch);
         }
     }
 }

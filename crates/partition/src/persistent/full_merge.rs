@@ -1,0 +1,253 @@
+//! The merge of a full update, on all threads.
+//!
+//! A full update recomputes every candidate: the tree's pairs, in the
+//! tree's order, replace the kept ones. They are sorted in two runs at
+//! once (each half of the list by its own radix sort), then the key space
+//! is cut into one part per thread; each part resolves its fresh pairs
+//! (slot state, handles, overlap of the true boxes: random reads), merges
+//! its share of both runs with the old candidates of the same keys, and
+//! writes its own pairs and events. The parts' outputs, in key order, are
+//! the update's lists. Nothing waits on one thread but the final copy.
+
+use super::Proxy;
+use super::candidates::{Events, slots_of, touching};
+use super::pair_sort::PairSort;
+use super::slots::{SlotState, Slots};
+use broadphase_jobs::{IndexedJob, JobContext, JobError, JobSystem};
+use core::ops::Range;
+use parking_lot::Mutex;
+
+/// Below this many fresh pairs one thread sorts and merges them all: the
+/// jobs would cost more than they save.
+const PARALLEL_MIN: usize = 32 * 1024;
+
+/// Most parts a merge is cut into.
+const MAX_PARTS: usize = 16;
+
+/// A fresh pair is kept (two live proxies, not both static).
+const KEEP: u8 = 1;
+/// A fresh pair's true boxes overlap.
+const TOUCHING: u8 = 2;
+
+/// Fresh pairs as the merge reads them: as handles, with their flags.
+#[derive(Debug, Default)]
+struct Resolved {
+    pairs: Vec<[Proxy; 2]>,
+    flags: Vec<u8>,
+}
+
+impl Resolved {
+    /// Resolves `fresh` (slots). No branch per pair and no per-item
+    /// capacity check: the random reads of one pair overlap with the next
+    /// pairs' instead of waiting on a jump. A full update pairs free
+    /// slots' leftover boxes and static pairs too (cheaper than leaving
+    /// them out of the tree); their flags drop them.
+    fn resolve(&mut self, fresh: &[[u32; 2]], slots: &Slots) {
+        self.pairs.clear();
+        self.flags.clear();
+        self.flags.extend(fresh.iter().map(|&[a, b]| {
+            let (sa, sb) = (slots.state[a as usize], slots.state[b as usize]);
+            let keep = sa.is_live()
+                & sb.is_live()
+                & !((sa == SlotState::Static) & (sb == SlotState::Static));
+            // Two exact proxies touch: their enlarged boxes, which the
+            // tree found overlapping, are their boxes, which are then not
+            // read (the common case with a margin of 0).
+            let exact = slots.exact.get(a as usize) & slots.exact.get(b as usize);
+            let touching = exact || touching(&slots.boxes, [a, b]);
+            (u8::from(keep) * KEEP) | (u8::from(touching) * TOUCHING)
+        }));
+        self.pairs.extend(fresh.iter().map(|&[a, b]| [slots.handle(a), slots.handle(b)]));
+    }
+}
+
+/// One part of the merge: its share of each sorted run and of the old
+/// candidates, and what it writes.
+#[derive(Debug, Default)]
+struct Part {
+    runs: [Range<usize>; 2],
+    old: Range<usize>,
+    resolved: [Resolved; 2],
+    next_pairs: Vec<[Proxy; 2]>,
+    next_touching: Vec<bool>,
+    events: Events,
+}
+
+impl Part {
+    /// Resolves this part's fresh pairs and merges them with its old
+    /// candidates.
+    fn run(&mut self, fresh: &[[u32; 2]], slots: &Slots, old: (&[[Proxy; 2]], &[bool])) {
+        let Part { runs, old: old_range, resolved, next_pairs, next_touching, events } = self;
+        for (resolved, run) in resolved.iter_mut().zip(runs.iter()) {
+            resolved.resolve(&fresh[run.clone()], slots);
+        }
+        events.clear();
+        next_pairs.clear();
+        next_touching.clear();
+        let (pairs, touching) = (&old.0[old_range.clone()], &old.1[old_range.clone()]);
+        let [first, second] = &*resolved;
+        let (mut i, mut j, mut old) = (0, 0, 0);
+        loop {
+            // The smaller head of the two runs (fresh pairs are unique).
+            let take_first = match (first.pairs.get(i), second.pairs.get(j)) {
+                (None, None) => break,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (Some(&p), Some(&q)) => slots_of(p) < slots_of(q),
+            };
+            let (pair, flags) = if take_first {
+                i += 1;
+                (first.pairs[i - 1], first.flags[i - 1])
+            } else {
+                j += 1;
+                (second.pairs[j - 1], second.flags[j - 1])
+            };
+            if flags & KEEP == 0 {
+                continue;
+            }
+            let now = flags & TOUCHING != 0;
+            // Old pairs before this one are gone (an old pair of the same
+            // slots under other handles is gone too, at the next fresh
+            // pair or the end).
+            while old < pairs.len() && slots_of(pairs[old]) < slots_of(pair) {
+                if touching[old] {
+                    events.ended.push(pairs[old]);
+                }
+                old += 1;
+            }
+            let was = old < pairs.len() && pairs[old] == pair && {
+                old += 1;
+                touching[old - 1]
+            };
+            events.record(pair, was, now);
+            next_pairs.push(pair);
+            next_touching.push(now);
+        }
+        for (&pair, &was) in pairs[old..].iter().zip(&touching[old..]) {
+            if was {
+                events.ended.push(pair);
+            }
+        }
+    }
+}
+
+/// Buffers of the full merge, kept across updates.
+#[derive(Debug, Default)]
+pub(crate) struct FullMerge {
+    sorters: [Mutex<PairSort>; 2],
+    parts: Vec<Mutex<Part>>,
+}
+
+/// Sorts each run in its own job.
+struct SortPass<'a, 'b> {
+    sorters: &'a [Mutex<PairSort>; 2],
+    runs: [Mutex<&'b mut [[u32; 2]]>; 2],
+}
+
+impl<'scope> IndexedJob<'scope> for SortPass<'_, '_> {
+    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, run: usize) {
+        crate::profile::zone!("persistent: sort fresh pairs");
+        self.sorters[run].lock().sort(&mut self.runs[run].lock());
+    }
+}
+
+/// Runs every part in its own job.
+struct PartPass<'a> {
+    parts: &'a [Mutex<Part>],
+    fresh: &'a [[u32; 2]],
+    slots: &'a Slots,
+    old: (&'a [[Proxy; 2]], &'a [bool]),
+}
+
+impl<'scope> IndexedJob<'scope> for PartPass<'_> {
+    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, part: usize) {
+        crate::profile::zone!("persistent: merge part");
+        self.parts[part].lock().run(self.fresh, self.slots, self.old);
+    }
+}
+
+/// Where the merge writes.
+pub(crate) struct MergeOut<'a> {
+    pub(crate) next_pairs: &'a mut Vec<[Proxy; 2]>,
+    pub(crate) next_touching: &'a mut Vec<bool>,
+    pub(crate) events: &'a mut Events,
+}
+
+impl FullMerge {
+    /// Sorts `fresh` (slots, `a < b`, each once, in any order; left as
+    /// two sorted runs), and writes into `out` the candidates that replace
+    /// `old` (sorted pairs and their overlap at the last update), with the
+    /// update's pairs and events in pair order.
+    pub(crate) fn run(
+        &mut self,
+        jobs: &JobSystem,
+        fresh: &mut [[u32; 2]],
+        slots: &Slots,
+        old: (&[[Proxy; 2]], &[bool]),
+        out: MergeOut<'_>,
+    ) -> Result<(), JobError> {
+        let parallel = jobs.threads() > 1 && fresh.len() >= PARALLEL_MIN;
+        let half = if parallel { fresh.len() / 2 } else { fresh.len() };
+        if parallel {
+            let (left, right) = fresh.split_at_mut(half);
+            let pass =
+                SortPass { sorters: &self.sorters, runs: [Mutex::new(left), Mutex::new(right)] };
+            jobs.reserve_queue(2);
+            jobs.scope(|s| (0..2).for_each(|run| s.spawn_indexed(&pass, run)))?;
+        } else {
+            self.sorters[0].get_mut().sort(fresh);
+        }
+        let fresh = &*fresh;
+        let runs = [&fresh[..half], &fresh[half..]];
+
+        // Cut the key space at quantiles of the first run, which is half
+        // of a list in no particular order: the parts come out about even.
+        let count = if parallel { jobs.threads().min(MAX_PARTS) } else { 1 };
+        while self.parts.len() < count {
+            self.parts.push(Mutex::default());
+        }
+        let cut = |k: usize| -> Option<[u32; 2]> {
+            (k < count).then(|| runs[0][runs[0].len() * k / count])
+        };
+        for (k, part) in self.parts[..count].iter_mut().enumerate() {
+            let part = part.get_mut();
+            let (lo, hi) = (if k == 0 { None } else { cut(k) }, cut(k + 1));
+            // The part holds the keys in `lo..hi` (no bound: from the
+            // start, to the end).
+            let below_lo = |key: [u32; 2]| lo.is_some_and(|lo| key < lo);
+            let below_hi = |key: [u32; 2]| hi.is_none_or(|hi| key < hi);
+            let run_range = |run: &[[u32; 2]], offset: usize| {
+                let start = run.partition_point(|&key| below_lo(key));
+                let end = run.partition_point(|&key| below_hi(key)).max(start);
+                offset + start..offset + end
+            };
+            part.runs = [run_range(runs[0], 0), run_range(runs[1], half)];
+            let start = old.0.partition_point(|&pair| below_lo(slots_of(pair)));
+            let end = old.0.partition_point(|&pair| below_hi(slots_of(pair))).max(start);
+            part.old = start..end;
+        }
+
+        let parts = &self.parts[..count];
+        let pass = PartPass { parts, fresh, slots, old };
+        if count > 1 {
+            jobs.reserve_queue(count);
+            jobs.scope(|s| (0..count).for_each(|part| s.spawn_indexed(&pass, part)))?;
+        } else {
+            parts[0].lock().run(fresh, slots, old);
+        }
+
+        let MergeOut { next_pairs, next_touching, events } = out;
+        next_pairs.clear();
+        next_touching.clear();
+        events.clear();
+        for part in &mut self.parts[..count] {
+            let part = part.get_mut();
+            next_pairs.extend_from_slice(&part.next_pairs);
+            next_touching.extend_from_slice(&part.next_touching);
+            events.pairs.extend_from_slice(&part.events.pairs);
+            events.started.extend_from_slice(&part.events.started);
+            events.ended.extend_from_slice(&part.events.ended);
+        }
+        Ok(())
+    }
+}
