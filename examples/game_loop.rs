@@ -16,13 +16,15 @@
 //! Flags: `--particles N` (default 20,000), `--statics N` (pillars, default
 //! particles / 20), `--frames N` (default 300), `--threads N` (the plugin's
 //! job system, the main thread included; default 0: one per core),
-//! `--png FILE`, `--seed N`.
+//! `--png FILE`, `--seed N`, `--margin X` (the broad phase's margin, a
+//! fraction of each box's largest extent; default: the plugin's, 0).
 
 use broadphase::ecs::hecs::{Entity, World};
 use broadphase::ecs::{
     Aabb, BroadPhasePlugin, Collider, FrameStats, PluginConfig, Static, frame_mark,
 };
 use broadphase::glam::Vec3;
+use broadphase::persistent::UpdatePath;
 use broadphase_scenes::SplitMix64;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -42,14 +44,22 @@ struct Args {
     threads: usize,
     png: Option<String>,
     seed: u64,
+    margin: Option<f32>,
 }
 
 const USAGE: &str = "flags: --particles N, --statics N, --frames N, --threads N, --png FILE, \
-                     --seed N (see the file's docs)";
+                     --seed N, --margin X (see the file's docs)";
 
 fn parse_args() -> Result<Args, String> {
-    let mut args =
-        Args { particles: 20_000, statics: None, frames: 300, threads: 0, png: None, seed: 1 };
+    let mut args = Args {
+        particles: 20_000,
+        statics: None,
+        frames: 300,
+        threads: 0,
+        png: None,
+        seed: 1,
+        margin: None,
+    };
     let mut it = std::env::args().skip(1);
     let number = |flag: &str, value: Option<String>| -> Result<usize, String> {
         let value = value.ok_or(format!("{flag} needs a number"))?;
@@ -62,6 +72,12 @@ fn parse_args() -> Result<Args, String> {
             "--frames" => args.frames = number("--frames", it.next())?.max(1),
             "--threads" => args.threads = number("--threads", it.next())?,
             "--seed" => args.seed = number("--seed", it.next())? as u64,
+            "--margin" => {
+                let value = it.next().ok_or("--margin needs a number")?;
+                let margin = value.parse::<f32>().ok().filter(|m| m.is_finite() && *m >= 0.0);
+                args.margin =
+                    Some(margin.ok_or(format!("--margin: '{value}' is not a number >= 0"))?);
+            }
             "--png" => args.png = Some(it.next().ok_or("--png needs a file name")?),
             "--help" | "-h" => {
                 println!("{USAGE}");
@@ -142,11 +158,26 @@ struct Totals {
     ended: usize,
     min_pairs: usize,
     max_pairs: usize,
+    /// Proxies re-indexed (left their enlarged boxes, or new).
+    reindexed: usize,
+    /// Updates that recomputed every candidate pair.
+    full: usize,
+    /// Updates that rebuilt the index of enlarged boxes.
+    index_rebuilds: usize,
 }
 
 impl Default for Totals {
     fn default() -> Self {
-        Totals { pairs: 0, started: 0, ended: 0, min_pairs: usize::MAX, max_pairs: 0 }
+        Totals {
+            pairs: 0,
+            started: 0,
+            ended: 0,
+            min_pairs: usize::MAX,
+            max_pairs: 0,
+            reindexed: 0,
+            full: 0,
+            index_rebuilds: 0,
+        }
     }
 }
 
@@ -157,6 +188,9 @@ impl Totals {
         self.ended += s.ended;
         self.min_pairs = self.min_pairs.min(s.pairs);
         self.max_pairs = self.max_pairs.max(s.pairs);
+        self.reindexed += s.broad_phase.reindexed;
+        self.full += usize::from(s.broad_phase.path == UpdatePath::Full);
+        self.index_rebuilds += usize::from(s.broad_phase.index_rebuilt);
     }
 }
 
@@ -237,15 +271,21 @@ fn main() -> ExitCode {
     };
     let side = side_for(args.particles);
     let mut world = spawn_world(&args, side);
+    let defaults = PluginConfig::default();
+    let broad_phase = broadphase::persistent::PersistentConfig {
+        margin: args.margin.unwrap_or(defaults.broad_phase.margin),
+        ..defaults.broad_phase
+    };
     let mut plugin = BroadPhasePlugin::with_config(PluginConfig {
         threads: args.threads,
-        ..PluginConfig::default()
+        broad_phase,
+        ..defaults
     });
 
     // Fixed memory however long the run: running totals, and the stage
     // times of the last `WINDOW` frames in a ring for the medians.
     let mut totals = Totals::default();
-    let mut recent: Vec<[f64; 8]> = Vec::with_capacity(WINDOW.min(args.frames));
+    let mut recent: Vec<[f64; 7]> = Vec::with_capacity(WINDOW.min(args.frames));
     let warm_frame = (args.frames / 10).clamp(1, 100);
     let mut rss_warm = None;
     let started_at = Instant::now();
@@ -260,7 +300,7 @@ fn main() -> ExitCode {
         // Game logic would react to plugin.started() / ended() here.
         let stats = plugin.stats();
         totals.add(stats);
-        let mut row = [move_ms; 8];
+        let mut row = [move_ms; 7];
         for (slot, (_, ms)) in row[1..].iter_mut().zip(stats.times.as_ms()) {
             *slot = ms;
         }
@@ -299,14 +339,14 @@ fn main() -> ExitCode {
         totals.started as f64 / n,
         totals.ended as f64 / n
     );
-    if last.statics_in_dynamic_pass {
-        println!("static set   small: joins the dynamic pass every frame");
-    } else {
-        println!(
-            "static set   indexed {} time(s), queried by every dynamic box",
-            last.static_rebuilds
-        );
-    }
+    println!(
+        "broad phase  {:.0} proxies re-indexed per frame (mean); {} full update(s), {} index rebuild(s); {} candidate pairs kept (last frame)",
+        totals.reindexed as f64 / n,
+        totals.full,
+        totals.index_rebuilds,
+        last.broad_phase.candidates
+    );
+    println!("static set   read {} time(s)", last.static_rebuilds);
     let names = last.times.as_ms().map(|(name, _)| name);
     println!("median ms    (last {} frames)", recent.len());
     for (column, name) in std::iter::once("move").chain(names).enumerate() {

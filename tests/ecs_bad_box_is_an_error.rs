@@ -7,7 +7,9 @@ mod ecs_support;
 
 use broadphase::InputError;
 use broadphase::ecs::hecs::World;
-use broadphase::ecs::{Aabb, BroadPhasePlugin, Collider, PluginConfig, PluginError, Static};
+use broadphase::ecs::{
+    Aabb, BroadPhasePlugin, Collider, PluginConfig, PluginError, Static, StaticChanges,
+};
 use broadphase::glam::Vec3;
 use ecs_support::{cube, expected_pairs};
 
@@ -22,11 +24,11 @@ fn every_kind_of_bad_box_names_its_entity() {
         ("NaN position", |w| w.spawn((Vec3::splat(f32::NAN), Collider::sphere(1.0)))),
         ("inverted static collider", |w| w.spawn((Vec3::ZERO, Collider::sphere(-0.5), Static))),
     ];
-    // Statics indexed, or riding along with the dynamic pass.
-    let configs = [0.0, f32::INFINITY]
-        .map(|small_static_ratio| PluginConfig { small_static_ratio, ..PluginConfig::default() });
+    // Static changes detected, or reported.
+    let configs = [StaticChanges::Detect, StaticChanges::Notify]
+        .map(|static_changes| PluginConfig { static_changes, ..PluginConfig::default() });
     for (config, (what, spoil)) in configs.iter().flat_map(|&k| cases.map(|c| (k, c))) {
-        let what = format!("{what}, small_static_ratio {}", config.small_static_ratio);
+        let what = format!("{what}, {:?}", config.static_changes);
         let what = what.as_str();
         let mut world = World::new();
         let a = world.spawn((cube(Vec3::ZERO, 2.0),));
@@ -37,6 +39,7 @@ fn every_kind_of_bad_box_names_its_entity() {
         let stats = *plugin.stats();
 
         let bad = spoil(&mut world);
+        plugin.statics_changed(); // Notify mode sees only what it is told
         let error = plugin.run(&mut world).expect_err(what);
         match error {
             PluginError::InvalidBox { entity, error } => {

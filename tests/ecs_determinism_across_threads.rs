@@ -10,6 +10,7 @@
 use broadphase::ecs::hecs::{Entity, World};
 use broadphase::ecs::{Aabb, BroadPhasePlugin, PluginConfig, Static};
 use broadphase::glam::Vec3;
+use broadphase::persistent::PersistentConfig;
 use broadphase::tree::GridTreeConfig;
 use broadphase_scenes::SplitMix64;
 use std::collections::hash_map::DefaultHasher;
@@ -40,7 +41,10 @@ fn run_world(threads: usize, split_threshold: usize, frames: usize) -> u64 {
     }
     let config = PluginConfig {
         threads,
-        partition: GridTreeConfig { split_threshold, ..GridTreeConfig::default() },
+        broad_phase: PersistentConfig {
+            tree: GridTreeConfig { split_threshold, ..GridTreeConfig::default() },
+            ..PersistentConfig::default()
+        },
         ..PluginConfig::default()
     };
     let mut plugin = BroadPhasePlugin::with_config(config);

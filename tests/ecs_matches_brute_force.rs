@@ -12,8 +12,9 @@ use broadphase::ecs::{
 };
 use broadphase::glam::Vec3;
 use broadphase::oracle::{SortAndSweep, brute_force_pairs};
+use broadphase::persistent::PersistentConfig;
 use broadphase_scenes::sparse20k;
-use ecs_support::{expected_pairs, minus};
+use ecs_support::{cube, expected_pairs, minus};
 use proptest::prelude::*;
 
 /// Layer sets the generator picks from (`None`: no component).
@@ -157,24 +158,23 @@ proptest! {
     ) {
         let mut world = World::new();
         let mut live: Vec<Entity> = initial.iter().map(|s| spawn(&mut world, s)).collect();
-        // Every way of handling statics must give the same, exact, answer:
-        // changes detected (the default) or reported by the caller (Notify),
-        // statics always indexed and queried, or always riding along with
-        // the dynamic pass.
+        // Every way of running must give the same, exact, answer: static
+        // changes detected (the default) or reported by the caller
+        // (Notify); no margin (every move re-indexes); every update
+        // recomputing all candidates; no update ever doing so.
+        let with = |broad_phase: PersistentConfig| {
+            BroadPhasePlugin::with_config(PluginConfig { broad_phase, ..PluginConfig::default() })
+        };
         let mut detect = BroadPhasePlugin::new();
         let mut notify = BroadPhasePlugin::with_config(PluginConfig {
             static_changes: StaticChanges::Notify,
-            small_static_ratio: 0.0,
             ..PluginConfig::default()
         });
-        let mut indexed = BroadPhasePlugin::with_config(PluginConfig {
-            small_static_ratio: 0.0,
-            ..PluginConfig::default()
-        });
-        let mut ride_along = BroadPhasePlugin::with_config(PluginConfig {
-            small_static_ratio: f32::INFINITY,
-            ..PluginConfig::default()
-        });
+        let mut no_margin = with(PersistentConfig { margin: 0.0, ..Default::default() });
+        let mut always_full =
+            with(PersistentConfig { full_rebuild_fraction: 0.0, ..Default::default() });
+        let mut never_full =
+            with(PersistentConfig { full_rebuild_fraction: f32::INFINITY, ..Default::default() });
         let mut prev: Vec<(Entity, Entity)> = Vec::new();
         for (frame, ops) in std::iter::once(&Vec::new()).chain(&frames).enumerate() {
             for &op in ops {
@@ -183,7 +183,7 @@ proptest! {
                 }
             }
             let expected = expected_pairs(&world);
-            for plugin in [&mut detect, &mut notify, &mut indexed, &mut ride_along] {
+            for plugin in [&mut detect, &mut notify, &mut no_margin, &mut always_full, &mut never_full] {
                 plugin.run(&mut world).unwrap();
                 let mode = *plugin.config();
                 prop_assert_eq!(plugin.pairs(), &expected[..], "frame {} {:?}", frame, mode);
@@ -253,4 +253,53 @@ fn mixed_world_equals_brute_force_on_raw_boxes() {
     expected.sort_unstable();
     assert_eq!(plugin.pairs(), expected);
     assert_eq!(plugin.pairs(), expected_pairs(&world));
+}
+
+/// About 200,000 pairs among 20,000 entities on 2 threads: the plugin maps
+/// long lists to entities in pieces on all threads; frame after frame the
+/// pairs are sort-and-sweep's and the events their difference.
+#[test]
+fn long_pair_lists_published_on_all_threads() {
+    let mut rng = broadphase_scenes::SplitMix64::new(21);
+    let mut world = World::new();
+    let mut boxes: Vec<Aabb> = (0..20_000)
+        .map(|_| {
+            let at = Vec3::new(
+                rng.range_f32(0.0, 40.0),
+                rng.range_f32(0.0, 40.0),
+                rng.range_f32(0.0, 40.0),
+            );
+            cube(at, 2.0)
+        })
+        .collect();
+    let entities: Vec<Entity> = boxes.iter().map(|b| world.spawn((*b,))).collect();
+    let config = PluginConfig { threads: 2, ..PluginConfig::default() };
+    let mut plugin = BroadPhasePlugin::with_config(config);
+    let mut before: Vec<(Entity, Entity)> = Vec::new();
+    for frame in 0..3 {
+        if frame > 0 {
+            for (i, (b, &e)) in boxes.iter_mut().zip(&entities).enumerate() {
+                if i % 3 == frame % 3 {
+                    *b = cube(b.min + Vec3::new(1.5, 0.0, 0.0), 2.0);
+                    *world.get::<&mut Aabb>(e).unwrap() = *b;
+                }
+            }
+        }
+        plugin.run(&mut world).unwrap();
+        let mut reference = Vec::new();
+        SortAndSweep::default().pairs(&boxes, &mut reference).unwrap();
+        let mut expected: Vec<(Entity, Entity)> = reference
+            .iter()
+            .map(|&[a, b]| {
+                let (a, b) = (entities[a as usize], entities[b as usize]);
+                if a < b { (a, b) } else { (b, a) }
+            })
+            .collect();
+        expected.sort_unstable();
+        assert!(expected.len() > 100_000, "frame {frame}: {} pairs", expected.len());
+        assert_eq!(plugin.pairs(), expected, "frame {frame}");
+        assert_eq!(plugin.started(), minus(&expected, &before), "frame {frame}");
+        assert_eq!(plugin.ended(), minus(&before, &expected), "frame {frame}");
+        before = expected;
+    }
 }

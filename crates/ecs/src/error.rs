@@ -1,6 +1,7 @@
 //! What `run` reports instead of panicking or dropping a box.
 
 use broadphase_jobs::JobError;
+use broadphase_partition::ProxyError;
 use broadphase_storage::{InputError, MAX_BOXES};
 use core::fmt;
 use hecs::Entity;
@@ -55,9 +56,19 @@ pub enum PluginError {
         /// How many there were.
         count: usize,
     },
-    /// A job of the dynamic pass panicked (a bug in broadphase, caught on
+    /// A job of the broad phase panicked (a bug in broadphase, caught on
     /// its thread and reported here rather than unwinding into the game).
     Job(JobError),
+    /// An entity's id is past [`MAX_ENTITY_ID`](crate::MAX_ENTITY_ID): the
+    /// plugin keeps one slot per id, and hecs hands out ids densely, so
+    /// only `World::spawn_at` with a large id gets here.
+    EntityIdTooLarge {
+        /// The entity.
+        entity: Entity,
+    },
+    /// The broad phase refused a call: a bug in the plugin, reported rather
+    /// than a panic.
+    BroadPhase(ProxyError),
 }
 
 impl PluginError {
@@ -110,7 +121,13 @@ impl fmt::Display for PluginError {
             PluginError::TooManyBoxes { count } => {
                 write!(f, "{count} boxes of one kind; at most {MAX_BOXES} fit u32 ids")
             }
-            PluginError::Job(error) => write!(f, "the dynamic pass failed: {error}"),
+            PluginError::Job(error) => write!(f, "the broad phase's update failed: {error}"),
+            PluginError::EntityIdTooLarge { entity } => write!(
+                f,
+                "entity {entity:?}: its id is past {}, the largest the plugin accepts",
+                crate::MAX_ENTITY_ID
+            ),
+            PluginError::BroadPhase(error) => write!(f, "the broad phase refused a call: {error}"),
         }
     }
 }
@@ -121,6 +138,8 @@ impl std::error::Error for PluginError {
             PluginError::InvalidBox { error, .. } => Some(error),
             PluginError::TooManyBoxes { .. } => None,
             PluginError::Job(error) => Some(error),
+            PluginError::EntityIdTooLarge { .. } => None,
+            PluginError::BroadPhase(error) => Some(error),
         }
     }
 }

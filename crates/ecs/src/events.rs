@@ -1,17 +1,11 @@
 //! Pair order and the started/ended diff.
 //!
 //! Pairs are `(a, b)` with `a < b` by [`Entity`]'s `Ord` (its id, then its
-//! generation), and a frame's list is sorted by that order (see
-//! `sort.rs`).
+//! generation), and a frame's list is sorted by that order: the broad
+//! phase's proxies sit in slots numbered by entity id (see `proxies.rs`).
 
 use hecs::Entity;
 use std::cmp::Ordering;
-
-/// The pair with its smaller entity first.
-#[inline]
-pub(crate) fn ordered(a: Entity, b: Entity) -> (Entity, Entity) {
-    if a < b { (a, b) } else { (b, a) }
-}
 
 /// Writes the pairs of `now` not in `prev` into `started`, and those of
 /// `prev` not in `now` into `ended` (both cleared first, both sorted).
@@ -51,6 +45,10 @@ pub(crate) fn diff(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ordered(a: Entity, b: Entity) -> (Entity, Entity) {
+        if a < b { (a, b) } else { (b, a) }
+    }
     use proptest::prelude::*;
     use std::collections::BTreeSet;
 

@@ -56,8 +56,7 @@ type Placed<K, P, Q> =
 #[derive(Debug, Default)]
 pub(crate) struct Gathered {
     pub(crate) entities: Vec<Entity>,
-    /// Shared so the partition's jobs can read them without a copy; no job
-    /// holds a clone between frames, so refilling never copies either.
+    /// Given to the broad phase in one bulk set each run.
     pub(crate) boxes: Vec<Aabb>,
     /// One per entity when some entity of the set has a layer component;
     /// empty otherwise (every entity then has [`CollisionLayers::ALL`]).
@@ -72,16 +71,15 @@ impl Gathered {
         self.entities.len()
     }
 
+    /// Whether some entity of the set has a layer component.
+    pub(crate) fn has_layers(&self) -> bool {
+        !self.layers.is_empty()
+    }
+
     /// The layers of entity `i`.
     #[inline]
     pub(crate) fn layers(&self, i: usize) -> CollisionLayers {
         if self.layers.is_empty() { CollisionLayers::ALL } else { self.layers[i] }
-    }
-
-    /// How many entities of kind `K` have a box (archetype lengths only).
-    pub(crate) fn count<K: Kind, P: Position>(world: &mut World) -> usize {
-        world.query_mut::<Boxed<K, ()>>().into_iter().len()
-            + world.query_mut::<Placed<K, P, ()>>().into_iter().len()
     }
 
     /// Replaces the set with every entity of kind `K`.

@@ -10,26 +10,27 @@
 //!   extent around the position; `glam::Vec3` is the position by default,
 //!   any type implementing [`Position`] can be). When an entity has both,
 //!   the `Aabb` is used.
-//! - **Dynamic pass.** The dynamic boxes go to the partition's `GridTree`
-//!   on the plugin's own `JobSystem` ([`PluginConfig::threads`], one per
-//!   core by default): up to 5,000 boxes run the single-thread kernel on
-//!   the calling thread, more are split into regions run on every thread.
-//! - **Static and dynamic.** Entities with the [`Static`] marker are indexed
-//!   once in a grid of their own, re-indexed only when one is added,
-//!   removed or changed ([`StaticChanges`]: detected by the plugin, or
-//!   reported by the game). Each frame the dynamic boxes are tested against
-//!   each other and queried against the static grid; two static entities
-//!   are never a pair. A static set smaller than a quarter of the dynamic
-//!   one is not indexed but joins the dynamic pass
-//!   ([`PluginConfig::small_static_ratio`]): same pairs, less work.
+//! - **Persistent proxies.** Each entity with a box keeps a proxy in a
+//!   persistent broad phase (`broadphase_partition::PersistentBroadPhase`)
+//!   in the slot numbered by its entity id, from the frame it gets a box to
+//!   the frame it loses it. Each run sets every box in one bulk call and
+//!   updates on the plugin's own `JobSystem` ([`PluginConfig::threads`],
+//!   one per core by default): what moved is re-indexed, or everything on
+//!   all threads when much moved.
+//! - **Static and dynamic.** Entities with the [`Static`] marker are static
+//!   proxies: never re-indexed unless changed, never paired with each
+//!   other. Their boxes are read again only when one is added, removed or
+//!   changed ([`StaticChanges`]: detected by the plugin, or reported by the
+//!   game).
 //! - **Layers.** [`CollisionLayers`] `{ member, filter }`: a pair `(a, b)`
 //!   is kept iff `(a.member & b.filter) != 0 && (b.member & a.filter) != 0`.
 //!   An entity without the component collides with everything. Rejected
-//!   pairs are dropped inside the broad phase, before any output.
+//!   pairs are dropped before any output.
 //! - **Output.** [`pairs`](BroadPhasePlugin::pairs) (this frame),
 //!   [`started`](BroadPhasePlugin::started) and
-//!   [`ended`](BroadPhasePlugin::ended) (by diffing against the last
-//!   frame), each pair `(a, b)` with `a < b` by `Entity`'s `Ord`, each list
+//!   [`ended`](BroadPhasePlugin::ended) (from the broad phase, or by
+//!   diffing against the last frame when layers are in play), each pair
+//!   `(a, b)` with `a < b` by `Entity`'s `Ord`, each list
 //!   sorted. Results live in the plugin; it never adds or removes
 //!   components, so no entity changes archetype because of it.
 //! - **Bad boxes.** A NaN, infinite or inverted box is a
@@ -82,7 +83,8 @@ mod events;
 mod gather;
 mod plugin;
 mod profile;
-mod sort;
+mod proxies;
+mod publish;
 mod statics;
 mod stats;
 
@@ -92,5 +94,6 @@ pub use error::PluginError;
 pub use hecs;
 pub use plugin::{BroadPhasePlugin, PluginConfig};
 pub use profile::{frame_mark, profiling_enabled};
+pub use proxies::MAX_ENTITY_ID;
 pub use statics::StaticChanges;
 pub use stats::{FrameStats, StageTimes};

@@ -1,13 +1,15 @@
-//! The system: gather, partition, query the static set, merge, events.
+//! The system: gather, sync the proxies, update the persistent broad
+//! phase, publish pairs and events.
 
-use crate::backend::{Backend, BackendError};
-use crate::events::{diff, ordered};
-use crate::gather::{Dynamic, Gathered, Statics};
+use crate::backend::Backend;
+use crate::events::diff;
+use crate::gather::{Dynamic, Gathered};
 use crate::profile::{self, plot, zone};
-use crate::sort::PairSort;
-use crate::statics::StaticSet;
+use crate::proxies::EntityProxies;
+use crate::statics::{StaticSet, still_static};
 use crate::{FrameStats, PluginError, Position, StageTimes, StaticChanges};
-use broadphase_partition::GridTreeConfig;
+use broadphase_jobs::JobError;
+use broadphase_partition::PersistentConfig;
 use glam::Vec3;
 use hecs::{Entity, World};
 use std::marker::PhantomData;
@@ -19,14 +21,14 @@ use std::time::Instant;
 ///
 /// ```
 /// use broadphase_ecs::{BroadPhasePlugin, PluginConfig};
-/// use broadphase_partition::GridTreeConfig;
+/// use broadphase_partition::PersistentConfig;
 /// let config = PluginConfig {
 ///     threads: 1,
-///     partition: GridTreeConfig { split_threshold: 20_000, ..Default::default() },
+///     broad_phase: PersistentConfig { margin: 1.0, ..Default::default() },
 ///     ..Default::default()
 /// };
 /// let plugin = BroadPhasePlugin::with_config(config);
-/// assert_eq!(plugin.config().partition.split_threshold, 20_000);
+/// assert_eq!(plugin.config().broad_phase.margin, 1.0);
 /// assert_eq!(plugin.stats().threads, 1);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -35,29 +37,25 @@ pub struct PluginConfig {
     /// `0` (the default) means one per core. The output is the same for
     /// any count.
     pub threads: usize,
-    /// Tuning of the dynamic pass (the partition's grid tree); its `grid`
-    /// also tunes the static set's grid.
-    pub partition: GridTreeConfig,
+    /// Tuning of the persistent broad phase the entities live in: margins,
+    /// when to recompute everything, the grid tree. The plugin's default
+    /// differs from the broad phase's in one thing: a margin of 0. In the
+    /// README's game loop, where every particle moves 1–25% of its size a
+    /// frame, margins made a frame slower, not faster (100k particles:
+    /// 4.6 ms at 0, 5.4 at 0.05, 7.9 at 0.5); a margin pays where bodies
+    /// drift slowly in a sparse world, and resting or static bodies cost
+    /// nothing either way.
+    pub broad_phase: PersistentConfig,
     /// How changes to static entities are found.
     pub static_changes: StaticChanges,
-    /// While the static entities number at most this fraction of the
-    /// dynamic ones, they are not indexed: each frame they are gathered and
-    /// join the dynamic pass (static-static pairs dropped), which is
-    /// cheaper than one query per dynamic box. Both ways give the same
-    /// pairs. `0.0` always indexes them. The default, `0.25`, is half the
-    /// measured break-even (docs/ECS.md): a query per dynamic box costs
-    /// about what a dynamic box costs in the pass, so riding along wins
-    /// while the statics are fewer than about half the dynamic boxes.
-    pub small_static_ratio: f32,
 }
 
 impl Default for PluginConfig {
     fn default() -> Self {
         Self {
             threads: 0,
-            partition: GridTreeConfig::default(),
+            broad_phase: PersistentConfig { margin: 0.0, ..PersistentConfig::default() },
             static_changes: StaticChanges::default(),
-            small_static_ratio: 0.25,
         }
     }
 }
@@ -66,20 +64,27 @@ impl Default for PluginConfig {
 /// frame, then read [`pairs`](Self::pairs), [`started`](Self::started) and
 /// [`ended`](Self::ended).
 ///
-/// Each run reads every entity's box (an [`Aabb`](crate::Aabb) component,
-/// or a [`Collider`](crate::Collider) at its position component `P`),
-/// finds the dynamic-vs-dynamic pairs, queries each dynamic box against
-/// the static set (re-indexed only when a [`Static`](crate::Static) entity
-/// is added, removed or changed), drops pairs whose
-/// [`CollisionLayers`](crate::CollisionLayers) don't match, and publishes
-/// the pairs and the events as `(Entity, Entity)` in a deterministic order:
-/// each pair `(a, b)` has `a < b` (by `Entity`'s `Ord`: id, then
-/// generation), and every list is sorted.
+/// Each entity with a box (an [`Aabb`](crate::Aabb) component, or a
+/// [`Collider`](crate::Collider) at its position component `P`) keeps a
+/// proxy in a persistent broad phase
+/// ([`PersistentBroadPhase`](broadphase_partition::PersistentBroadPhase))
+/// across frames: each run reads the boxes, sets them in one bulk call
+/// (a box that stays inside its proxy's enlarged box costs no
+/// re-indexing), inserts the proxies of new entities and removes those of
+/// despawned ones, and updates. [`Static`](crate::Static) entities are
+/// read again only when one is added, removed or changed. Pairs of two
+/// static entities are left out, as are pairs whose
+/// [`CollisionLayers`](crate::CollisionLayers) don't match.
+///
+/// Pairs and events are `(Entity, Entity)` in a deterministic order: each
+/// pair `(a, b)` has `a < b` (by `Entity`'s `Ord`: id, then generation),
+/// and every list is sorted. The proxies live in slots numbered by entity
+/// id, so the broad phase's lists come out in that order with no sort,
+/// and `started`/`ended` come from the broad phase itself.
 ///
 /// The plugin keeps its results in its own state; it never adds or removes
 /// components, so it moves no entity between archetypes. Every buffer is
-/// kept across frames: a warm frame with the same entity count allocates
-/// nothing.
+/// kept across frames: a warm frame allocates nothing.
 ///
 /// # Examples
 ///
@@ -110,11 +115,9 @@ pub struct BroadPhasePlugin<P: Position = Vec3> {
     backend: Backend,
     statics: StaticSet,
     dynamic: Gathered,
-    /// Dynamic-vs-dynamic pairs as indices into `dynamic`.
-    index_pairs: Vec<[u32; 2]>,
-    /// One query's hits in the static set.
-    hits: Vec<u32>,
-    sorter: PairSort,
+    proxies: EntityProxies,
+    /// Whether the last published lists were filtered by layers.
+    filtered: bool,
     /// The frame being built; after `run`, last frame's pairs (reused).
     next: Vec<(Entity, Entity)>,
     pairs: Vec<(Entity, Entity)>,
@@ -201,9 +204,8 @@ impl<P: Position> BroadPhasePlugin<P> {
             backend,
             statics: StaticSet::new(&config),
             dynamic: Gathered::default(),
-            index_pairs: Vec::new(),
-            hits: Vec::new(),
-            sorter: PairSort::default(),
+            proxies: EntityProxies::default(),
+            filtered: false,
             next: Vec::new(),
             pairs: Vec::new(),
             started: Vec::new(),
@@ -254,9 +256,10 @@ impl<P: Position> BroadPhasePlugin<P> {
     ///
     /// # Errors
     /// [`PluginError::InvalidBox`] naming an entity whose box has a NaN or
-    /// infinite coordinate or `min > max`; [`PluginError::TooManyBoxes`]
-    /// beyond `u32` ids. The frame is then skipped: what the plugin
-    /// publishes stays as it was (see [`PluginError`]).
+    /// infinite coordinate or `min > max`;
+    /// [`PluginError::EntityIdTooLarge`] for an entity id past
+    /// [`MAX_ENTITY_ID`](crate::MAX_ENTITY_ID). The frame is then skipped:
+    /// what the plugin publishes stays as it was (see [`PluginError`]).
     ///
     /// # Examples
     ///
@@ -279,105 +282,155 @@ impl<P: Position> BroadPhasePlugin<P> {
             self.dynamic.gather::<Dynamic, P>(world);
         }
         let gathered = Instant::now();
-        let n_dynamic = self.dynamic.len();
-        let static_count = Gathered::count::<Statics, P>(world);
-        let ride_along = static_count > 0
-            && static_count as f64 <= f64::from(self.config.small_static_ratio) * n_dynamic as f64;
-        let mut static_rebuilt = false;
-        {
+        let static_gathered = {
             zone!("statics");
-            if ride_along {
-                self.statics.gather_unindexed::<P>(world);
-                self.dynamic.boxes.extend_from_slice(&self.statics.set.boxes);
-            } else {
-                static_rebuilt = self.statics.sync::<P>(world)?;
-            }
-        }
+            self.statics.gather_if_changed::<P>(world)
+        };
         let synced = Instant::now();
-        {
-            zone!("partition");
-            let result = self.backend.pairs(&self.dynamic.boxes, &mut self.index_pairs);
-            self.dynamic.boxes.truncate(n_dynamic);
-            result.map_err(|error| match error {
-                BackendError::Input(error) => PluginError::from_input_split(
-                    error,
-                    &self.dynamic.entities,
-                    &self.statics.set.entities,
-                ),
-                BackendError::Job(error) => PluginError::Job(error),
-            })?;
+        let mut static_gathered = static_gathered;
+        let failed = |plugin: &mut Self| {
+            // The static entities are read again next run, in case a
+            // failure left their proxies half set.
+            plugin.statics.invalidate();
+        };
+        if let Err(error) = self.sync(static_gathered) {
+            failed(self);
+            return Err(error);
         }
-        let partitioned = Instant::now();
-        self.next.clear();
-        if !ride_along {
-            zone!("queries");
-            while !self.statics.query_all::<P>(
-                world,
-                &self.dynamic,
-                &mut self.hits,
-                &mut self.next,
-            )? {
-                // Notify mode found a stale static entity: re-index now.
-                self.next.clear();
-                self.statics.invalidate();
-                static_rebuilt |= self.statics.sync::<P>(world)?;
+        if self.proxies.static_turned_dynamic && !static_gathered {
+            // Only `Notify` misses a static entity losing `Static`: its
+            // old static set is stale, so read it again now.
+            static_gathered = self.statics.gather_if_stale::<P>(world);
+            if let Err(error) = self.sync(true) {
+                failed(self);
+                return Err(error);
             }
         }
-        let queried = Instant::now();
-        {
-            zone!("merge");
-            // Indices below `n` are dynamic entities; from `n` on (only when
-            // the statics rode along), static ones. The kernel gives i < j,
-            // so i >= n means two statics: dropped.
-            let (d, st) = (&self.dynamic, &self.statics.set);
-            let n = n_dynamic as u32;
-            let entity =
-                |k: u32| if k < n { d.entities[k as usize] } else { st.entities[(k - n) as usize] };
-            let layers =
-                |k: u32| if k < n { d.layers(k as usize) } else { st.layers((k - n) as usize) };
-            let pairs = self.index_pairs.iter().filter(|&&[i, _]| i < n);
-            if d.filtered || (ride_along && st.filtered) {
-                self.next.extend(
-                    pairs
-                        .filter(|&&[i, j]| layers(i).interacts_with(&layers(j)))
-                        .map(|&[i, j]| ordered(entity(i), entity(j))),
-                );
-            } else {
-                self.next.extend(pairs.map(|&[i, j]| ordered(entity(i), entity(j))));
+        let proxied = Instant::now();
+        if let Err(error) = self.update() {
+            failed(self);
+            return Err(error);
+        }
+        // With `Notify`, a pair may name a static entity that is gone or
+        // no longer static: read them again and update once more. The
+        // events are then the difference from the last published list.
+        let mut redone = false;
+        if self.statics.mode() == StaticChanges::Notify && self.stale_static_partner(world) {
+            static_gathered = self.statics.gather_if_stale::<P>(world);
+            let again = self.sync(true).and_then(|()| self.update());
+            if let Err(error) = again {
+                failed(self);
+                return Err(error);
             }
-            self.sorter.sort(&mut self.next);
+            redone = true;
         }
-        let merged = Instant::now();
-        {
-            zone!("events");
-            diff(&self.pairs, &self.next, &mut self.started, &mut self.ended);
-            std::mem::swap(&mut self.pairs, &mut self.next);
-        }
-        let done = Instant::now();
+        let updated = Instant::now();
+        let published = {
+            zone!("publish");
+            if let Err(error) = self.publish(redone) {
+                // The broad phase's events of this update were not
+                // published: the next run publishes the difference from
+                // the last published list instead.
+                self.filtered = true;
+                return Err(PluginError::Job(error));
+            }
+            Instant::now()
+        };
 
+        let times = StageTimes {
+            gather: gathered - start,
+            statics: synced - gathered,
+            proxies: proxied - synced,
+            update: updated - proxied,
+            publish: published - updated,
+            total: published - start,
+        };
         self.stats = FrameStats {
             frame: self.stats.frame + 1,
             dynamic_boxes: self.dynamic.len(),
-            static_boxes: static_count,
+            static_boxes: self.statics.set.len(),
             pairs: self.pairs.len(),
             started: self.started.len(),
             ended: self.ended.len(),
-            statics_in_dynamic_pass: ride_along,
-            static_rebuilt,
+            static_rebuilt: static_gathered,
             static_rebuilds: self.statics.rebuilds,
             threads: self.backend.threads(),
-            times: StageTimes {
-                gather: gathered - start,
-                statics: synced - gathered,
-                partition: partitioned - synced,
-                queries: queried - partitioned,
-                merge: merged - queried,
-                events: done - merged,
-                total: done - start,
-            },
+            broad_phase: *self.backend.broad_phase.stats(),
+            times,
         };
         self.plot_stats();
         profile::plugin_frame_mark();
+        Ok(())
+    }
+
+    /// Syncs the proxies with the gathered boxes (the static ones too
+    /// when `static_gathered`); the broad phase checks every box.
+    fn sync(&mut self, static_gathered: bool) -> Result<(), PluginError> {
+        zone!("proxies");
+        let statics = static_gathered.then_some(&self.statics.set);
+        let Backend { jobs, broad_phase } = &mut self.backend;
+        self.proxies.sync(jobs, broad_phase, &self.dynamic, statics)?;
+        if static_gathered {
+            self.statics.confirm();
+        }
+        Ok(())
+    }
+
+    /// The broad phase's update.
+    fn update(&mut self) -> Result<(), PluginError> {
+        zone!("update");
+        let Backend { jobs, broad_phase } = &mut self.backend;
+        broad_phase.update(jobs).map_err(|error| match error {
+            broadphase_partition::ProxyError::Update(
+                broadphase_partition::PartitionError::Job(e),
+            ) => PluginError::Job(e),
+            other => PluginError::BroadPhase(other),
+        })
+    }
+
+    /// Whether a pair names a static entity that is gone or no longer
+    /// static (only [`StaticChanges::Notify`] can miss that).
+    fn stale_static_partner(&self, world: &World) -> bool {
+        self.backend.broad_phase.pairs().iter().flatten().any(|&proxy| {
+            self.proxies.is_static(proxy) && !still_static::<P>(world, self.proxies.entity(proxy))
+        })
+    }
+
+    /// The broad phase's lists as entity pairs, filtered by layers. With
+    /// no layers in play the events are the broad phase's own; otherwise
+    /// (a layer can end or start a pair without a move), or when the run
+    /// updated twice (`force_diff`), they are the difference from the last
+    /// published list, both sorted.
+    fn publish(&mut self, force_diff: bool) -> Result<(), JobError> {
+        let broad_phase = &self.backend.broad_phase;
+        let proxies = &self.proxies;
+        // Pairs and started pairs name live proxies only; an ended pair
+        // may name a removed one.
+        let live = |[a, b]: [broadphase_partition::Proxy; 2]| {
+            (proxies.live_entity(a), proxies.live_entity(b))
+        };
+        let entities =
+            |[a, b]: [broadphase_partition::Proxy; 2]| (proxies.entity(a), proxies.entity(b));
+        let filtered = self.dynamic.filtered || self.statics.set.filtered;
+        self.next.clear();
+        if !filtered && !self.filtered && !proxies.layers_changed && !force_diff {
+            let jobs = &self.backend.jobs;
+            crate::publish::live_pairs(jobs, proxies, broad_phase.pairs(), &mut self.next)?;
+            self.started.clear();
+            self.started.extend(broad_phase.started().iter().map(|&pair| live(pair)));
+            self.ended.clear();
+            self.ended.extend(broad_phase.ended().iter().map(|&pair| entities(pair)));
+        } else {
+            let interacts = |[a, b]: [broadphase_partition::Proxy; 2]| {
+                proxies.layers(a).interacts_with(&proxies.layers(b))
+            };
+            self.next.extend(
+                broad_phase.pairs().iter().filter(|&&pair| interacts(pair)).map(|&pair| live(pair)),
+            );
+            diff(&self.pairs, &self.next, &mut self.started, &mut self.ended);
+        }
+        self.filtered = filtered;
+        std::mem::swap(&mut self.pairs, &mut self.next);
         Ok(())
     }
 
@@ -391,12 +444,12 @@ impl<P: Position> BroadPhasePlugin<P> {
         plot!("pairs", self.stats.pairs as f64);
         plot!("started", self.stats.started as f64);
         plot!("ended", self.stats.ended as f64);
+        plot!("re-indexed", self.stats.broad_phase.reindexed as f64);
         plot!("gather ms", ms(self.stats.times.gather));
         plot!("statics ms", ms(self.stats.times.statics));
-        plot!("partition ms", ms(self.stats.times.partition));
-        plot!("queries ms", ms(self.stats.times.queries));
-        plot!("merge ms", ms(self.stats.times.merge));
-        plot!("events ms", ms(self.stats.times.events));
+        plot!("proxies ms", ms(self.stats.times.proxies));
+        plot!("update ms", ms(self.stats.times.update));
+        plot!("publish ms", ms(self.stats.times.publish));
         plot!("total ms", ms(self.stats.times.total));
         let _ = ms;
     }

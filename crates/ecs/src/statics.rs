@@ -1,10 +1,8 @@
-//! The static set: indexed once, re-indexed only when it changes, queried
-//! by every dynamic box each frame.
+//! The static entities: gathered again only when they change, so that a
+//! frame costs nothing per static entity that did not.
 
-use crate::events::ordered;
 use crate::gather::{Gathered, Statics};
-use crate::{Aabb, Collider, PluginConfig, PluginError, Position, Static};
-use broadphase_kernel::AdaptiveGrid;
+use crate::{Aabb, Collider, PluginConfig, Position, Static};
 use hecs::{Entity, World};
 
 /// How the plugin learns that a static entity was added, removed or
@@ -32,137 +30,89 @@ use hecs::{Entity, World};
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum StaticChanges {
-    /// Every run compares every static entity with what was indexed (same
-    /// entities, same boxes, same layers) and re-indexes if anything
-    /// differs. Exact, whatever the game does; costs one streaming pass
+    /// Every run compares every static entity with what was last gathered
+    /// (same entities, same boxes, same layers) and, if anything differs,
+    /// gathers them again and updates their proxies (only the changed ones
+    /// are re-indexed). Exact, whatever the game does; costs one streaming pass
     /// over the static entities per run (about 3 ns each, measured in
     /// docs/BENCHMARKS.md).
     #[default]
     Detect,
-    /// Runs trust the index until
+    /// Runs trust the static proxies until
     /// [`statics_changed`](crate::BroadPhasePlugin::statics_changed) is
     /// called: the game calls it after adding, removing, moving or
     /// re-layering a static entity (level load, an editor, a door that
     /// opens). A run then costs the same whatever the static count.
     ///
     /// A change the game does not report is not seen, with one safety
-    /// net: every static entity a dynamic box hits is checked (alive,
-    /// still `Static`, still with a box), and if one is not, the set is
-    /// re-indexed in the same run, so a pair never names a despawned
-    /// entity nor reports an entity twice.
+    /// net: every static entity in a pair is checked (alive, still
+    /// `Static`, still with a box), and if one is not, the static entities
+    /// are gathered again in the same run, so a pair never names a
+    /// despawned entity nor reports an entity twice.
     Notify,
 }
 
-/// The static entities as last indexed, and their grid.
+/// The static entities as last gathered.
 #[derive(Debug)]
 pub(crate) struct StaticSet {
     pub(crate) set: Gathered,
-    grid: AdaptiveGrid,
     mode: StaticChanges,
-    /// `set` was gathered and `grid` built from it without error, and no
-    /// change was reported since. False before the first frame, after a
-    /// failed build, and after `statics_changed`, so the next run gathers
-    /// again.
+    /// `set` was gathered without error and no change was reported since.
+    /// False before the first frame, after a failed frame, and after
+    /// `statics_changed`, so the next run gathers again.
     valid: bool,
-    /// How many times the grid was built.
+    /// How many times the set was gathered and its proxies updated.
     pub(crate) rebuilds: u64,
 }
 
 impl StaticSet {
     pub(crate) fn new(config: &PluginConfig) -> Self {
-        Self {
-            set: Gathered::default(),
-            grid: AdaptiveGrid::with_config(config.partition.grid),
-            mode: config.static_changes,
-            valid: false,
-            rebuilds: 0,
-        }
+        Self { set: Gathered::default(), mode: config.static_changes, valid: false, rebuilds: 0 }
     }
 
-    /// Makes the next `sync` re-index.
+    /// Makes the next `gather_if_changed` gather.
     pub(crate) fn invalidate(&mut self) {
         self.valid = false;
     }
 
-    /// Gathers the static entities without indexing them (for a frame in
-    /// which they join the dynamic pass); the next `sync` re-indexes.
-    pub(crate) fn gather_unindexed<P: Position>(&mut self, world: &mut World) {
-        self.valid = false;
-        self.set.gather::<Statics, P>(world);
+    /// The mode this set runs in.
+    pub(crate) fn mode(&self) -> StaticChanges {
+        self.mode
     }
 
-    /// Re-indexes the static entities if they changed since the last build
-    /// (per [`StaticChanges`]); returns whether it did.
-    ///
-    /// # Errors
-    /// [`PluginError::InvalidBox`] naming the first bad static box; the set
-    /// is then empty and the next call gathers again.
-    pub(crate) fn sync<P: Position>(&mut self, world: &mut World) -> Result<bool, PluginError> {
+    /// Gathers the static entities again if they changed since the last
+    /// gather (per [`StaticChanges`]); returns whether it did. The caller
+    /// calls [`confirm`](Self::confirm) once their proxies are updated.
+    pub(crate) fn gather_if_changed<P: Position>(&mut self, world: &mut World) -> bool {
         let unchanged = self.valid
             && match self.mode {
                 StaticChanges::Detect => self.set.same_as::<Statics, P>(world),
                 StaticChanges::Notify => true,
             };
         if unchanged {
-            return Ok(false);
+            return false;
         }
         self.valid = false;
         self.set.gather::<Statics, P>(world);
-        self.grid
-            .build(&self.set.boxes)
-            .map_err(|error| PluginError::from_input(error, &self.set.entities))?;
-        self.valid = true;
-        self.rebuilds += 1;
-        Ok(true)
+        true
     }
 
-    /// Appends to `out` every (dynamic, static) pair that overlaps and whose
-    /// layers match, ordered within the pair. Returns `false` (with `out`
-    /// partly filled) if, in [`StaticChanges::Notify`] mode, a static
-    /// entity hit is stale: the caller re-indexes and queries again.
-    ///
-    /// # Errors
-    /// Only if a dynamic box is invalid, which the dynamic pass has already
-    /// ruled out; kept as an error, not a panic.
-    pub(crate) fn query_all<P: Position>(
-        &self,
-        world: &World,
-        dynamic: &Gathered,
-        hits: &mut Vec<u32>,
-        out: &mut Vec<(Entity, Entity)>,
-    ) -> Result<bool, PluginError> {
-        if self.set.len() == 0 {
-            return Ok(true);
-        }
-        let filtered = dynamic.filtered || self.set.filtered;
-        let verify = self.mode == StaticChanges::Notify;
-        for (i, b) in dynamic.boxes.iter().enumerate() {
-            self.grid
-                .query(b, hits)
-                .map_err(|error| PluginError::from_input(error, &dynamic.entities[i..=i]))?;
-            if verify
-                && !hits.iter().all(|&s| still_static::<P>(world, self.set.entities[s as usize]))
-            {
-                return Ok(false);
-            }
-            let d = dynamic.entities[i];
-            if filtered {
-                let dl = dynamic.layers(i);
-                out.extend(
-                    hits.iter()
-                        .filter(|&&s| dl.interacts_with(&self.set.layers(s as usize)))
-                        .map(|&s| ordered(d, self.set.entities[s as usize])),
-                );
-            } else {
-                out.extend(hits.iter().map(|&s| ordered(d, self.set.entities[s as usize])));
-            }
-        }
-        Ok(true)
+    /// Gathers the static entities again now, whatever the mode says
+    /// (they were found stale); returns `true`.
+    pub(crate) fn gather_if_stale<P: Position>(&mut self, world: &mut World) -> bool {
+        self.valid = false;
+        self.gather_if_changed::<P>(world)
+    }
+
+    /// The gathered set is in the broad phase.
+    pub(crate) fn confirm(&mut self) {
+        self.valid = true;
+        self.rebuilds += 1;
     }
 }
 
 /// Whether `e` is alive, `Static`, and has a box.
-fn still_static<P: Position>(world: &World, e: Entity) -> bool {
+pub(crate) fn still_static<P: Position>(world: &World, e: Entity) -> bool {
     world.entity(e).is_ok_and(|r| {
         r.has::<Static>() && (r.has::<Aabb>() || (r.has::<P>() && r.has::<Collider>()))
     })

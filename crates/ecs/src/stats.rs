@@ -1,6 +1,6 @@
 //! What one frame of the plugin did and how long each stage took.
 
-use std::time::Duration;
+use broadphase_partition::UpdateStats;
 
 /// Wall time of each stage of one [`run`](crate::BroadPhasePlugin::run),
 /// in order. Each is also a Tracy zone (and a plot in ms) with the
@@ -10,25 +10,26 @@ use std::time::Duration;
 ///
 /// ```
 /// use broadphase_ecs::StageTimes;
-/// use std::time::Duration;
-/// let t = StageTimes { partition: Duration::from_millis(2), ..Default::default() };
-/// assert_eq!(t.as_ms()[2], ("partition", 2.0));
+/// use broadphase_partition::UpdateStats;
+use std::time::Duration;
+/// let t = StageTimes { update: Duration::from_millis(2), ..Default::default() };
+/// assert_eq!(t.as_ms()[3], ("update", 2.0));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StageTimes {
     /// Reading the dynamic boxes, their entities and layers from the world.
     pub gather: Duration,
-    /// Checking the static set for changes, and re-indexing it if it changed.
+    /// Checking the static entities for changes, and reading them again if
+    /// they changed.
     pub statics: Duration,
-    /// Dynamic-vs-dynamic pairs (build + all pairs).
-    pub partition: Duration,
-    /// Each dynamic box queried against the static set, layers applied.
-    pub queries: Duration,
-    /// Dynamic pairs filtered by layers and mapped to entities; all pairs
-    /// sorted into the published order.
-    pub merge: Duration,
-    /// `started` / `ended` by diffing against the previous frame.
-    pub events: Duration,
+    /// Checking the boxes, inserting and removing proxies for spawned and
+    /// despawned entities, and setting every box in one bulk call.
+    pub proxies: Duration,
+    /// The persistent broad phase's update: re-indexing what left its
+    /// enlarged box and testing the kept candidate pairs.
+    pub update: Duration,
+    /// The pairs and events mapped to entities, filtered by layers.
+    pub publish: Duration,
     /// The whole `run`.
     pub total: Duration,
 }
@@ -42,17 +43,16 @@ impl StageTimes {
     /// ```
     /// let names: Vec<&str> =
     ///     broadphase_ecs::StageTimes::default().as_ms().iter().map(|(n, _)| *n).collect();
-    /// assert_eq!(names, ["gather", "statics", "partition", "queries", "merge", "events", "total"]);
+    /// assert_eq!(names, ["gather", "statics", "proxies", "update", "publish", "total"]);
     /// ```
-    pub fn as_ms(&self) -> [(&'static str, f64); 7] {
+    pub fn as_ms(&self) -> [(&'static str, f64); 6] {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         [
             ("gather", ms(self.gather)),
             ("statics", ms(self.statics)),
-            ("partition", ms(self.partition)),
-            ("queries", ms(self.queries)),
-            ("merge", ms(self.merge)),
-            ("events", ms(self.events)),
+            ("proxies", ms(self.proxies)),
+            ("update", ms(self.update)),
+            ("publish", ms(self.publish)),
             ("total", ms(self.total)),
         ]
     }
@@ -93,17 +93,16 @@ pub struct FrameStats {
     pub started: usize,
     /// Pairs that ended this frame.
     pub ended: usize,
-    /// Whether the static boxes joined the dynamic pass this frame instead
-    /// of being queried in their index (see
-    /// [`PluginConfig::small_static_ratio`](crate::PluginConfig::small_static_ratio)).
-    pub statics_in_dynamic_pass: bool,
-    /// Whether the static set was re-indexed this frame.
+    /// Whether the static entities were read again this frame (one was
+    /// added, removed or changed, or the game said so).
     pub static_rebuilt: bool,
-    /// How many times the static set has been indexed in all.
+    /// How many times the static entities have been read in all.
     pub static_rebuilds: u64,
-    /// Threads of the plugin's job system (the dynamic pass uses them all
-    /// above the partition's split threshold, one below it).
+    /// Threads of the plugin's job system.
     pub threads: usize,
+    /// What the persistent broad phase's update did: proxies re-indexed,
+    /// the path it took, candidate pairs kept.
+    pub broad_phase: UpdateStats,
     /// Per-stage wall time.
     pub times: StageTimes,
 }

@@ -1,0 +1,256 @@
+//! Entities as proxies of the persistent broad phase: each entity with a
+//! box keeps one proxy, in the slot numbered by its entity id, for as
+//! long as it has a box.
+//!
+//! Slots by entity id make the broad phase's pair lists, which are sorted
+//! by slot, come out sorted by `Entity` (id first) with no sort at all.
+//! hecs hands out ids densely from 0 and reuses freed ones, so the slots
+//! stay about as many as the entities; an id past [`MAX_ENTITY_ID`] (only
+//! `World::spawn_at` makes those) is an error rather than a huge table.
+
+use crate::gather::Gathered;
+use crate::{CollisionLayers, PluginError};
+use broadphase_jobs::JobSystem;
+use broadphase_partition::{PersistentBroadPhase, Proxy, ProxyError, ProxyKind};
+use hecs::Entity;
+
+/// The largest entity id the plugin accepts (2^24 - 1).
+pub const MAX_ENTITY_ID: u32 = (1 << 24) - 1;
+
+/// What the plugin knows of one entity id.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    /// The entity whose proxy the slot holds, if any.
+    owner: Option<Entity>,
+    proxy: Proxy,
+    kind: ProxyKind,
+    layers: CollisionLayers,
+    /// The frame in which the entity was last gathered.
+    seen: u64,
+}
+
+/// Entity ids mapped to proxies, and the handles of last frame's gathered
+/// lists (reused while the lists stay the same).
+#[derive(Debug, Default)]
+pub(crate) struct EntityProxies {
+    slots: Vec<Option<Slot>>,
+    /// The entity each slot was last given to, by slot: a compact copy of
+    /// `slots[..].owner` for publishing, where every pair names live
+    /// proxies and a lookup per proxy must stay in cache.
+    owners: Vec<Entity>,
+    /// Last frame's dynamic entities and their proxies, in gather order.
+    dynamic: Vec<Entity>,
+    dynamic_handles: Vec<Proxy>,
+    static_handles: Vec<Proxy>,
+    /// Proxies removed this frame with their entities, by slot: ended
+    /// pairs name them.
+    departed: Vec<(Proxy, Entity)>,
+    frame: u64,
+    /// Whether a layer changed this frame.
+    pub(crate) layers_changed: bool,
+    /// Whether an entity known as static was gathered as dynamic.
+    pub(crate) static_turned_dynamic: bool,
+    /// Whether some dynamic entity had a layer component last frame.
+    dynamic_had_layers: bool,
+}
+
+/// One gathered set to sync: its entities, kind, and whether it was
+/// gathered anew this frame.
+pub(crate) struct Batch<'a> {
+    pub(crate) set: &'a Gathered,
+    pub(crate) kind: ProxyKind,
+}
+
+impl EntityProxies {
+    /// Brings the broad phase's proxies in line with this frame's
+    /// gathered sets: new entities inserted, entities gone removed, kinds
+    /// and boxes set. `statics` is `None` when the static entities were
+    /// not gathered again (unchanged). A bad box is an error naming its
+    /// entity (the broad phase checks every box it is given).
+    pub(crate) fn sync(
+        &mut self,
+        jobs: &JobSystem,
+        broad_phase: &mut PersistentBroadPhase,
+        dynamic: &Gathered,
+        statics: Option<&Gathered>,
+    ) -> Result<(), PluginError> {
+        self.frame += 1;
+        self.departed.clear();
+        self.layers_changed = false;
+        self.static_turned_dynamic = false;
+        for set in core::iter::once(dynamic).chain(statics) {
+            if let Some(&entity) = set.entities.iter().find(|e| e.id() > MAX_ENTITY_ID) {
+                return Err(PluginError::EntityIdTooLarge { entity });
+            }
+        }
+        let dynamic_same = dynamic.entities == self.dynamic;
+        if !dynamic_same {
+            self.dynamic_handles.clear();
+            self.assign(broad_phase, Batch { set: dynamic, kind: ProxyKind::Dynamic })?;
+            self.dynamic.clear();
+            self.dynamic.extend_from_slice(&dynamic.entities);
+        }
+        // Layers are read only where some entity has them now or had
+        // them last frame: otherwise every one is `ALL` and stays so.
+        if dynamic.has_layers() || self.dynamic_had_layers {
+            self.update_layers(dynamic);
+        }
+        self.dynamic_had_layers = dynamic.has_layers();
+        if let Some(statics) = statics {
+            self.static_handles.clear();
+            self.assign(broad_phase, Batch { set: statics, kind: ProxyKind::Static })?;
+            self.update_layers(statics);
+        }
+        if !dynamic_same || statics.is_some() {
+            self.remove_gone(broad_phase, !dynamic_same, statics.is_some())?;
+        }
+        self.departed.sort_unstable_by_key(|(proxy, _)| *proxy);
+        broad_phase
+            .set_aabbs(jobs, &self.dynamic_handles, &dynamic.boxes)
+            .map_err(|error| set_error(error, &dynamic.entities))?;
+        if let Some(statics) = statics {
+            broad_phase
+                .set_aabbs(jobs, &self.static_handles, &statics.boxes)
+                .map_err(|error| set_error(error, &statics.entities))?;
+        }
+        Ok(())
+    }
+
+    /// Finds or makes each entity's proxy, appending the handles.
+    fn assign(
+        &mut self,
+        broad_phase: &mut PersistentBroadPhase,
+        batch: Batch<'_>,
+    ) -> Result<(), PluginError> {
+        let Batch { set, kind } = batch;
+        let handles = match kind {
+            ProxyKind::Dynamic => &mut self.dynamic_handles,
+            ProxyKind::Static => &mut self.static_handles,
+        };
+        for (i, &entity) in set.entities.iter().enumerate() {
+            let id = entity.id() as usize;
+            if self.slots.len() <= id {
+                self.slots.resize(id + 1, None);
+                self.owners.resize(id + 1, Entity::DANGLING);
+            }
+            let slot = &mut self.slots[id];
+            let proxy = match slot {
+                Some(known) if known.owner == Some(entity) => {
+                    if known.kind != kind {
+                        self.static_turned_dynamic |= known.kind == ProxyKind::Static;
+                        broad_phase.set_kind(known.proxy, kind).map_err(proxy_error)?;
+                        known.kind = kind;
+                    }
+                    known.proxy
+                }
+                _ => {
+                    if let Some(Slot { owner: Some(old), proxy, .. }) = *slot {
+                        broad_phase.remove(proxy).map_err(proxy_error)?;
+                        self.departed.push((proxy, old));
+                    }
+                    let proxy = broad_phase
+                        .insert_at(entity.id(), set.boxes[i], kind)
+                        .map_err(|error| set_error(error, &[entity]))?;
+                    self.owners[id] = entity;
+                    *slot = Some(Slot {
+                        owner: Some(entity),
+                        proxy,
+                        kind,
+                        layers: set.layers(i),
+                        seen: 0,
+                    });
+                    proxy
+                }
+            };
+            if let Some(known) = slot {
+                known.seen = self.frame;
+            }
+            handles.push(proxy);
+        }
+        Ok(())
+    }
+
+    /// Stores each entity's layers, noting whether one changed.
+    fn update_layers(&mut self, set: &Gathered) {
+        for (i, entity) in set.entities.iter().enumerate() {
+            if let Some(known) = &mut self.slots[entity.id() as usize] {
+                let layers = set.layers(i);
+                self.layers_changed |= known.layers != layers;
+                known.layers = layers;
+            }
+        }
+    }
+
+    /// Removes the proxy of every entity not gathered this frame in a set
+    /// that was gathered anew.
+    fn remove_gone(
+        &mut self,
+        broad_phase: &mut PersistentBroadPhase,
+        dynamic_gathered: bool,
+        statics_gathered: bool,
+    ) -> Result<(), PluginError> {
+        for slot in &mut self.slots {
+            let Some(known) = slot else { continue };
+            let Some(owner) = known.owner else { continue };
+            let gathered = match known.kind {
+                ProxyKind::Dynamic => dynamic_gathered,
+                ProxyKind::Static => statics_gathered,
+            };
+            if gathered && known.seen != self.frame {
+                broad_phase.remove(known.proxy).map_err(proxy_error)?;
+                self.departed.push((known.proxy, owner));
+                known.owner = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// The entity a proxy of the last update belongs or belonged to.
+    #[inline]
+    pub(crate) fn entity(&self, proxy: Proxy) -> Entity {
+        match &self.slots[proxy.index() as usize] {
+            Some(Slot { owner: Some(owner), proxy: current, .. }) if *current == proxy => *owner,
+            _ => {
+                let at = self.departed.partition_point(|(p, _)| *p < proxy);
+                self.departed[at].1
+            }
+        }
+    }
+
+    /// The entity of a live proxy (one the last sync inserted or kept).
+    #[inline]
+    pub(crate) fn live_entity(&self, proxy: Proxy) -> Entity {
+        self.owners[proxy.index() as usize]
+    }
+
+    /// The layers of a live proxy's entity.
+    #[inline]
+    pub(crate) fn layers(&self, proxy: Proxy) -> CollisionLayers {
+        self.slots[proxy.index() as usize].map_or(CollisionLayers::ALL, |known| known.layers)
+    }
+
+    /// Whether the proxy is static.
+    #[inline]
+    pub(crate) fn is_static(&self, proxy: Proxy) -> bool {
+        self.slots[proxy.index() as usize].is_some_and(|known| known.kind == ProxyKind::Static)
+    }
+}
+
+/// A call's error naming its entity: a bad box at `index` of a call
+/// whose boxes belong to `entities`.
+fn set_error(error: ProxyError, entities: &[Entity]) -> PluginError {
+    match error {
+        ProxyError::InvalidBox(error) => PluginError::from_input(error, entities),
+        other => proxy_error(other),
+    }
+}
+
+/// The broad phase's errors as the plugin's; handles come from the
+/// plugin's own table, so only bad boxes (see [`set_error`]) and a failed
+/// update's causes can really occur.
+fn proxy_error(error: ProxyError) -> PluginError {
+    match error {
+        ProxyError::Update(broadphase_partition::PartitionError::Job(e)) => PluginError::Job(e),
+        other => PluginError::BroadPhase(other),
+    }
+}
