@@ -195,6 +195,20 @@ proptest! {
     }
 }
 
+/// Index pairs as the plugin publishes them: entity pairs `(a, b)` with
+/// `a < b`, sorted.
+fn as_entities(pairs: &[[u32; 2]], entities: &[Entity]) -> Vec<(Entity, Entity)> {
+    let mut out: Vec<(Entity, Entity)> = pairs
+        .iter()
+        .map(|&[a, b]| {
+            let (a, b) = (entities[a as usize], entities[b as usize]);
+            if a < b { (a, b) } else { (b, a) }
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
 /// sparse20k as 20,004 dynamic entities: the plugin's pairs are
 /// sort-and-sweep's, mapped to entities.
 #[test]
@@ -207,14 +221,7 @@ fn large_scene_equals_sort_and_sweep() {
 
     let mut reference = Vec::new();
     SortAndSweep::default().pairs(&scene.boxes, &mut reference).unwrap();
-    let mut expected: Vec<(Entity, Entity)> = reference
-        .iter()
-        .map(|&[a, b]| {
-            let (a, b) = (entities[a as usize], entities[b as usize]);
-            if a < b { (a, b) } else { (b, a) }
-        })
-        .collect();
-    expected.sort_unstable();
+    let expected = as_entities(&reference, &entities);
     assert_eq!(expected.len(), 138);
     assert_eq!(plugin.pairs(), expected);
 }
@@ -288,14 +295,7 @@ fn long_pair_lists_published_on_all_threads() {
         plugin.run(&mut world).unwrap();
         let mut reference = Vec::new();
         SortAndSweep::default().pairs(&boxes, &mut reference).unwrap();
-        let mut expected: Vec<(Entity, Entity)> = reference
-            .iter()
-            .map(|&[a, b]| {
-                let (a, b) = (entities[a as usize], entities[b as usize]);
-                if a < b { (a, b) } else { (b, a) }
-            })
-            .collect();
-        expected.sort_unstable();
+        let expected = as_entities(&reference, &entities);
         assert!(expected.len() > 100_000, "frame {frame}: {} pairs", expected.len());
         assert_eq!(plugin.pairs(), expected, "frame {frame}");
         assert_eq!(plugin.started(), minus(&expected, &before), "frame {frame}");
