@@ -34,16 +34,23 @@ const COUNTED: usize = 40;
 fn warm_ecs_frames_allocate_nothing() {
     for static_changes in [StaticChanges::Detect, StaticChanges::Notify] {
         let config = PluginConfig { threads: 1, static_changes, ..PluginConfig::default() };
-        let per_frame = warm_frames(config, 4_000);
+        let per_frame = warm_frames(config, 4_000, 60.0, true);
         let total: usize = per_frame.iter().sum();
         assert_eq!(total, 0, "{config:?}: allocations per warm frame: {per_frame:?}");
     }
     for threads in [2, 4] {
         let config = PluginConfig { threads, ..PluginConfig::default() };
-        let per_frame = warm_frames(config, 16_000);
+        let per_frame = warm_frames(config, 16_000, 60.0, true);
         let total: usize = per_frame.iter().sum();
         assert_eq!(total, 0, "{threads} threads above the threshold: {per_frame:?}");
     }
+    // Dense and without layers: hundreds of thousands of pairs, so the
+    // full update sorts and merges in parts and the pairs are published
+    // in pieces, on every thread.
+    let config = PluginConfig { threads: 2, ..PluginConfig::default() };
+    let per_frame = warm_frames(config, 20_000, 35.0, false);
+    let total: usize = per_frame.iter().sum();
+    assert_eq!(total, 0, "a dense world on 2 threads: {per_frame:?}");
     growth_is_bounded_then_zero();
 }
 
@@ -82,18 +89,18 @@ fn growth_is_bounded_then_zero() {
     assert!(per_frame.iter().all(|&a| a == 0), "warm again at 16,000 bodies: {per_frame:?}");
 }
 
-/// Runs the scene with `dynamic` moving bodies; returns each counted
-/// frame's allocations.
-fn warm_frames(config: PluginConfig, dynamic: usize) -> Vec<usize> {
+/// Runs the scene with `dynamic` moving bodies in a cube of side `side`,
+/// a quarter with layers if `layers`; returns each counted frame's
+/// allocations.
+fn warm_frames(config: PluginConfig, dynamic: usize, side: f32, layers: bool) -> Vec<usize> {
     let mut rng = SplitMix64::new(99);
     let mut world = World::new();
-    let side = 60.0;
     let mut homes = Vec::new();
     for i in 0..dynamic {
         let home =
             Vec3::new(rng.range_f32(0.0, side), rng.range_f32(0.0, side), rng.range_f32(0.0, side));
         let collider = Collider::sphere(rng.range_f32(0.5, 1.5));
-        let e = if i.is_multiple_of(4) {
+        let e = if layers && i.is_multiple_of(4) {
             world.spawn((home, collider, CollisionLayers::new(1 << (i % 3), 0b101)))
         } else {
             world.spawn((home, collider))
@@ -134,6 +141,10 @@ fn warm_frames(config: PluginConfig, dynamic: usize) -> Vec<usize> {
         }
     }
     assert!(plugin.stats().pairs > 1_000, "a busy scene: {}", plugin.stats().pairs);
+    if !layers {
+        // Past the thresholds of the parallel merge and publish.
+        assert!(plugin.stats().pairs > 100_000, "a dense scene: {}", plugin.stats().pairs);
+    }
     assert!(started > 0 && ended > 0, "events happen every frame");
     if plugin.config().static_changes == StaticChanges::Detect {
         assert!(rebuilds >= COUNTED / PERIOD, "the static set was read again while counting");
