@@ -1,6 +1,7 @@
 //! What one frame of the plugin did and how long each stage took.
 
 use broadphase_partition::UpdateStats;
+use std::time::Duration;
 
 /// Wall time of each stage of one [`run`](crate::BroadPhasePlugin::run),
 /// in order. Each is also a Tracy zone (and a plot in ms) with the
@@ -10,8 +11,7 @@ use broadphase_partition::UpdateStats;
 ///
 /// ```
 /// use broadphase_ecs::StageTimes;
-/// use broadphase_partition::UpdateStats;
-use std::time::Duration;
+/// use std::time::Duration;
 /// let t = StageTimes { update: Duration::from_millis(2), ..Default::default() };
 /// assert_eq!(t.as_ms()[3], ("update", 2.0));
 /// ```
