@@ -314,11 +314,12 @@ fn incremental_only_and_full_only_agree_with_rebuild() {
 }
 
 #[test]
-fn big_full_updates_merge_in_parts_on_all_threads() {
+fn big_updates_merge_in_parts_on_all_threads() {
     within(240, || {
         // Enough pairs (about 100,000) for a full update to sort in two
-        // runs and merge in one part per thread, with churn, slot reuse,
-        // statics and kind flips crossing the parts' edges.
+        // runs and merge in one part per thread, and for an incremental
+        // one to re-test and merge the kept pairs in parts, with churn,
+        // slot reuse, statics and kind flips crossing the parts' edges.
         let dense = Motion { side: 60.0, ..CHAOS };
         for (margin, threads) in [(0.0, 2), (0.5, 3)] {
             let config = PersistentConfig {
@@ -328,6 +329,13 @@ fn big_full_updates_merge_in_parts_on_all_threads() {
             };
             let paths = run(8, 20_000, 12, dense, config, threads, Calls::Bulk);
             assert_eq!(paths[1], 0, "{paths:?}");
+            let config = PersistentConfig {
+                margin,
+                full_rebuild_fraction: f32::INFINITY,
+                ..PersistentConfig::default()
+            };
+            let paths = run(9, 20_000, 12, dense, config, threads, Calls::Bulk);
+            assert_eq!(paths[2], 0, "{paths:?}");
         }
     });
 }

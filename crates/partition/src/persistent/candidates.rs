@@ -7,6 +7,7 @@ use super::full_merge::{FullMerge, MergeOut};
 use super::slots::Slots;
 use broadphase_jobs::{IndexedJob, JobContext, JobError, JobSystem};
 use broadphase_storage::Aabb;
+use core::ops::Range;
 use parking_lot::Mutex;
 
 /// What the merge needs to know about a slot this update.
@@ -91,39 +92,134 @@ pub(crate) struct Candidates {
     touching: Vec<bool>,
     next_pairs: Vec<[Proxy; 2]>,
     next_touching: Vec<bool>,
-    /// Each kept pair's overlap on this update's true boxes, one vector
-    /// per chunk of [`RETEST_CHUNK`] pairs.
-    now: Vec<Mutex<Vec<bool>>>,
+    /// The parts of an incremental merge.
+    parts: Vec<Mutex<MergePart>>,
     /// The buffers of a full update's merge.
     full: FullMerge,
 }
 
-/// Kept pairs re-tested per job.
-const RETEST_CHUNK: usize = 16 * 1024;
+/// Below this many kept pairs one thread merges them all.
+const PARALLEL_MIN: usize = 32 * 1024;
 
-/// Every kept pair's overlap on the true boxes, one job per chunk.
-struct RetestPass<'a> {
-    pairs: &'a [[Proxy; 2]],
-    boxes: &'a [Aabb],
-    now: &'a [Mutex<Vec<bool>>],
+/// Most parts an incremental merge is cut into.
+const MAX_PARTS: usize = 16;
+
+/// What one part of a merge writes: its candidates and events, in pair
+/// order; the parts' outputs, in key order, are the update's.
+#[derive(Debug, Default)]
+pub(super) struct PartOut {
+    pub(super) next_pairs: Vec<[Proxy; 2]>,
+    pub(super) next_touching: Vec<bool>,
+    pub(super) events: Events,
 }
 
-impl RetestPass<'_> {
-    fn retest(&self, chunk: usize) {
-        let start = chunk * RETEST_CHUNK;
-        let pairs = &self.pairs[start..(start + RETEST_CHUNK).min(self.pairs.len())];
-        let mut now = self.now[chunk].lock();
-        now.clear();
-        // No branch per pair: the two boxes' cache misses of one pair
-        // overlap with the next pairs' instead of waiting on a jump.
-        now.extend(pairs.iter().map(|&pair| touching(self.boxes, slots_of(pair))));
+impl PartOut {
+    pub(super) fn clear(&mut self) {
+        self.next_pairs.clear();
+        self.next_touching.clear();
+        self.events.clear();
+    }
+
+    /// Records a candidate that stays one, and its event.
+    #[inline(always)]
+    pub(super) fn keep(&mut self, pair: [Proxy; 2], was: bool, now: bool) {
+        self.events.record(pair, was, now);
+        self.next_pairs.push(pair);
+        self.next_touching.push(now);
     }
 }
 
-impl<'scope> IndexedJob<'scope> for RetestPass<'_> {
-    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, chunk: usize) {
-        crate::profile::zone!("persistent: retest");
-        self.retest(chunk);
+/// Writes the parts' outputs, in order, into `out`.
+pub(super) fn concat<'a>(parts: impl Iterator<Item = &'a PartOut>, out: MergeOut<'_>) {
+    let MergeOut { next_pairs, next_touching, events } = out;
+    next_pairs.clear();
+    next_touching.clear();
+    events.clear();
+    for part in parts {
+        next_pairs.extend_from_slice(&part.next_pairs);
+        next_touching.extend_from_slice(&part.next_touching);
+        events.pairs.extend_from_slice(&part.events.pairs);
+        events.started.extend_from_slice(&part.events.started);
+        events.ended.extend_from_slice(&part.events.ended);
+    }
+}
+
+/// One part of an incremental merge: a range of the kept pairs and the
+/// fresh pairs of the same keys.
+#[derive(Debug, Default)]
+struct MergePart {
+    old: Range<usize>,
+    fresh: Range<usize>,
+    /// Each kept pair's overlap on this update's true boxes.
+    now: Vec<bool>,
+    out: PartOut,
+}
+
+impl MergePart {
+    fn run(&mut self, old: (&[[Proxy; 2]], &[bool]), fresh: &[[u32; 2]], marks: &Marks<'_>) {
+        let (pairs, touching_then) = (&old.0[self.old.clone()], &old.1[self.old.clone()]);
+        let fresh = &fresh[self.fresh.clone()];
+        let MergePart { now, out, .. } = self;
+        out.clear();
+        // Every kept pair re-tested up front in a loop with no branch:
+        // several times faster than testing in the merge below when the
+        // boxes are out of cache (one pair's misses overlap the next
+        // pairs'). Most pairs need it: any pair with a moved proxy does.
+        now.clear();
+        now.extend(pairs.iter().map(|&pair| touching(&marks.slots.boxes, slots_of(pair))));
+
+        let (mut i, mut j) = (0, 0);
+        loop {
+            let old = pairs.get(i).map(|&pair| (slots_of(pair), pair, touching_then[i]));
+            let new = fresh.get(j).copied();
+            let (pair, was, retest) = match (old, new) {
+                (None, None) => break,
+                // The same pair of proxies, kept (a slot reused since is
+                // another proxy: its old pair ends below).
+                (Some((key, pair, was)), Some(new)) if key == new && pair == marks.handles(new) => {
+                    i += 1;
+                    j += 1;
+                    (pair, was, Some(now[i - 1]))
+                }
+                (Some(([a, b], pair, was)), new) if new.is_none_or(|new| [a, b] <= new) => {
+                    i += 1;
+                    let gone = new == Some([a, b]) // its slot holds another proxy now
+                        || marks.removed(a)
+                        || marks.removed(b)
+                        || marks.recomputed(a)
+                        || marks.recomputed(b);
+                    if gone {
+                        if was {
+                            out.events.ended.push(pair);
+                        }
+                        continue;
+                    }
+                    let retest = marks.changed(a) || marks.changed(b);
+                    (pair, was, retest.then(|| now[i - 1]))
+                }
+                (_, Some(new)) => {
+                    j += 1;
+                    (marks.handles(new), false, Some(marks.touching(new)))
+                }
+                (Some(_), None) => unreachable!("an old pair with no fresh one is taken above"),
+            };
+            out.keep(pair, was, retest.unwrap_or(was));
+        }
+    }
+}
+
+/// Runs every part of an incremental merge, one job each.
+struct MergePass<'a> {
+    parts: &'a [Mutex<MergePart>],
+    old: (&'a [[Proxy; 2]], &'a [bool]),
+    fresh: &'a [[u32; 2]],
+    marks: &'a Marks<'a>,
+}
+
+impl<'scope> IndexedJob<'scope> for MergePass<'_> {
+    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, part: usize) {
+        crate::profile::zone!("persistent: retest and merge part");
+        self.parts[part].lock().run(self.old, self.fresh, self.marks);
     }
 }
 
@@ -168,7 +264,9 @@ impl Candidates {
     /// The merge of an incremental update: replaces the candidates of
     /// every re-indexed slot with `fresh` (sorted, each once), drops
     /// removed slots' pairs, re-tests every pair with a changed box, and
-    /// writes the overlapping pairs and the events in pair order.
+    /// writes the overlapping pairs and the events in pair order. A long
+    /// list is cut into one part per thread at quantiles of the kept pairs
+    /// (the fresh ones are few); each part re-tests and merges its keys.
     pub(crate) fn merge(
         &mut self,
         jobs: &JobSystem,
@@ -180,67 +278,37 @@ impl Candidates {
             fresh.windows(2).all(|w| w[0] < w[1]),
             "fresh pairs must be sorted, once each"
         );
-        events.clear();
-        let Candidates { pairs, touching, next_pairs, next_touching, now, .. } = self;
-        next_pairs.clear();
-        next_touching.clear();
-        // Every kept pair re-tested up front, on all threads, in loops with
-        // no branch: several times faster than testing in the merge below
-        // when the boxes are out of cache. Most pairs need it: any pair
-        // with a moved proxy does.
-        let chunks = pairs.len().div_ceil(RETEST_CHUNK);
-        while now.len() < chunks {
-            now.push(Mutex::default());
-        }
-        let pass = RetestPass { pairs, boxes: &marks.slots.boxes, now: &now[..chunks] };
-        if chunks > 1 && jobs.threads() > 1 {
-            jobs.reserve_queue(chunks);
-            jobs.scope(|s| (0..chunks).for_each(|chunk| s.spawn_indexed(&pass, chunk)))?;
+        let Candidates { pairs, touching, next_pairs, next_touching, parts, .. } = self;
+        let count = if jobs.threads() > 1 && pairs.len() >= PARALLEL_MIN {
+            jobs.threads().min(MAX_PARTS)
         } else {
-            (0..chunks).for_each(|chunk| pass.retest(chunk));
+            1
+        };
+        while parts.len() < count {
+            parts.push(Mutex::default());
         }
-        let mut now_at = |i: usize| now[i / RETEST_CHUNK].get_mut()[i % RETEST_CHUNK];
-
-        let (mut i, mut j) = (0, 0);
-        loop {
-            let old = pairs.get(i).map(|&pair| (slots_of(pair), pair, touching[i]));
-            let new = fresh.get(j).copied();
-            let (pair, was, retest) = match (old, new) {
-                (None, None) => break,
-                // The same pair of proxies, kept (a slot reused since is
-                // another proxy: its old pair ends below).
-                (Some((key, pair, was)), Some(new)) if key == new && pair == marks.handles(new) => {
-                    i += 1;
-                    j += 1;
-                    (pair, was, Some(now_at(i - 1)))
-                }
-                (Some(([a, b], pair, was)), new) if new.is_none_or(|new| [a, b] <= new) => {
-                    i += 1;
-                    let gone = new == Some([a, b]) // its slot holds another proxy now
-                        || marks.removed(a)
-                        || marks.removed(b)
-                        || marks.recomputed(a)
-                        || marks.recomputed(b);
-                    if gone {
-                        if was {
-                            events.ended.push(pair);
-                        }
-                        continue;
-                    }
-                    let retest = marks.changed(a) || marks.changed(b);
-                    (pair, was, retest.then(|| now_at(i - 1)))
-                }
-                (_, Some(new)) => {
-                    j += 1;
-                    (marks.handles(new), false, Some(marks.touching(new)))
-                }
-                (Some(_), None) => unreachable!("an old pair with no fresh one is taken above"),
-            };
-            let touching_now = retest.unwrap_or(was);
-            events.record(pair, was, touching_now);
-            next_pairs.push(pair);
-            next_touching.push(touching_now);
+        let old_start = |k: usize| pairs.len() * k / count;
+        for (k, part) in parts[..count].iter_mut().enumerate() {
+            let part = part.get_mut();
+            part.old = old_start(k)..old_start(k + 1);
+            // The part holds the keys from its first kept pair's (the
+            // first part: from the start) to the next part's first.
+            let key = |k: usize| (k < count).then(|| slots_of(pairs[old_start(k)]));
+            let (lo, hi) = (if k == 0 { None } else { key(k) }, key(k + 1));
+            let start = fresh.partition_point(|&f| lo.is_some_and(|lo| f < lo));
+            let end = fresh.partition_point(|&f| hi.is_none_or(|hi| f < hi)).max(start);
+            part.fresh = start..end;
         }
+        let old = (&pairs[..], &touching[..]);
+        if count > 1 {
+            let pass = MergePass { parts: &parts[..count], old, fresh, marks };
+            jobs.reserve_queue(count);
+            jobs.scope(|s| (0..count).for_each(|part| s.spawn_indexed(&pass, part)))?;
+        } else {
+            parts[0].get_mut().run(old, fresh, marks);
+        }
+        let out = MergeOut { next_pairs, next_touching, events };
+        concat(parts[..count].iter_mut().map(|part| &part.get_mut().out), out);
         std::mem::swap(pairs, next_pairs);
         std::mem::swap(touching, next_touching);
         Ok(())

@@ -10,7 +10,7 @@
 //! the update's lists. Nothing waits on one thread but the final copy.
 
 use super::Proxy;
-use super::candidates::{Events, slots_of, touching};
+use super::candidates::{Events, PartOut, concat, slots_of, touching};
 use super::pair_sort::PairSort;
 use super::slots::{SlotState, Slots};
 use broadphase_jobs::{IndexedJob, JobContext, JobError, JobSystem};
@@ -68,22 +68,18 @@ struct Part {
     runs: [Range<usize>; 2],
     old: Range<usize>,
     resolved: [Resolved; 2],
-    next_pairs: Vec<[Proxy; 2]>,
-    next_touching: Vec<bool>,
-    events: Events,
+    out: PartOut,
 }
 
 impl Part {
     /// Resolves this part's fresh pairs and merges them with its old
     /// candidates.
     fn run(&mut self, fresh: &[[u32; 2]], slots: &Slots, old: (&[[Proxy; 2]], &[bool])) {
-        let Part { runs, old: old_range, resolved, next_pairs, next_touching, events } = self;
+        let Part { runs, old: old_range, resolved, out } = self;
         for (resolved, run) in resolved.iter_mut().zip(runs.iter()) {
             resolved.resolve(&fresh[run.clone()], slots);
         }
-        events.clear();
-        next_pairs.clear();
-        next_touching.clear();
+        out.clear();
         let (pairs, touching) = (&old.0[old_range.clone()], &old.1[old_range.clone()]);
         let [first, second] = &*resolved;
         let (mut i, mut j, mut old) = (0, 0, 0);
@@ -111,7 +107,7 @@ impl Part {
             // pair or the end).
             while old < pairs.len() && slots_of(pairs[old]) < slots_of(pair) {
                 if touching[old] {
-                    events.ended.push(pairs[old]);
+                    out.events.ended.push(pairs[old]);
                 }
                 old += 1;
             }
@@ -119,13 +115,11 @@ impl Part {
                 old += 1;
                 touching[old - 1]
             };
-            events.record(pair, was, now);
-            next_pairs.push(pair);
-            next_touching.push(now);
+            out.keep(pair, was, now);
         }
         for (&pair, &was) in pairs[old..].iter().zip(&touching[old..]) {
             if was {
-                events.ended.push(pair);
+                out.events.ended.push(pair);
             }
         }
     }
@@ -236,18 +230,7 @@ impl FullMerge {
             parts[0].lock().run(fresh, slots, old);
         }
 
-        let MergeOut { next_pairs, next_touching, events } = out;
-        next_pairs.clear();
-        next_touching.clear();
-        events.clear();
-        for part in &mut self.parts[..count] {
-            let part = part.get_mut();
-            next_pairs.extend_from_slice(&part.next_pairs);
-            next_touching.extend_from_slice(&part.next_touching);
-            events.pairs.extend_from_slice(&part.events.pairs);
-            events.started.extend_from_slice(&part.events.started);
-            events.ended.extend_from_slice(&part.events.ended);
-        }
+        concat(self.parts[..count].iter_mut().map(|part| &part.get_mut().out), out);
         Ok(())
     }
 }

@@ -5,8 +5,8 @@
 //! - `slots.rs`: handles and the per-proxy arrays;
 //! - `index.rs`: the grid of enlarged boxes, its stale entries, and the
 //!   parallel query pass;
-//! - `candidates.rs`: the sorted candidate list and the merge that turns
-//!   it into pairs and events;
+//! - `candidates.rs`: the sorted candidate list and the incremental
+//!   merge that turns it into pairs and events, in parts on all threads;
 //! - `full_merge.rs`: the merge of a full update, in parts on all
 //!   threads;
 //! - `pair_sort.rs`: the radix sort that puts fresh candidates in order;
