@@ -726,14 +726,8 @@ impl PersistentBroadPhase {
         if self.moved.is_empty() {
             return Ok(());
         }
-        if self.index.wants_rebuild(self.slots.live) {
-            crate::profile::zone!("persistent: rebuild index");
-            self.index.rebuild(jobs, &mut self.slots)?;
+        if self.index.prepare(jobs, &self.slots, &self.moved)? {
             self.stats.index_rebuilt = true;
-        } else {
-            for &slot in &self.moved {
-                self.index.mark_stale(&mut self.slots, slot);
-            }
         }
         self.query_index(jobs)?;
         self.pair_stale(jobs)
@@ -766,16 +760,13 @@ impl PersistentBroadPhase {
     /// Pairs among the proxies whose index entry is stale, keeping those
     /// with a re-indexed proxy (the others did not change).
     fn pair_stale(&mut self, jobs: &JobSystem) -> Result<(), ProxyError> {
-        self.gathered.clear();
-        self.gathered_ids.clear();
-        for &slot in &self.index.stale {
-            if self.slots.state[slot as usize].is_live() {
-                self.gathered.push(self.slots.indexed()[slot as usize]);
-                self.gathered_ids.push(slot);
-            }
-        }
+        self.index.gather_stale(
+            &self.slots,
+            &self.moved,
+            &mut self.gathered,
+            &mut self.gathered_ids,
+        );
         self.stats.stale = self.gathered.len();
-        self.index.charge(self.gathered.len());
         if self.gathered.len() < 2 {
             return Ok(());
         }

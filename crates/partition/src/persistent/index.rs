@@ -1,19 +1,24 @@
-//! The index of enlarged boxes: kept grids built from every live proxy's
-//! enlarged box, plus the list of proxies whose entry in them went stale
+//! The index of enlarged boxes: kept grids built from the live proxies'
+//! enlarged boxes, plus the list of proxies whose entry in them went stale
 //! since (re-indexed, inserted after the build).
 //!
-//! A big index is one grid per thread, each over a contiguous range of
+//! The index has two tiers, one per kind: the static proxies' grids and
+//! the dynamic proxies'. Each is rebuilt on its own, so a world of many
+//! static proxies and a few moving ones rebuilds the moving ones' tier,
+//! not the statics'. A re-indexed proxy queries both.
+//!
+//! A big tier is one grid per thread, each over a contiguous range of
 //! slots, built at once: a rebuild of a million proxies is one long frame
 //! for the game, and this shortens it by the thread count. A query asks
 //! every grid (a few tens of nanoseconds more per grid); the pairs are the
 //! same whatever the split.
 //!
-//! Rebuilding the grid costs about what one pass of the grid tree over
-//! all proxies costs; finding the pairs among the stale ones costs that
-//! per stale proxy, every update. So the grid is rebuilt when the stale
-//! proxies' cost summed over the updates since the last build reaches
-//! that of a rebuild (the ski-rental rule: at most twice the cost of the
-//! best schedule in hindsight).
+//! Rebuilding a tier costs about what one pass of the grid tree over its
+//! proxies costs; finding the pairs among the stale ones costs that per
+//! stale proxy, every update. So a tier is rebuilt when its stale proxies'
+//! cost summed over the updates since its last build reaches that of a
+//! rebuild (the ski-rental rule: at most twice the cost of the best
+//! schedule in hindsight).
 
 use super::slots::{SlotState, Slots};
 use crate::PartitionError;
@@ -42,80 +47,126 @@ struct Part {
     failure: Option<InputError>,
 }
 
-/// The grids of enlarged boxes and what went stale in them.
+/// One tier: the grids of one kind's enlarged boxes, and what went stale
+/// in them.
 #[derive(Debug)]
-pub(crate) struct FatIndex {
-    config: GridConfig,
+pub(crate) struct Tier {
+    /// The kind of proxy the tier holds.
+    kind: SlotState,
     parts: Vec<Part>,
     /// How many of `parts` the last build used.
     used: usize,
-    /// Whether the grid reflects a build that later updates patched with
+    /// Whether the grids reflect a build that later updates patched with
     /// the stale list; false before the first build and after a full
     /// recomputation.
-    pub(crate) built: bool,
-    /// Build number: a slot whose `dirty` mark equals it is stale.
-    pub(crate) number: u32,
+    built: bool,
+    /// Build number: a slot whose `dirty` mark equals it is stale here.
+    number: u32,
+    /// Per slot: the build number at which its entry went stale.
+    dirty: Vec<u32>,
+    /// Per slot: whether the last build took it (it has an entry).
+    member: Vec<u64>,
     /// Slots marked stale since the build, each once.
-    pub(crate) stale: Vec<u32>,
-    /// Stale proxies summed over the updates since the build.
+    stale: Vec<u32>,
+    /// Stale proxies of this kind, summed over the updates since the build.
     debt: u64,
+    /// Whether the tier was rebuilt by this update's `prepare`.
+    rebuilt_now: bool,
 }
 
-impl FatIndex {
-    pub(crate) fn new(config: GridConfig) -> Self {
+impl Tier {
+    fn new(kind: SlotState) -> Self {
         Self {
-            config,
+            kind,
             parts: Vec::new(),
             used: 0,
             built: false,
             number: 1,
+            dirty: Vec::new(),
+            member: Vec::new(),
             stale: Vec::new(),
             debt: 0,
+            rebuilt_now: false,
         }
     }
 
-    /// Whether the next update should rebuild before it queries.
-    pub(crate) fn wants_rebuild(&self, live: usize) -> bool {
-        !self.built || self.debt >= live as u64
-    }
-
-    /// Drops the grid: every entry is stale (after a full recomputation).
-    pub(crate) fn invalidate(&mut self) {
+    fn invalidate(&mut self) {
         self.built = false;
+        self.used = 0;
         self.stale.clear();
         self.debt = 0;
     }
 
-    /// Builds the grids from every live slot's enlarged box, on all
-    /// threads of `jobs` when big; nothing is stale after it.
-    pub(crate) fn rebuild(
+    #[inline]
+    fn is_member(&self, slot: usize) -> bool {
+        self.member.get(slot / 64).is_some_and(|word| word >> (slot % 64) & 1 != 0)
+    }
+
+    /// Whether the tier's entry for `slot`, if any, is current.
+    #[inline]
+    fn is_current(&self, slot: usize) -> bool {
+        self.dirty[slot] != self.number
+    }
+
+    /// Marks `slot` stale here (once per build) if it has an entry here
+    /// or is of this tier's kind (then it has no current entry anywhere
+    /// and is paired among the stale ones).
+    #[inline]
+    fn mark_stale(&mut self, slots: &Slots, slot: u32) {
+        let s = slot as usize;
+        if !self.is_member(s) && slots.state[s] != self.kind {
+            return;
+        }
+        if self.dirty.len() <= s {
+            self.dirty.resize(slots.len(), 0);
+        }
+        if self.dirty[s] != self.number {
+            self.dirty[s] = self.number;
+            self.stale.push(slot);
+        }
+    }
+
+    /// Builds the tier's grids from every live slot of its kind, on all
+    /// threads of `jobs` when big; nothing is stale here after it.
+    fn rebuild(
         &mut self,
+        config: GridConfig,
         jobs: &JobSystem,
-        slots: &mut Slots,
+        slots: &Slots,
     ) -> Result<(), PartitionError> {
         self.number = self.number.wrapping_add(1);
+        self.dirty.resize(slots.len(), 0);
         if self.number == 0 {
             // Marks from 2^32 builds ago would read as current.
-            slots.dirty.fill(0);
+            self.dirty.fill(0);
             self.number = 1;
         }
         self.stale.clear();
         self.debt = 0;
         self.built = false;
-        let parts = (slots.live / PART_MIN).clamp(1, jobs.threads().min(MAX_PARTS));
+        let count = match self.kind {
+            SlotState::Dynamic => slots.dynamic,
+            _ => slots.live - slots.dynamic,
+        };
+        let parts = (count / PART_MIN).clamp(1, jobs.threads().min(MAX_PARTS));
         while self.parts.len() < parts {
             self.parts.push(Part {
-                grid: AdaptiveGrid::with_config(self.config),
+                grid: AdaptiveGrid::with_config(config),
                 ids: Vec::new(),
                 gathered: Vec::new(),
                 failure: None,
             });
         }
         self.used = parts;
+        self.member.clear();
+        self.member.resize(slots.len().div_ceil(64), 0);
         let range_len = slots.len().div_ceil(parts);
         for (k, part) in self.parts[..parts].iter_mut().enumerate() {
             let range = k * range_len..((k + 1) * range_len).min(slots.len());
-            slots.gather_live_in(range, &mut part.gathered, &mut part.ids);
+            slots.gather_kind_in(self.kind, range, &mut part.gathered, &mut part.ids);
+            for &slot in &part.ids {
+                self.member[slot as usize / 64] |= 1 << (slot % 64);
+            }
             part.failure = None;
         }
         if parts == 1 {
@@ -139,20 +190,91 @@ impl FatIndex {
         self.built = true;
         Ok(())
     }
+}
 
-    /// Marks `slot` stale (once per build).
-    #[inline]
-    pub(crate) fn mark_stale(&mut self, slots: &mut Slots, slot: u32) {
-        let mark = &mut slots.dirty[slot as usize];
-        if *mark != self.number {
-            *mark = self.number;
-            self.stale.push(slot);
-        }
+/// The two tiers of enlarged boxes.
+#[derive(Debug)]
+pub(crate) struct FatIndex {
+    config: GridConfig,
+    tiers: [Tier; 2],
+}
+
+impl FatIndex {
+    pub(crate) fn new(config: GridConfig) -> Self {
+        Self { config, tiers: [Tier::new(SlotState::Static), Tier::new(SlotState::Dynamic)] }
     }
 
-    /// Adds this update's stale count to the debt.
-    pub(crate) fn charge(&mut self, stale_live: usize) {
-        self.debt += stale_live as u64;
+    /// Drops the grids: every entry is stale (after a full recomputation).
+    pub(crate) fn invalidate(&mut self) {
+        self.tiers.iter_mut().for_each(Tier::invalidate);
+    }
+
+    /// Readies the index for this update's queries: rebuilds each tier
+    /// that asks for it (never built, or its debt reached its size), and
+    /// marks the re-indexed slots stale in the others. Returns whether a
+    /// tier was rebuilt.
+    pub(crate) fn prepare(
+        &mut self,
+        jobs: &JobSystem,
+        slots: &Slots,
+        moved: &[u32],
+    ) -> Result<bool, PartitionError> {
+        let mut rebuilt = false;
+        for tier in &mut self.tiers {
+            tier.rebuilt_now = false;
+            let count = match tier.kind {
+                SlotState::Dynamic => slots.dynamic,
+                _ => slots.live - slots.dynamic,
+            };
+            if !tier.built || tier.debt >= count as u64 {
+                crate::profile::zone!("persistent: rebuild index");
+                tier.rebuild(self.config, jobs, slots)?;
+                tier.rebuilt_now = true;
+                rebuilt = true;
+            } else {
+                for &slot in moved {
+                    tier.mark_stale(slots, slot);
+                }
+            }
+        }
+        Ok(rebuilt)
+    }
+
+    /// Replaces `boxes` and `ids` with the proxies to pair among
+    /// themselves: every live proxy with no current entry (stale in the
+    /// tier of its kind), and every re-indexed one (`moved`; those of a
+    /// tier rebuilt by this update are current, but a proxy stale in the
+    /// other tier can only meet them here, as it does not query). Charges
+    /// each tier for its stale proxies.
+    pub(crate) fn gather_stale(
+        &mut self,
+        slots: &Slots,
+        moved: &[u32],
+        boxes: &mut Vec<Aabb>,
+        ids: &mut Vec<u32>,
+    ) {
+        boxes.clear();
+        ids.clear();
+        for tier in &mut self.tiers {
+            let before = ids.len();
+            for &slot in &tier.stale {
+                if slots.state[slot as usize] == tier.kind {
+                    boxes.push(slots.indexed()[slot as usize]);
+                    ids.push(slot);
+                }
+            }
+            tier.debt += (ids.len() - before) as u64;
+            // Re-indexed proxies of a tier rebuilt now are in no stale
+            // list: add them (the others were marked stale, and are in).
+            if tier.rebuilt_now {
+                for &slot in moved {
+                    if slots.state[slot as usize] == tier.kind {
+                        boxes.push(slots.indexed()[slot as usize]);
+                        ids.push(slot);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -202,26 +324,26 @@ impl<'scope> IndexedJob<'scope> for QueryPass<'_> {
         for &slot in moved {
             let s = slot as usize;
             let is_static = slots.state[s] == SlotState::Static;
-            for part in &self.index.parts[..self.index.used] {
-                if let Err(e) = part.grid.query(&slots.indexed()[s], hits) {
-                    *failure = Some(e);
-                    return;
-                }
-                for &hit in hits.iter() {
-                    let other = part.ids[hit as usize];
-                    let o = other as usize;
-                    let state = slots.state[o];
-                    // A stale entry's pairs come from the stale proxies' own
-                    // pass; a moved proxy that is current (the grids were
-                    // just rebuilt) finds the other and is found by it: keep
-                    // one.
-                    let keep = state.is_live()
-                        && slots.dirty[o] != self.index.number
-                        && other != slot
-                        && (!slots.queued.get(o) || other > slot)
-                        && !(is_static && state == SlotState::Static);
-                    if keep {
-                        pairs.push(if slot < other { [slot, other] } else { [other, slot] });
+            for tier in &self.index.tiers {
+                for part in &tier.parts[..tier.used] {
+                    if let Err(e) = part.grid.query(&slots.indexed()[s], hits) {
+                        *failure = Some(e);
+                        return;
+                    }
+                    for &hit in hits.iter() {
+                        let other = part.ids[hit as usize];
+                        let o = other as usize;
+                        let state = slots.state[o];
+                        // Pairs with a stale entry or another re-indexed
+                        // proxy come from the pass among those (each pair
+                        // once): a query keeps the current, unmoved ones.
+                        let keep = state.is_live()
+                            && tier.is_current(o)
+                            && !slots.queued.get(o)
+                            && !(is_static && state == SlotState::Static);
+                        if keep {
+                            pairs.push(if slot < other { [slot, other] } else { [other, slot] });
+                        }
                     }
                 }
             }

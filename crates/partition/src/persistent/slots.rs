@@ -113,9 +113,6 @@ pub(crate) struct Slots {
     pub(crate) queued: Bits,
     /// Removed since the last update.
     pub(crate) removed: Bits,
-    /// Number of the index build since which the slot's entry in it is
-    /// stale (see `index.rs`).
-    pub(crate) dirty: Vec<u32>,
     /// Freed slots, reused last freed first; each at most once.
     free: Vec<u32>,
     /// Which slots are in `free`.
@@ -226,7 +223,6 @@ impl Slots {
         }
         self.generation.resize(len, 0);
         self.state.resize(len, SlotState::Free);
-        self.dirty.resize(len, 0);
         self.exact.grow_to(len);
         self.changed.grow_to(len);
         self.queued.grow_to(len);
@@ -293,8 +289,28 @@ impl Slots {
         self.gather_live_in(0..self.len(), boxes, ids);
     }
 
+    /// Replaces `boxes` and `ids` with the indexed box and slot of every
+    /// slot of `range` in state `kind`, in slot order.
+    pub(crate) fn gather_kind_in(
+        &self,
+        kind: SlotState,
+        range: core::ops::Range<usize>,
+        boxes: &mut Vec<Aabb>,
+        ids: &mut Vec<u32>,
+    ) {
+        boxes.clear();
+        ids.clear();
+        let indexed = self.indexed();
+        for slot in range {
+            if self.state[slot] == kind {
+                boxes.push(indexed[slot]);
+                ids.push(slot as u32);
+            }
+        }
+    }
+
     /// [`gather_live`](Self::gather_live) over the slots of `range`.
-    pub(crate) fn gather_live_in(
+    fn gather_live_in(
         &self,
         range: core::ops::Range<usize>,
         boxes: &mut Vec<Aabb>,
