@@ -114,10 +114,20 @@ pub(super) struct PartOut {
 }
 
 impl PartOut {
-    pub(super) fn clear(&mut self) {
+    /// Empties the lists and makes room for `bound` pairs in each (at
+    /// most the part's old pairs plus its fresh ones), with a quarter more
+    /// when they grow: a part's share moves a little from one update to
+    /// the next, and that alone should not reallocate.
+    pub(super) fn clear(&mut self, bound: usize) {
         self.next_pairs.clear();
         self.next_touching.clear();
         self.events.clear();
+        let room = bound + bound / 4;
+        fit(&mut self.next_pairs, bound, room);
+        fit(&mut self.next_touching, bound, room);
+        fit(&mut self.events.pairs, bound, room);
+        fit(&mut self.events.started, bound, room);
+        fit(&mut self.events.ended, bound, room);
     }
 
     /// Records a candidate that stays one, and its event.
@@ -126,6 +136,14 @@ impl PartOut {
         self.events.record(pair, was, now);
         self.next_pairs.push(pair);
         self.next_touching.push(now);
+    }
+}
+
+/// Makes room for `room` items in an empty `list` whose capacity is below
+/// `bound`.
+fn fit<T>(list: &mut Vec<T>, bound: usize, room: usize) {
+    if list.capacity() < bound {
+        list.reserve(room);
     }
 }
 
@@ -160,7 +178,7 @@ impl MergePart {
         let (pairs, touching_then) = (&old.0[self.old.clone()], &old.1[self.old.clone()]);
         let fresh = &fresh[self.fresh.clone()];
         let MergePart { now, out, .. } = self;
-        out.clear();
+        out.clear(pairs.len() + fresh.len());
         // Every kept pair re-tested up front in a loop with no branch:
         // several times faster than testing in the merge below when the
         // boxes are out of cache (one pair's misses overlap the next

@@ -79,7 +79,7 @@ impl Part {
         for (resolved, run) in resolved.iter_mut().zip(runs.iter()) {
             resolved.resolve(&fresh[run.clone()], slots);
         }
-        out.clear();
+        out.clear(runs[0].len() + runs[1].len() + old_range.len());
         let (pairs, touching) = (&old.0[old_range.clone()], &old.1[old_range.clone()]);
         let [first, second] = &*resolved;
         let (mut i, mut j, mut old) = (0, 0, 0);

@@ -226,7 +226,9 @@ impl FatIndex {
                 SlotState::Dynamic => slots.dynamic,
                 _ => slots.live - slots.dynamic,
             };
-            if !tier.built || tier.debt >= count as u64 {
+            // (An empty tier with nothing stale stays as it is: a debt of
+            // 0 reaches a size of 0.)
+            if !tier.built || (tier.debt > 0 && tier.debt >= count as u64) {
                 crate::profile::zone!("persistent: rebuild index");
                 tier.rebuild(self.config, jobs, slots)?;
                 tier.rebuilt_now = true;
