@@ -11,13 +11,20 @@ pub use glam;
 
 /// The single-thread kernel: [`AdaptiveGrid`], a sparse
 /// adaptive grid that finds every overlapping pair of a slice of boxes, or
-/// every box a query box touches, on the calling thread. See
-/// `docs/ARCHITECTURE.md`.
+/// every box a query box, point or sphere touches and every box a ray hits,
+/// on the calling thread. See `docs/ARCHITECTURE.md` and `docs/QUERIES.md`.
 pub mod grid {
     pub use broadphase_kernel::{
         AdaptiveGrid, FindPairsError, GridCapacity, GridConfig, PairKernel, PairsError,
         ValidationError,
     };
+}
+
+/// The query shapes and their exact tests: [`Ray`](query::Ray) (a ray or a
+/// segment), [`Sphere`](query::Sphere), and [`QueryError`](query::QueryError)
+/// for a query that breaks its contract. See `docs/QUERIES.md`.
+pub mod query {
+    pub use broadphase_storage::{QueryError, QueryPart, Ray, Sphere, validate_point};
 }
 
 /// The same grid on all cores: [`GridTree`] runs the kernel's root split
@@ -86,3 +93,8 @@ pub mod oracle {
         brute_force_sphere_contacts, brute_force_spheres_touching,
     };
 }
+
+/// `docs/QUERIES.md`'s example, compiled and run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/QUERIES.md")]
+pub struct QueriesDoc;

@@ -48,7 +48,9 @@ mod reference;
 
 pub use grid::parts;
 
-pub use broadphase_storage::{Aabb, Axis, Corner, InputError, MAX_BOXES};
+pub use broadphase_storage::{
+    Aabb, Axis, Corner, InputError, MAX_BOXES, QueryError, QueryPart, Ray, Sphere,
+};
 pub use grid::{
     AdaptiveGrid, FindPairsError, GridCapacity, GridConfig, PairKernel, PairsError, ValidationError,
 };

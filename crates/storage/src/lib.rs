@@ -1,4 +1,5 @@
-//! Storage for broadphase: the [`Aabb`] type and its input contract, typed
+//! Storage for broadphase: the [`Aabb`] type and its input contract, the
+//! query shapes ([`Ray`], [`Sphere`]) with their exact tests, typed
 //! memory pools that a warm frame reuses without allocating, structure-of-
 //! arrays box buffers padded for 16-wide SIMD loads, and [`FastUnique`].
 //!
@@ -8,10 +9,12 @@
 mod aabb;
 mod fast_unique;
 mod pool;
+mod ray;
 mod soa;
 
 pub use aabb::{Aabb, Axis, Corner, InputError, MAX_BOXES, validate_boxes};
 pub use fast_unique::{FastUnique, FastUniqueSets};
 pub use glam;
 pub use pool::Pool;
+pub use ray::{QueryError, QueryPart, Ray, Sphere, validate_point};
 pub use soa::{AlignedF32, LANES, SENTINEL_ID, SoaBoxes};
