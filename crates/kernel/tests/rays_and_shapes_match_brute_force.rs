@@ -12,29 +12,20 @@ use broadphase_storage::{QueryError, QueryPart, Ray, Sphere};
 use glam::Vec3;
 use proptest::prelude::*;
 
-/// The first hit by brute force: smallest entry, ties to the smaller index.
-fn first_hit(boxes: &[Aabb], ray: &Ray) -> Option<(u32, f32)> {
-    let mut best: Option<(f64, u32)> = None;
-    for (id, b) in boxes.iter().enumerate() {
-        if let Some(t) = ray.entry_f64(b) {
-            let id = id as u32;
-            if best.is_none_or(|best| (t, id) < best) {
-                best = Some((t, id));
-            }
-        }
-    }
-    best.map(|(t, id)| (id, t as f32))
-}
-
 /// Every hit by brute force, sorted by entry then index.
 fn all_hits(boxes: &[Aabb], ray: &Ray) -> Vec<(u32, f32)> {
-    let mut hits: Vec<(f64, u32)> = boxes
+    let mut hits: Vec<(u32, f32)> = boxes
         .iter()
         .enumerate()
-        .filter_map(|(id, b)| ray.entry_f64(b).map(|t| (t, id as u32)))
+        .filter_map(|(id, b)| ray.entry(b).map(|t| (id as u32, t)))
         .collect();
-    hits.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    hits.into_iter().map(|(t, id)| (id, t as f32)).collect()
+    hits.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+    hits
+}
+
+/// The first hit by brute force: smallest entry, ties to the smaller index.
+fn first_hit(boxes: &[Aabb], ray: &Ray) -> Option<(u32, f32)> {
+    all_hits(boxes, ray).first().copied()
 }
 
 fn check_ray(grid: &AdaptiveGrid, boxes: &[Aabb], ray: &Ray) {
@@ -187,6 +178,41 @@ fn rays_grazing_faces_and_edges_of_a_lattice() {
     check_ray(&grid, &boxes, &Ray::new(Vec3::splat(4.0), Vec3::ZERO, 0.0));
     check_point(&grid, &boxes, Vec3::splat(4.0));
     check_sphere(&grid, &boxes, &Sphere::new(Vec3::splat(4.0), 0.0));
+}
+
+#[test]
+fn ties_go_to_the_smaller_index() {
+    // 64,000 unit cubes, in many cells. A ray from a corner that eight
+    // cubes share, on cell borders, hits all eight at t = 0; one along an
+    // edge four cubes share enters them at the same t. The first hit is
+    // the smallest index. (Boxes that a ray enters at the same point all
+    // lie in the leaf of that point; those that only round to the same
+    // `f32` t from points an ulp apart may not, which the walk allows
+    // for by skipping a cell only past the next `f32`.)
+    let side = 40;
+    let mut boxes = Vec::new();
+    for x in 0..side {
+        for y in 0..side {
+            for z in 0..side {
+                let min = Vec3::new(x as f32, y as f32, z as f32);
+                boxes.push(Aabb::new(min, min + Vec3::ONE));
+            }
+        }
+    }
+    // Indices rising with the coordinates, then falling: the walk's order
+    // of tied cells cannot happen to match the indices both ways.
+    for _ in 0..2 {
+        let mut grid = AdaptiveGrid::default();
+        grid.build(&boxes).unwrap();
+        for corner in [10.0f32, 20.0, 30.0] {
+            for dir in [Vec3::ONE, -Vec3::ONE, Vec3::new(1.0, -1.0, 0.5), Vec3::ZERO] {
+                check_ray(&grid, &boxes, &Ray::new(Vec3::splat(corner), dir, 3.0));
+            }
+            let edge = Ray::new(Vec3::new(-2.0, corner, corner), Vec3::X, f32::INFINITY);
+            check_ray(&grid, &boxes, &edge);
+        }
+        boxes.reverse();
+    }
 }
 
 #[test]

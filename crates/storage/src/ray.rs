@@ -72,17 +72,17 @@ impl Ray {
     /// Where the ray enters `aabb` (the smallest `t` in `0..=max_t` whose
     /// point lies in the box), or `None` if it misses it. Computed in
     /// `f64`, so nothing overflows or loses the answer at the ends of the
-    /// `f32` range; the `t` returned is that value rounded to `f32`. The
-    /// ray must be valid ([`validate`](Self::validate)).
+    /// `f32` range; the `t` returned is that value rounded to `f32`, the
+    /// value queries order hits by. The ray must be valid
+    /// ([`validate`](Self::validate)).
     #[inline]
     pub fn entry(&self, aabb: &Aabb) -> Option<f32> {
         self.entry_f64(aabb).map(|t| t as f32)
     }
 
-    /// [`entry`](Self::entry) before rounding: the value every structure
-    /// compares, so that they agree on ties.
+    /// [`entry`](Self::entry) before rounding.
     #[inline]
-    pub fn entry_f64(&self, aabb: &Aabb) -> Option<f64> {
+    fn entry_f64(&self, aabb: &Aabb) -> Option<f64> {
         let (mut first, mut last) = (0.0f64, f64::from(self.max_t));
         for axis in 0..3 {
             let (o, d) = (f64::from(self.origin[axis]), f64::from(self.dir[axis]));

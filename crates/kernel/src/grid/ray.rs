@@ -29,7 +29,8 @@ impl Slabs {
 
 impl AdaptiveGrid {
     /// The first box `ray` hits, with where it enters it: the smallest
-    /// [`Ray::entry`] of every kept box, ties to the smaller index. Cells
+    /// [`Ray::entry`] (an `f32`) of every kept box, ties to the smaller
+    /// index. Cells
     /// are visited nearest first and a cell is skipped once it starts
     /// beyond the best hit so far.
     ///
@@ -52,18 +53,20 @@ impl AdaptiveGrid {
     /// ```
     pub fn cast_ray(&self, ray: &Ray) -> Result<Option<(u32, f32)>, QueryError> {
         ray.validate()?;
-        let mut best: Option<(f64, u32)> = None;
+        let mut best: Option<(f32, u32)> = None;
         self.walk_ray(ray, |t, id| {
             if best.is_none_or(|(best_t, best_id)| (t, id) < (best_t, best_id)) {
                 best = Some((t, id));
             }
-            best.map(|(t, _)| t)
+            // Every exact entry that rounds to the best `t` lies below the
+            // next `f32`: cells that start at or past it cannot win.
+            best.map(|(t, _)| f64::from(t.next_up()))
         });
-        Ok(best.map(|(t, id)| (id, t as f32)))
+        Ok(best.map(|(t, id)| (id, t)))
     }
 
-    /// Every box `ray` hits, as `(index, entry t)`, into `out` (cleared
-    /// first), sorted by `t`, ties by index, each box once.
+    /// Every box `ray` hits, as `(index, entry t)` ([`Ray::entry`]), into
+    /// `out` (cleared first), sorted by `t`, ties by index, each box once.
     ///
     /// # Errors
     /// [`QueryError`] if the ray breaks its contract; `out` is then empty.
@@ -79,30 +82,28 @@ impl AdaptiveGrid {
     /// let mut grid = AdaptiveGrid::default();
     /// grid.build(&boxes)?;
     /// let mut hits = Vec::new();
-    /// grid.ray_hits(&Ray::segment(Vec3::new(7.5, 0.5, 0.5), Vec3::new(14.0, 0.5, 0.5)), &mut hits)?;
+    /// grid.ray_hits(&Ray::new(Vec3::new(7.5, 0.5, 0.5), Vec3::X, 6.5), &mut hits)?;
     /// assert_eq!(hits, [(3, 1.5), (4, 4.5)]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn ray_hits(&self, ray: &Ray, out: &mut Vec<(u32, f32)>) -> Result<(), QueryError> {
         out.clear();
         ray.validate()?;
-        let mut hits: Vec<(f64, u32)> = Vec::new();
         self.walk_ray(ray, |t, id| {
-            hits.push((t, id));
+            out.push((id, t));
             None
         });
         // A box lies in every leaf it overlaps: the same box, the same t.
-        hits.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        hits.dedup_by_key(|&mut (_, id)| id);
-        out.extend(hits.iter().map(|&(t, id)| (id, t as f32)));
+        out.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        out.dedup_by_key(|&mut (id, _)| id);
         Ok(())
     }
 
     /// Calls `hit(t, id)` for every kept box the ray hits in the leaves it
-    /// visits (a box once per leaf it lies in). `hit` returns the `t`
-    /// beyond which no hit matters any more, if any: cells that start
-    /// beyond it are skipped.
-    fn walk_ray(&self, ray: &Ray, mut hit: impl FnMut(f64, u32) -> Option<f64>) {
+    /// visits (a box once per leaf it lies in), `t` its [`Ray::entry`].
+    /// `hit` returns the `t` at or beyond which no hit matters any more, if
+    /// any: cells that start there or later are skipped.
+    fn walk_ray(&self, ray: &Ray, mut hit: impl FnMut(f32, u32) -> Option<f64>) {
         if !self.kept || self.builder.nodes.is_empty() {
             return;
         }
@@ -117,13 +118,13 @@ impl AdaptiveGrid {
             let node = &nodes[stack[waiting] as usize];
             // Tested again now: the best hit may have come nearer since.
             match self.cell_entry(node.cell, &slabs) {
-                Some(entry) if enough.is_none_or(|limit| entry <= limit) => {}
+                Some(entry) if enough.is_none_or(|limit| entry < limit) => {}
                 _ => continue,
             }
             if node.is_leaf() {
                 let leaf = self.leaves.view(node.first as usize, node.count as usize);
                 for &id in &leaf.ids[..leaf.count] {
-                    if let Some(t) = ray.entry_f64(&self.boxes[id as usize]) {
+                    if let Some(t) = ray.entry(&self.boxes[id as usize]) {
                         enough = hit(t, id).or(enough);
                     }
                 }
@@ -138,7 +139,7 @@ impl AdaptiveGrid {
                 occupied &= occupied - 1;
                 let child = child_cell(node.block, cell as usize);
                 if let Some(entry) = self.cell_entry(child, &slabs)
-                    && enough.is_none_or(|limit| entry <= limit)
+                    && enough.is_none_or(|limit| entry < limit)
                 {
                     children[count] = (entry, node.first + rank);
                     count += 1;

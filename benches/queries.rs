@@ -1,0 +1,153 @@
+//! Ray, sphere and box queries on the kept grid, one thread.
+//!
+//! Scene: mixed100k (100,000 static cubes of widths 0.5–50, log-uniform,
+//! in a 2,000-unit cube). Query sets, each 10,000 queries from a fixed
+//! seed:
+//!
+//! - `rays/short`: from random points, random directions, `max_t` 40 (2%
+//!   of the scene's side);
+//! - `rays/long`: the same with no end (`max_t = inf`);
+//! - `spheres`: radius 10 around random points, and `boxes`: the spheres'
+//!   bounding boxes, the same candidates for the box query.
+//!
+//! Groups (criterion ids are `group/function`, each iteration one pass
+//! over the 10,000 queries): `queries/cast_ray_short`,
+//! `queries/cast_ray_long`, `queries/ray_hits_short` (every hit, sorted),
+//! `queries/query_sphere`, `queries/query_box`, and
+//! `queries/brute_force_cast_ray_short` over the first 100 short rays
+//! only, for scale. Before timing, the first 500 queries of each set are
+//! checked against brute force.
+//!
+//! ```text
+//! cargo bench --bench queries
+//! ```
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use broadphase::query::{Ray, Sphere};
+use broadphase::{Aabb, AdaptiveGrid, glam::Vec3};
+use broadphase_scenes::{SplitMix64, mixed100k};
+use criterion::{Criterion, criterion_main};
+
+const QUERIES: usize = 10_000;
+
+fn random_point(rng: &mut SplitMix64) -> Vec3 {
+    Vec3::new(rng.range_f32(0.0, 2000.0), rng.range_f32(0.0, 2000.0), rng.range_f32(0.0, 2000.0))
+}
+
+fn random_dir(rng: &mut SplitMix64) -> Vec3 {
+    loop {
+        let d =
+            Vec3::new(rng.range_f32(-1.0, 1.0), rng.range_f32(-1.0, 1.0), rng.range_f32(-1.0, 1.0));
+        if d.length_squared() > 1e-4 && d.length_squared() <= 1.0 {
+            return d.normalize();
+        }
+    }
+}
+
+fn rays(seed: u64, max_t: f32) -> Vec<Ray> {
+    let mut rng = SplitMix64::new(seed);
+    (0..QUERIES).map(|_| Ray::new(random_point(&mut rng), random_dir(&mut rng), max_t)).collect()
+}
+
+fn brute_first(boxes: &[Aabb], ray: &Ray) -> Option<(u32, f32)> {
+    let mut best: Option<(f32, u32)> = None;
+    for (id, b) in boxes.iter().enumerate() {
+        if let Some(t) = ray.entry(b)
+            && best.is_none_or(|best| (t, id as u32) < best)
+        {
+            best = Some((t, id as u32));
+        }
+    }
+    best.map(|(t, id)| (id, t))
+}
+
+fn queries(c: &mut Criterion) {
+    let boxes = mixed100k().boxes;
+    let mut grid = AdaptiveGrid::default();
+    grid.build(&boxes).expect("valid scene");
+    let short = rays(1, 40.0);
+    let long = rays(2, f32::INFINITY);
+    let mut rng = SplitMix64::new(3);
+    let spheres: Vec<Sphere> =
+        (0..QUERIES).map(|_| Sphere::new(random_point(&mut rng), 10.0)).collect();
+    let sphere_boxes: Vec<Aabb> = spheres.iter().map(Sphere::bounds).collect();
+
+    for ray in short.iter().chain(&long).take(500) {
+        assert_eq!(grid.cast_ray(ray).expect("valid ray"), brute_first(&boxes, ray), "{ray:?}");
+    }
+    let mut ids = Vec::new();
+    for sphere in spheres.iter().take(500) {
+        grid.query_sphere(sphere, &mut ids).expect("valid sphere");
+        ids.sort_unstable();
+        let expected: Vec<u32> =
+            (0..boxes.len() as u32).filter(|&i| sphere.overlaps(&boxes[i as usize])).collect();
+        assert_eq!(ids, expected, "{sphere:?}");
+    }
+    let hit_share = |rays: &[Ray]| {
+        rays.iter().filter(|r| grid.cast_ray(r).expect("valid ray").is_some()).count() as f64
+            / rays.len() as f64
+    };
+    eprintln!(
+        "queries: short rays hit {:.0}%, long rays {:.0}%",
+        100.0 * hit_share(&short),
+        100.0 * hit_share(&long)
+    );
+
+    let mut group = c.benchmark_group("queries");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    group.bench_function("cast_ray_short", |b| {
+        b.iter(|| {
+            short.iter().filter_map(|r| grid.cast_ray(black_box(r)).expect("valid ray")).count()
+        })
+    });
+    group.bench_function("cast_ray_long", |b| {
+        b.iter(|| {
+            long.iter().filter_map(|r| grid.cast_ray(black_box(r)).expect("valid ray")).count()
+        })
+    });
+    let mut hits = Vec::new();
+    group.bench_function("ray_hits_short", |b| {
+        b.iter(|| {
+            short.iter().fold(0, |n, r| {
+                grid.ray_hits(black_box(r), &mut hits).expect("valid ray");
+                n + hits.len()
+            })
+        })
+    });
+    group.bench_function("query_sphere", |b| {
+        b.iter(|| {
+            spheres.iter().fold(0, |n, s| {
+                grid.query_sphere(black_box(s), &mut ids).expect("valid sphere");
+                n + ids.len()
+            })
+        })
+    });
+    group.bench_function("query_box", |b| {
+        b.iter(|| {
+            sphere_boxes.iter().fold(0, |n, q| {
+                grid.query(black_box(q), &mut ids).expect("valid box");
+                n + ids.len()
+            })
+        })
+    });
+    group.bench_function("brute_force_cast_ray_short", |b| {
+        b.iter(|| short[..100].iter().filter_map(|r| brute_first(&boxes, black_box(r))).count())
+    });
+    group.finish();
+}
+
+/// `criterion_group!` wrapped in a module: the generated `pub fn` cannot
+/// carry a doc comment.
+mod groups {
+    use super::queries;
+    use criterion::criterion_group;
+
+    criterion_group!(benches, queries);
+}
+
+criterion_main!(groups::benches);
