@@ -217,16 +217,10 @@ impl Quantizer {
         ((x - self.origin[axis]) * self.scale[axis]).clamp(0.0, 65535.0) as u16
     }
 
-    /// The world span, on `axis`, of every point whose coordinate lies in
-    /// `lo..=hi`, widened by a step on each side (so `f32` rounding in
-    /// [`coord`](Self::coord) cannot put a point outside it); a span that
-    /// reaches the first or last coordinate is open on that side, as
-    /// points beyond the build's bounds clamp there.
-    pub(crate) fn world_span(&self, axis: usize, lo: u32, hi: u32) -> (f64, f64) {
-        let (origin, step) = (f64::from(self.origin[axis]), 1.0 / f64::from(self.scale[axis]));
-        let min = if lo == 0 { f64::NEG_INFINITY } else { origin + (f64::from(lo) - 1.0) * step };
-        let max = if hi >= 65535 { f64::INFINITY } else { origin + (f64::from(hi) + 2.0) * step };
-        (min, max)
+    /// The world origin of coordinate 0 and the steps per world unit, per
+    /// axis: `coord(axis, x)` is `(x - origin) * scale`, clamped, truncated.
+    pub(crate) fn origin_and_scale(&self) -> ([f32; 3], [f32; 3]) {
+        (self.origin, self.scale)
     }
 
     /// A box as an item.

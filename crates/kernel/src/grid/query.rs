@@ -114,7 +114,7 @@ impl AdaptiveGrid {
 /// The cells of a block the quantized box meets, or `None` if it misses the
 /// block.
 #[inline(always)]
-fn cells_met(block: super::quantize::Cell, quantized: &Item) -> Option<u64> {
+pub(super) fn cells_met(block: super::quantize::Cell, quantized: &Item) -> Option<u64> {
     let shift = block.shift();
     let mut cells = !0u64;
     for (axis, table) in AXIS_CELLS.iter().enumerate() {
@@ -134,7 +134,12 @@ fn cells_met(block: super::quantize::Cell, quantized: &Item) -> Option<u64> {
 /// Calls `hit(slot)` for every slot of the leaf whose quantized box meets
 /// the quantized query.
 #[inline(always)]
-fn leaf_hits(kernel: PairKernel, leaf: &LeafView<'_>, query: &Item, hit: &mut impl FnMut(usize)) {
+pub(super) fn leaf_hits(
+    kernel: PairKernel,
+    leaf: &LeafView<'_>,
+    query: &Item,
+    hit: &mut impl FnMut(usize),
+) {
     assert!(leaf.is_padded(), "leaf columns are not padded");
     let (lo, hi) = corners_of(query);
     match kernel {

@@ -1,30 +1,93 @@
 //! Rays against the kept build: front to back through the occupied cells,
 //! nearest cell first, stopping once no cell left can hold a nearer hit.
 
-use super::quantize::{Cell, LEVELS};
+use super::quantize::{Cell, Item, LEVELS};
+use super::query::{cells_met, leaf_hits};
 use super::split::child_cell;
 use super::tree::AdaptiveGrid;
 use broadphase_storage::{QueryError, Ray};
 
-/// A ray in `f64`, ready for slab tests against cells.
+/// The ray in the grid's quantized coordinates, in `f64`: at `t` it is at
+/// `start + t * velocity` (the velocity never stored: its inverse is what
+/// the slab tests use).
 struct Slabs {
-    origin: [f64; 3],
-    /// `1 / dir` per axis, finite for every non-zero `f32` direction; unused
-    /// where `dir` is 0.
+    start: [f64; 3],
+    /// `1 / velocity` per axis where the ray moves: finite, not 0.
     inverse: [f64; 3],
+    velocity: [f64; 3],
     moves: [bool; 3],
     max_t: f64,
 }
 
 impl Slabs {
-    fn of(ray: &Ray) -> Self {
+    fn of(ray: &Ray, grid: &AdaptiveGrid) -> Self {
+        let (origin, scale) = grid.quantizer.origin_and_scale();
+        let axes = [0, 1, 2];
+        let velocity = axes.map(|a| f64::from(ray.dir[a]) * f64::from(scale[a]));
         Slabs {
-            origin: ray.origin.to_array().map(f64::from),
-            inverse: ray.dir.to_array().map(|d| 1.0 / f64::from(d)),
-            moves: ray.dir.to_array().map(|d| d != 0.0),
+            start: axes
+                .map(|a| (f64::from(ray.origin[a]) - f64::from(origin[a])) * f64::from(scale[a])),
+            inverse: velocity.map(|v| 1.0 / v),
+            velocity,
+            moves: axes.map(|a| ray.dir[a] != 0.0),
             max_t: f64::from(ray.max_t),
         }
     }
+
+    /// Where the ray enters and leaves a cell's span, widened by a step on
+    /// each side (so that the quantizer's `f32` rounding cannot put a point
+    /// of a box outside the cells that hold it) and open at the borders
+    /// (boxes beyond the build's bounds clamp into the border cells); or
+    /// `None` if it misses it.
+    #[inline]
+    fn through(&self, cell: Cell) -> Option<(f64, f64)> {
+        let (mut first, mut last) = (0.0f64, self.max_t);
+        for axis in 0..3 {
+            let (lo, hi) = cell.span(axis);
+            let min = if lo == 0 { f64::NEG_INFINITY } else { f64::from(lo) - 1.0 };
+            let max = if hi >= 65535 { f64::INFINITY } else { f64::from(hi) + 2.0 };
+            let at = self.start[axis];
+            if self.moves[axis] {
+                // No NaN: the inverse is finite and not 0.
+                let (a, b) = ((min - at) * self.inverse[axis], (max - at) * self.inverse[axis]);
+                let (near, far) = if a <= b { (a, b) } else { (b, a) };
+                first = first.max(near);
+                last = last.min(far);
+            } else if at < min || at > max {
+                return None;
+            }
+        }
+        (first <= last).then_some((first, last))
+    }
+
+    /// The quantized box the ray sweeps between `first` and `last`, two
+    /// steps wider on every side (the cells' widening, and the rounding of
+    /// this box's own corners).
+    #[inline]
+    fn swept(&self, first: f64, last: f64) -> Item {
+        let clamp = |x: f64| x.clamp(0.0, 65535.0) as u16;
+        let mut item = Item::default();
+        for axis in 0..3 {
+            let (a, b) = if self.moves[axis] {
+                let v = self.velocity[axis];
+                let (a, b) = (self.start[axis] + first * v, self.start[axis] + last * v);
+                if a <= b { (a, b) } else { (b, a) }
+            } else {
+                (self.start[axis], self.start[axis])
+            };
+            item.lo[axis] = clamp(a - 2.0);
+            item.hi[axis] = clamp((b + 2.0).ceil());
+        }
+        item
+    }
+}
+
+/// `x` rounded down to an `f32`: a cell's entry kept on the stack, never
+/// above the exact one.
+#[inline]
+fn down(x: f64) -> f32 {
+    let y = x as f32;
+    if f64::from(y) > x { y.next_down() } else { y }
 }
 
 impl AdaptiveGrid {
@@ -107,74 +170,59 @@ impl AdaptiveGrid {
         if !self.kept || self.builder.nodes.is_empty() {
             return;
         }
-        let slabs = Slabs::of(ray);
+        let slabs = Slabs::of(ray, self);
         let nodes = &self.builder.nodes;
-        let mut stack = [0u32; 64 * LEVELS as usize];
-        let mut waiting = 1; // the root, at 0
+        // Nodes waiting, with where the ray enters them (rounded down).
+        let mut stack = [(0u32, 0.0f32); 64 * LEVELS as usize];
+        let mut waiting = 1; // the root, entered at 0
         let mut enough: Option<f64> = None;
-        let mut children = [(0.0f64, 0u32); 64];
+        let mut children = [(0.0f32, 0u32); 64];
         while waiting > 0 {
             waiting -= 1;
-            let node = &nodes[stack[waiting] as usize];
-            // Tested again now: the best hit may have come nearer since.
-            match self.cell_entry(node.cell, &slabs) {
-                Some(entry) if enough.is_none_or(|limit| entry < limit) => {}
-                _ => continue,
+            let (index, entry) = stack[waiting];
+            // Checked again now: the best hit may have come nearer since.
+            if enough.is_some_and(|limit| f64::from(entry) >= limit) {
+                continue;
             }
+            let node = &nodes[index as usize];
+            // The box the ray sweeps through this node, up to the best hit:
+            // only children and boxes that meet it can hold a nearer hit.
+            // (A box reaching outside the node is hit there, if not here,
+            // and lies in the leaf there too.)
+            let Some((first, last)) = slabs.through(node.cell) else { continue };
+            let last = enough.map_or(last, |limit| last.min(limit));
+            let swept = slabs.swept(first, last);
             if node.is_leaf() {
                 let leaf = self.leaves.view(node.first as usize, node.count as usize);
-                for &id in &leaf.ids[..leaf.count] {
+                leaf_hits(self.kernel, &leaf, &swept, &mut |slot| {
+                    let id = leaf.ids[slot];
                     if let Some(t) = ray.entry(&self.boxes[id as usize]) {
                         enough = hit(t, id).or(enough);
                     }
-                }
+                });
                 continue;
             }
-            // The occupied children the ray meets, farthest pushed first.
+            let Some(met) = cells_met(node.block, &swept) else { continue };
+            let mut candidates = met & node.occupancy;
             let mut count = 0;
-            let mut occupied = node.occupancy;
-            let mut rank = 0;
-            while occupied != 0 {
-                let cell = occupied.trailing_zeros();
-                occupied &= occupied - 1;
-                let child = child_cell(node.block, cell as usize);
-                if let Some(entry) = self.cell_entry(child, &slabs)
+            while candidates != 0 {
+                let cell = candidates.trailing_zeros();
+                candidates &= candidates - 1;
+                if let Some((entry, _)) = slabs.through(child_cell(node.block, cell as usize))
                     && enough.is_none_or(|limit| entry < limit)
                 {
-                    children[count] = (entry, node.first + rank);
+                    let rank = (node.occupancy & ((1u64 << cell) - 1)).count_ones();
+                    children[count] = (down(entry), node.first + rank);
                     count += 1;
                 }
-                rank += 1;
             }
+            // Nearest popped first.
             let children = &mut children[..count];
             children.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
-            for &(_, child) in children.iter() {
-                stack[waiting] = child;
+            for &(entry, child) in children.iter() {
+                stack[waiting] = (child, entry);
                 waiting += 1;
             }
         }
-    }
-
-    /// Where the ray enters the cell's world box (widened by a step, open
-    /// at the build's borders), or `None` if it misses it.
-    #[inline]
-    fn cell_entry(&self, cell: Cell, slabs: &Slabs) -> Option<f64> {
-        let (mut first, mut last) = (0.0f64, slabs.max_t);
-        for axis in 0..3 {
-            let (lo, hi) = cell.span(axis);
-            let (min, max) = self.quantizer.world_span(axis, lo, hi);
-            let o = slabs.origin[axis];
-            if slabs.moves[axis] {
-                // No NaN: the inverse is finite and not 0, the bounds are
-                // finite or infinite, never both with 0.
-                let (a, b) = ((min - o) * slabs.inverse[axis], (max - o) * slabs.inverse[axis]);
-                let (near, far) = if a <= b { (a, b) } else { (b, a) };
-                first = first.max(near);
-                last = last.min(far);
-            } else if o < min || o > max {
-                return None;
-            }
-        }
-        (first <= last).then_some(first)
     }
 }
