@@ -53,6 +53,14 @@ fn committed_neighbors_corpus_still_passes() {
 }
 
 #[test]
+fn committed_rays_corpus_still_passes() {
+    let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus");
+    let replayed = replay_dir(&fuzz.join("rays"), fuzz_input::check_rays);
+    assert!(replayed >= 10, "only {replayed} corpus inputs: the seeds are missing");
+    replay_dir(&fuzz.join("grid_pairs"), fuzz_input::check_rays);
+}
+
+#[test]
 fn random_bytes_pass_the_grid_check() {
     let mut rng = SplitMix64::new(0xF0221);
     for _ in 0..1500 {
@@ -61,6 +69,7 @@ fn random_bytes_pass_the_grid_check() {
         fuzz_input::check_grid(&data);
         fuzz_input::check_grid_tree(&data);
         fuzz_input::check_neighbors(&data);
+        fuzz_input::check_rays(&data);
     }
 }
 

@@ -247,3 +247,79 @@ pub(crate) fn check_neighbors(data: &[u8]) {
     check("hash", &mut SpatialHash::default(), &points, radius, &oracle, &expected);
     check("index", &mut SpatialIndex::default(), &points, radius, &oracle, &expected);
 }
+
+/// The decoded scene, built once, against ray, point and sphere queries
+/// made from its own boxes and the input's bytes: rays from box corners
+/// and centers toward other boxes, with components zeroed, no direction at
+/// all, and lengths of 0, 1, 0.5 and `+inf`; points at corners; spheres
+/// around centers. Each answer must be brute force's (the same exact test
+/// on every box), and a query that breaks its contract a typed error.
+/// Invalid scenes are the grid check's business: skipped here.
+pub(crate) fn check_rays(data: &[u8]) {
+    use broadphase::query::{Ray, Sphere};
+    let (config, boxes) = decode(data);
+    let mut grid = AdaptiveGrid::with_config(config);
+    if boxes.is_empty() || grid.build(&boxes).is_err() {
+        return;
+    }
+    let pick = |k: usize| boxes[k % boxes.len()];
+    let byte = |k: usize| data.get(k % data.len().max(1)).copied().unwrap_or(0);
+    let (mut hits, mut ids) = (Vec::new(), Vec::new());
+    for k in 0..12 {
+        let (from_box, to_box, bits) = (pick(k * 7), pick(k * 13 + 5), byte(k));
+        let origin = match bits % 3 {
+            0 => from_box.min,
+            1 => from_box.max,
+            _ => from_box.min * 0.5 + from_box.max * 0.5,
+        };
+        let mut dir = match (bits >> 2) % 3 {
+            0 => to_box.min - origin,
+            1 => to_box.max - origin,
+            _ => Vec3::ZERO,
+        };
+        for axis in 0..3 {
+            if bits >> (4 + axis) & 1 == 1 {
+                dir[axis] = 0.0;
+            }
+        }
+        let max_t = [0.0, 1.0, 0.5, f32::INFINITY][usize::from(bits >> 7) + (k % 2) * 2];
+        let ray = Ray::new(origin, dir, max_t);
+        if ray.validate().is_err() {
+            assert_eq!(
+                grid.cast_ray(&ray).map_err(|e| e.to_string()),
+                Err(ray.validate().unwrap_err().to_string())
+            );
+            continue;
+        }
+        let mut wanted: Vec<(u32, f32)> = boxes
+            .iter()
+            .enumerate()
+            .filter_map(|(id, b)| ray.entry(b).map(|t| (id as u32, t)))
+            .collect();
+        wanted.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        assert_eq!(
+            grid.cast_ray(&ray).expect("valid ray"),
+            wanted.first().copied(),
+            "{ray:?} with {config:?}"
+        );
+        grid.ray_hits(&ray, &mut hits).expect("valid ray");
+        assert_eq!(hits, wanted, "all hits of {ray:?} with {config:?}");
+
+        let point = to_box.max;
+        grid.query_point(point, &mut ids).expect("a box corner is finite");
+        ids.sort_unstable();
+        let inside: Vec<u32> = (0..boxes.len() as u32)
+            .filter(|&i| boxes[i as usize].overlaps(&Aabb::new(point, point)))
+            .collect();
+        assert_eq!(ids, inside, "point {point:?} with {config:?}");
+
+        let sphere = Sphere::new(origin, f32::from(byte(k + 3)) / 16.0);
+        if sphere.validate().is_ok() {
+            grid.query_sphere(&sphere, &mut ids).expect("valid sphere");
+            ids.sort_unstable();
+            let met: Vec<u32> =
+                (0..boxes.len() as u32).filter(|&i| sphere.overlaps(&boxes[i as usize])).collect();
+            assert_eq!(ids, met, "{sphere:?} with {config:?}");
+        }
+    }
+}

@@ -104,7 +104,9 @@ impl Ray {
                 }
             }
         }
-        Some(first)
+        // `max(0.0, -0.0)` may be -0.0, which orders before 0.0 in a total
+        // order: adding 0.0 makes every entry at the start +0.0.
+        Some(first + 0.0)
     }
 }
 
@@ -156,11 +158,21 @@ impl Sphere {
         Aabb::new(lo.map(f32::next_down).max(min), hi.map(f32::next_up).min(max))
     }
 
-    /// Whether the sphere meets `aabb` (touching counts): the distance from
-    /// the center to the box's closest point is at most the radius,
-    /// computed in `f64`.
+    /// Whether the sphere meets `aabb` (touching counts): the box overlaps
+    /// the sphere's [`bounds`](Self::bounds), and the distance from the
+    /// center to the box's closest point is at most the radius, computed in
+    /// `f64`. (The first test keeps the second's rounding from accepting a
+    /// box a hair beyond the radius on one axis.)
     #[inline]
     pub fn overlaps(&self, aabb: &Aabb) -> bool {
+        self.bounds().overlaps(aabb) && self.reaches(aabb)
+    }
+
+    /// The second half of [`overlaps`](Self::overlaps), for a box already
+    /// known to overlap [`bounds`](Self::bounds) (a structure's candidates):
+    /// whether the box's closest point is within the radius, in `f64`.
+    #[inline]
+    pub fn reaches(&self, aabb: &Aabb) -> bool {
         let mut distance_sq = 0.0f64;
         for axis in 0..3 {
             let c = f64::from(self.center[axis]);
@@ -277,9 +289,11 @@ mod tests {
         assert_eq!(Ray::new(Vec3::ZERO, Vec3::ZERO, f32::INFINITY).entry(&b), None);
         // Starting inside, any direction: t = 0.
         assert_eq!(Ray::new(inside, -Vec3::X, 5.0).entry(&b), Some(0.0));
-        // Starting on a face and leaving by it: the face point at t = 0.
+        // Starting on a face and leaving by it: the face point at t = 0,
+        // a positive zero (a -0.0 would sort before other hits at 0).
         let on_face = Vec3::new(2.0, 0.5, 0.5);
-        assert_eq!(Ray::new(on_face, Vec3::new(-1e-45, 0.0, 0.0), 1.0).entry(&b), Some(0.0));
+        let t = Ray::new(on_face, Vec3::new(-1e-45, 0.0, 0.0), 1.0).entry(&b);
+        assert!(t.is_some_and(|t| t.to_bits() == 0), "{t:?}");
         // A subnormal direction and an infinite length still arrive.
         let far = Ray::new(Vec3::new(0.0, 0.5, 0.5), Vec3::new(1e-40, 0.0, 0.0), f32::INFINITY);
         assert!(far.entry(&b).is_some());
@@ -319,6 +333,16 @@ mod tests {
         assert!(validate_point(Vec3::new(0.0, f32::NEG_INFINITY, 0.0)).is_err());
         let shown = Sphere::new(Vec3::ZERO, -0.5).validate().unwrap_err().to_string();
         assert!(shown.contains("Radius") && shown.contains("-0.5"), "{shown}");
+    }
+
+    #[test]
+    fn a_box_a_hair_beyond_the_radius_is_not_met() {
+        // 2.875 + 3.8e-18 rounds to 2.875 in f64: without the bounds test
+        // the distance would equal the radius.
+        let sphere = Sphere::new(Vec3::new(0.0, 0.0, -2.875), 2.875);
+        let beyond = Aabb::new(Vec3::new(-1.0, -1.0, 3.7648977e-18), Vec3::ONE);
+        assert!(!sphere.overlaps(&beyond));
+        assert!(sphere.overlaps(&Aabb::new(Vec3::new(-1.0, -1.0, 0.0), Vec3::ONE)));
     }
 
     #[test]

@@ -7,48 +7,66 @@ use super::split::child_cell;
 use super::tree::AdaptiveGrid;
 use broadphase_storage::{QueryError, Ray};
 
-/// The ray in the grid's quantized coordinates, in `f64`: at `t` it is at
-/// `start + t * velocity` (the velocity never stored: its inverse is what
-/// the slab tests use).
+/// The ray in `f64`, with the grid's quantization, for slab tests against
+/// cells and for the box it sweeps through them.
 struct Slabs {
-    start: [f64; 3],
-    /// `1 / velocity` per axis where the ray moves: finite, not 0.
+    origin: [f64; 3],
+    dir: [f64; 3],
+    /// `1 / dir` per axis where the ray moves: finite, not 0.
     inverse: [f64; 3],
-    velocity: [f64; 3],
     moves: [bool; 3],
     max_t: f64,
+    /// World position of quantized coordinate 0, and of one step.
+    coordinate_origin: [f64; 3],
+    step: [f64; 3],
 }
+
+/// Past this distance from the quantizer's origin, `x - origin` overflows
+/// in `f32` and the point clamps to the last coordinate, whatever the
+/// scale (a little short of `f32::MAX`, for the rounding).
+const OVERFLOW: f64 = f32::MAX as f64 * (1.0 - 1.0 / 1024.0);
 
 impl Slabs {
     fn of(ray: &Ray, grid: &AdaptiveGrid) -> Self {
         let (origin, scale) = grid.quantizer.origin_and_scale();
-        let axes = [0, 1, 2];
-        let velocity = axes.map(|a| f64::from(ray.dir[a]) * f64::from(scale[a]));
+        let dir = ray.dir.to_array().map(f64::from);
         Slabs {
-            start: axes
-                .map(|a| (f64::from(ray.origin[a]) - f64::from(origin[a])) * f64::from(scale[a])),
-            inverse: velocity.map(|v| 1.0 / v),
-            velocity,
-            moves: axes.map(|a| ray.dir[a] != 0.0),
+            origin: ray.origin.to_array().map(f64::from),
+            dir,
+            inverse: dir.map(|d| 1.0 / d),
+            moves: dir.map(|d| d != 0.0),
             max_t: f64::from(ray.max_t),
+            coordinate_origin: origin.map(f64::from),
+            step: scale.map(|s| 1.0 / f64::from(s)),
         }
     }
 
-    /// Where the ray enters and leaves a cell's span, widened by a step on
-    /// each side (so that the quantizer's `f32` rounding cannot put a point
-    /// of a box outside the cells that hold it) and open at the borders
-    /// (boxes beyond the build's bounds clamp into the border cells); or
-    /// `None` if it misses it.
+    /// Where the ray enters and leaves a cell's world box, or `None` if it
+    /// misses it. The box holds every point the quantizer puts in the cell:
+    /// it is widened by a step on each side (the quantizer rounds in
+    /// `f32`), and a cell at the border of the coordinates is open on that
+    /// side (points beyond the build's bounds clamp into it, and so do
+    /// points whose offset from the origin overflows `f32`).
     #[inline]
     fn through(&self, cell: Cell) -> Option<(f64, f64)> {
         let (mut first, mut last) = (0.0f64, self.max_t);
         for axis in 0..3 {
             let (lo, hi) = cell.span(axis);
-            let min = if lo == 0 { f64::NEG_INFINITY } else { f64::from(lo) - 1.0 };
-            let max = if hi >= 65535 { f64::INFINITY } else { f64::from(hi) + 2.0 };
-            let at = self.start[axis];
+            let (zero, step) = (self.coordinate_origin[axis], self.step[axis]);
+            let mut min =
+                if lo == 0 { f64::NEG_INFINITY } else { zero + (f64::from(lo) - 1.0) * step };
+            let mut max =
+                if hi >= 65535 { f64::INFINITY } else { zero + (f64::from(hi) + 2.0) * step };
+            if hi >= 65535 {
+                min = min.min(zero + OVERFLOW);
+            }
+            if lo == 0 {
+                max = max.max(zero - OVERFLOW);
+            }
+            let at = self.origin[axis];
             if self.moves[axis] {
-                // No NaN: the inverse is finite and not 0.
+                // No NaN: the inverse is finite and not 0, the bounds are
+                // finite or infinite, never both with 0.
                 let (a, b) = ((min - at) * self.inverse[axis], (max - at) * self.inverse[axis]);
                 let (near, far) = if a <= b { (a, b) } else { (b, a) };
                 first = first.max(near);
@@ -60,26 +78,36 @@ impl Slabs {
         (first <= last).then_some((first, last))
     }
 
-    /// The quantized box the ray sweeps between `first` and `last`, two
-    /// steps wider on every side (the cells' widening, and the rounding of
-    /// this box's own corners).
+    /// The quantized box of the points the ray passes between `first` and
+    /// `last`: their world box rounded outward to `f32` (a step of `f32`
+    /// more, for the `f64` rounding), then quantized as boxes are, so that
+    /// every such point's coordinates lie in it.
     #[inline]
-    fn swept(&self, first: f64, last: f64) -> Item {
-        let clamp = |x: f64| x.clamp(0.0, 65535.0) as u16;
+    fn swept(&self, first: f64, last: f64, grid: &AdaptiveGrid) -> Item {
         let mut item = Item::default();
         for axis in 0..3 {
+            let at = self.origin[axis];
             let (a, b) = if self.moves[axis] {
-                let v = self.velocity[axis];
-                let (a, b) = (self.start[axis] + first * v, self.start[axis] + last * v);
+                let d = self.dir[axis];
+                // `last` may be +inf (a ray with no end through an open
+                // cell): the product is then infinite, never NaN.
+                let (a, b) = (at + first * d, at + last * d);
                 if a <= b { (a, b) } else { (b, a) }
             } else {
-                (self.start[axis], self.start[axis])
+                (at, at)
             };
-            item.lo[axis] = clamp(a - 2.0);
-            item.hi[axis] = clamp((b + 2.0).ceil());
+            item.lo[axis] = grid.quantizer.coord(axis, down(a).next_down());
+            item.hi[axis] = grid.quantizer.coord(axis, up(b).next_up());
         }
         item
     }
+}
+
+/// `x` rounded up to an `f32`.
+#[inline]
+fn up(x: f64) -> f32 {
+    let y = x as f32;
+    if f64::from(y) < x { y.next_up() } else { y }
 }
 
 /// `x` rounded down to an `f32`: a cell's entry kept on the stack, never
@@ -191,7 +219,7 @@ impl AdaptiveGrid {
             // and lies in the leaf there too.)
             let Some((first, last)) = slabs.through(node.cell) else { continue };
             let last = enough.map_or(last, |limit| last.min(limit));
-            let swept = slabs.swept(first, last);
+            let swept = slabs.swept(first, last, self);
             if node.is_leaf() {
                 let leaf = self.leaves.view(node.first as usize, node.count as usize);
                 leaf_hits(self.kernel, &leaf, &swept, &mut |slot| {

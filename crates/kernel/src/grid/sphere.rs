@@ -35,7 +35,8 @@ impl AdaptiveGrid {
         sphere.validate()?;
         self.query(&sphere.bounds(), out)
             .expect("a valid sphere's bounds are a valid box: the query cannot refuse it");
-        out.retain(|&id| sphere.overlaps(&self.boxes[id as usize]));
+        // The box query's hits overlap the bounds: the distance is left.
+        out.retain(|&id| sphere.reaches(&self.boxes[id as usize]));
         Ok(())
     }
 }
