@@ -13,7 +13,9 @@
 //! Groups (criterion ids are `group/function`, each iteration one pass
 //! over the 10,000 queries): `queries/cast_ray_short`,
 //! `queries/cast_ray_long`, `queries/ray_hits_short` (every hit, sorted),
-//! `queries/query_sphere`, `queries/query_box`, and
+//! `queries/query_sphere`, `queries/query_box`,
+//! `queries/cast_rays_short_2_threads` (the short rays as one batch on a
+//! 2-thread job system), and
 //! `queries/brute_force_cast_ray_short` over the first 100 short rays
 //! only, for scale. Before timing, the first 500 queries of each set are
 //! checked against brute force.
@@ -25,8 +27,8 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use broadphase::query::{Ray, Sphere};
-use broadphase::{Aabb, AdaptiveGrid, glam::Vec3};
+use broadphase::query::{Ray, Sphere, cast_rays};
+use broadphase::{Aabb, AdaptiveGrid, JobSystem, glam::Vec3};
 use broadphase_scenes::{SplitMix64, mixed100k};
 use criterion::{Criterion, criterion_main};
 
@@ -133,6 +135,14 @@ fn queries(c: &mut Criterion) {
                 grid.query(black_box(q), &mut ids).expect("valid box");
                 n + ids.len()
             })
+        })
+    });
+    let jobs = JobSystem::new(2);
+    let mut batch = Vec::new();
+    group.bench_function("cast_rays_short_2_threads", |b| {
+        b.iter(|| {
+            cast_rays(&jobs, &grid, black_box(&short), &mut batch).expect("valid rays");
+            batch.iter().filter(|h| h.is_some()).count()
         })
     });
     group.bench_function("brute_force_cast_ray_short", |b| {

@@ -22,8 +22,10 @@ pub mod grid {
 
 /// The query shapes and their exact tests: [`Ray`](query::Ray) (a ray or a
 /// segment), [`Sphere`](query::Sphere), and [`QueryError`](query::QueryError)
-/// for a query that breaks its contract. See `docs/QUERIES.md`.
+/// for a query that breaks its contract; [`cast_rays`](query::cast_rays),
+/// many rays against one grid on all threads. See `docs/QUERIES.md`.
 pub mod query {
+    pub use broadphase_partition::{BatchError, cast_rays};
     pub use broadphase_storage::{QueryError, QueryPart, Ray, Sphere, validate_point};
 }
 

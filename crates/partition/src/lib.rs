@@ -71,10 +71,12 @@
 
 #![forbid(unsafe_code)]
 
+mod batch;
 mod persistent;
 mod profile;
 mod tree;
 
+pub use batch::{BatchError, cast_rays};
 pub use persistent::{
     PersistentBroadPhase, PersistentConfig, Proxy, ProxyError, ProxyKind, UpdatePath, UpdateStats,
 };
