@@ -25,7 +25,7 @@ pub mod grid {
 /// for a query that breaks its contract; [`cast_rays`](query::cast_rays),
 /// many rays against one grid on all threads. See `docs/QUERIES.md`.
 pub mod query {
-    pub use broadphase_partition::{BatchError, cast_rays};
+    pub use broadphase_partition::{BatchError, BatchHits, cast_rays};
     pub use broadphase_storage::{QueryError, QueryPart, Ray, Sphere, validate_point};
 }
 

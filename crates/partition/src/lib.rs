@@ -76,7 +76,7 @@ mod persistent;
 mod profile;
 mod tree;
 
-pub use batch::{BatchError, cast_rays};
+pub use batch::{BatchError, BatchHits, cast_rays};
 pub use persistent::{
     PersistentBroadPhase, PersistentConfig, Proxy, ProxyError, ProxyKind, UpdatePath, UpdateStats,
 };

@@ -3,9 +3,13 @@
 //! own piece of the caller's output, and the results come back in input
 //! order.
 
+mod shapes;
+
+pub use shapes::BatchHits;
+
 use broadphase_jobs::{IndexedJob, JobContext, JobError, JobSystem};
 use broadphase_kernel::AdaptiveGrid;
-use broadphase_storage::{QueryError, Ray};
+use broadphase_storage::{InputError, QueryError, Ray};
 use core::fmt;
 use parking_lot::Mutex;
 
@@ -16,10 +20,10 @@ type Hit = Option<(u32, f32)>;
 type Piece<'a> = Mutex<&'a mut [Hit]>;
 
 /// Queries per job: enough to outweigh handing the job out.
-const CHUNK: usize = 256;
+pub(super) const CHUNK: usize = 256;
 
 /// Most pieces the output is cut into at once.
-const MAX_PIECES: usize = 64;
+pub(super) const MAX_PIECES: usize = 64;
 
 /// Why a batch of queries was refused.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,6 +37,14 @@ pub enum BatchError {
         /// What is wrong with it.
         error: QueryError,
     },
+    /// A query box breaks the box contract; `index` is its position in the
+    /// batch (the first such). Nothing was answered.
+    Box {
+        /// Its position in the batch.
+        index: usize,
+        /// What is wrong with it (its own `index` is 0).
+        error: InputError,
+    },
     /// A job panicked (a bug); the output is empty.
     Job(JobError),
 }
@@ -41,6 +53,7 @@ impl fmt::Display for BatchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BatchError::Query { index, error } => write!(f, "query {index}: {error}"),
+            BatchError::Box { index, error } => write!(f, "query box {index}: {error}"),
             BatchError::Job(e) => e.fmt(f),
         }
     }
@@ -50,6 +63,7 @@ impl std::error::Error for BatchError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             BatchError::Query { error, .. } => Some(error),
+            BatchError::Box { error, .. } => Some(error),
             BatchError::Job(e) => Some(e),
         }
     }
