@@ -27,6 +27,7 @@
 use std::hint::black_box;
 use std::time::Duration;
 
+use broadphase::oracle::brute_force_ray_hits;
 use broadphase::query::{Ray, Sphere, cast_rays};
 use broadphase::{Aabb, AdaptiveGrid, JobSystem, glam::Vec3};
 use broadphase_scenes::{SplitMix64, mixed100k};
@@ -54,15 +55,7 @@ fn rays(seed: u64, max_t: f32) -> Vec<Ray> {
 }
 
 fn brute_first(boxes: &[Aabb], ray: &Ray) -> Option<(u32, f32)> {
-    let mut best: Option<(f32, u32)> = None;
-    for (id, b) in boxes.iter().enumerate() {
-        if let Some(t) = ray.entry(b)
-            && best.is_none_or(|best| (t, id as u32) < best)
-        {
-            best = Some((t, id as u32));
-        }
-    }
-    best.map(|(t, id)| (id, t))
+    brute_force_ray_hits(boxes, ray).first().copied()
 }
 
 fn queries(c: &mut Criterion) {

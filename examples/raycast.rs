@@ -13,6 +13,7 @@
 //! Flags: `--scene NAME` (default mixed100k), `--size N` pixels a side
 //! (default 512), `--threads N` (0, the default, one per core), `--png FILE`.
 
+use broadphase::oracle::brute_force_ray_hits;
 use broadphase::query::{Ray, cast_rays};
 use broadphase::{Aabb, AdaptiveGrid, JobSystem, glam::Vec3};
 use broadphase_scenes::all_box_scenes_up_to_100k;
@@ -76,19 +77,6 @@ fn camera_rays(bounds: &Aabb, size: usize) -> Vec<Ray> {
         }
     }
     rays
-}
-
-/// The first hit by brute force, for the check.
-fn brute_force_first(boxes: &[Aabb], ray: &Ray) -> Option<(u32, f32)> {
-    let mut best: Option<(f32, u32)> = None;
-    for (id, b) in boxes.iter().enumerate() {
-        if let Some(t) = ray.entry(b)
-            && best.is_none_or(|best| (t, id as u32) < best)
-        {
-            best = Some((t, id as u32));
-        }
-    }
-    best.map(|(t, id)| (id, t))
 }
 
 fn write_png(path: &str, size: usize, hits: &[Option<(u32, f32)>]) -> Result<(), String> {
@@ -166,7 +154,7 @@ fn main() -> ExitCode {
     // Every 97th pixel against brute force.
     let mut checked = 0;
     for (ray, hit) in rays.iter().zip(&hits).step_by(97) {
-        let expected = brute_force_first(boxes, ray);
+        let expected = brute_force_ray_hits(boxes, ray).first().copied();
         if *hit != expected {
             eprintln!("error: ray {ray:?} hit {hit:?}, brute force {expected:?}");
             return ExitCode::FAILURE;

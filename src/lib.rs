@@ -89,7 +89,9 @@ pub mod storage {
 /// pairs, queries and neighbors, and a plain sort-and-sweep. Slow by
 /// design; for tests and for checking your own use.
 pub mod oracle {
-    pub use broadphase_kernel::{SortAndSweep, brute_force_pairs, brute_force_query};
+    pub use broadphase_kernel::{
+        SortAndSweep, brute_force_pairs, brute_force_query, brute_force_ray_hits,
+    };
     pub use broadphase_neighbors::{
         brute_force_neighbor_pairs, brute_force_neighbor_rows, brute_force_neighbors_within,
         brute_force_sphere_contacts, brute_force_spheres_touching,

@@ -291,12 +291,7 @@ pub(crate) fn check_rays(data: &[u8]) {
             );
             continue;
         }
-        let mut wanted: Vec<(u32, f32)> = boxes
-            .iter()
-            .enumerate()
-            .filter_map(|(id, b)| ray.entry(b).map(|t| (id as u32, t)))
-            .collect();
-        wanted.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        let wanted = broadphase::oracle::brute_force_ray_hits(&boxes, &ray);
         assert_eq!(
             grid.cast_ray(&ray).expect("valid ray"),
             wanted.first().copied(),

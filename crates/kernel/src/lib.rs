@@ -54,4 +54,4 @@ pub use broadphase_storage::{
 pub use grid::{
     AdaptiveGrid, FindPairsError, GridCapacity, GridConfig, PairKernel, PairsError, ValidationError,
 };
-pub use reference::{SortAndSweep, brute_force_pairs, brute_force_query};
+pub use reference::{SortAndSweep, brute_force_pairs, brute_force_query, brute_force_ray_hits};

@@ -6,7 +6,7 @@
 //! [`Aabb::overlaps`]; [`SortAndSweep`] is the classic one-axis sweep, a
 //! baseline for benches and a second oracle for scenes too big for brute force.
 
-use broadphase_storage::{Aabb, InputError, validate_boxes};
+use broadphase_storage::{Aabb, InputError, Ray, validate_boxes};
 
 /// Every overlapping pair of `boxes`, by testing all of them: the oracle.
 ///
@@ -84,6 +84,29 @@ pub fn brute_force_query(
         }
     }
     Ok(())
+}
+
+/// Every box `ray` hits, as `(index, entry t)` ([`Ray::entry`]), sorted by
+/// `t` then index, by testing every box: the rays' oracle. The first
+/// element is the first hit. O(n): meant for tests and small inputs.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_kernel::{Aabb, Ray, brute_force_ray_hits};
+/// use glam::Vec3;
+/// let boxes = [Aabb::new(Vec3::splat(4.0), Vec3::splat(5.0)), Aabb::new(Vec3::splat(1.0), Vec3::splat(2.0))];
+/// let hits = brute_force_ray_hits(&boxes, &Ray::new(Vec3::ZERO, Vec3::ONE, 10.0));
+/// assert_eq!(hits, [(1, 1.0), (0, 4.0)]);
+/// ```
+pub fn brute_force_ray_hits(boxes: &[Aabb], ray: &Ray) -> Vec<(u32, f32)> {
+    let mut hits: Vec<(u32, f32)> = boxes
+        .iter()
+        .enumerate()
+        .filter_map(|(id, b)| ray.entry(b).map(|t| (id as u32, t)))
+        .collect();
+    hits.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+    hits
 }
 
 /// One-axis sort-and-sweep: a simple baseline and a second oracle.

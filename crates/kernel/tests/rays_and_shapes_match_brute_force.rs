@@ -6,21 +6,14 @@
 //! boxes at ±1e30, outliers that clamp to the grid's border, piles of
 //! identical boxes.
 
-use broadphase_kernel::{Aabb, AdaptiveGrid};
+use broadphase_kernel::{Aabb, AdaptiveGrid, brute_force_ray_hits};
 use broadphase_scenes::SplitMix64;
 use broadphase_storage::{QueryError, QueryPart, Ray, Sphere};
 use glam::Vec3;
 use proptest::prelude::*;
 
-/// Every hit by brute force, sorted by entry then index.
 fn all_hits(boxes: &[Aabb], ray: &Ray) -> Vec<(u32, f32)> {
-    let mut hits: Vec<(u32, f32)> = boxes
-        .iter()
-        .enumerate()
-        .filter_map(|(id, b)| ray.entry(b).map(|t| (id as u32, t)))
-        .collect();
-    hits.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-    hits
+    brute_force_ray_hits(boxes, ray)
 }
 
 /// The first hit by brute force: smallest entry, ties to the smaller index.

@@ -163,7 +163,8 @@ impl Tier {
         let range_len = slots.len().div_ceil(parts);
         for (k, part) in self.parts[..parts].iter_mut().enumerate() {
             let range = k * range_len..((k + 1) * range_len).min(slots.len());
-            slots.gather_kind_in(self.kind, range, &mut part.gathered, &mut part.ids);
+            let kind = self.kind;
+            slots.gather_in(range, |state| state == kind, &mut part.gathered, &mut part.ids);
             for &slot in &part.ids {
                 self.member[slot as usize / 64] |= 1 << (slot % 64);
             }

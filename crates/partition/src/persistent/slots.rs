@@ -286,15 +286,15 @@ impl Slots {
     /// Replaces `boxes` and `ids` with every live slot's enlarged box and
     /// slot, in slot order.
     pub(crate) fn gather_live(&self, boxes: &mut Vec<Aabb>, ids: &mut Vec<u32>) {
-        self.gather_live_in(0..self.len(), boxes, ids);
+        self.gather_in(0..self.len(), SlotState::is_live, boxes, ids);
     }
 
     /// Replaces `boxes` and `ids` with the indexed box and slot of every
-    /// slot of `range` in state `kind`, in slot order.
-    pub(crate) fn gather_kind_in(
+    /// slot of `range` whose state passes `keep`, in slot order.
+    pub(crate) fn gather_in(
         &self,
-        kind: SlotState,
         range: core::ops::Range<usize>,
+        keep: impl Fn(SlotState) -> bool,
         boxes: &mut Vec<Aabb>,
         ids: &mut Vec<u32>,
     ) {
@@ -302,25 +302,7 @@ impl Slots {
         ids.clear();
         let indexed = self.indexed();
         for slot in range {
-            if self.state[slot] == kind {
-                boxes.push(indexed[slot]);
-                ids.push(slot as u32);
-            }
-        }
-    }
-
-    /// [`gather_live`](Self::gather_live) over the slots of `range`.
-    fn gather_live_in(
-        &self,
-        range: core::ops::Range<usize>,
-        boxes: &mut Vec<Aabb>,
-        ids: &mut Vec<u32>,
-    ) {
-        boxes.clear();
-        ids.clear();
-        let indexed = self.indexed();
-        for slot in range {
-            if self.state[slot].is_live() {
+            if keep(self.state[slot]) {
                 boxes.push(indexed[slot]);
                 ids.push(slot as u32);
             }
