@@ -44,8 +44,8 @@ pub mod tree {
 /// and ended. A frame costs what moved. See `docs/PERSISTENT.md`.
 pub mod persistent {
     pub use broadphase_partition::{
-        PersistentBroadPhase, PersistentConfig, Proxy, ProxyError, ProxyKind, UpdatePath,
-        UpdateStats,
+        PersistentBroadPhase, PersistentConfig, Proxy, ProxyError, ProxyKind, QueryView,
+        UpdatePath, UpdateStats,
     };
 }
 

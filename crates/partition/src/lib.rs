@@ -78,6 +78,7 @@ mod tree;
 
 pub use batch::{BatchError, BatchHits, cast_rays};
 pub use persistent::{
-    PersistentBroadPhase, PersistentConfig, Proxy, ProxyError, ProxyKind, UpdatePath, UpdateStats,
+    PersistentBroadPhase, PersistentConfig, Proxy, ProxyError, ProxyKind, QueryView, UpdatePath,
+    UpdateStats,
 };
 pub use tree::{GridTree, GridTreeConfig, PartitionError, TreeStats};

@@ -143,10 +143,46 @@ impl AdaptiveGrid {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn cast_ray(&self, ray: &Ray) -> Result<Option<(u32, f32)>, QueryError> {
+        self.cast_ray_by(ray, |id| ray.entry(&self.boxes[id as usize]))
+    }
+
+    /// [`cast_ray`](Self::cast_ray) with the caller's test: `entry(id)` is
+    /// where the ray enters the caller's own box for kept box `id`, or
+    /// `None` to skip it (a miss, or a box the caller leaves out). The
+    /// caller's box must lie inside kept box `id` (an index of enlarged
+    /// boxes answering for the true ones), so that the cells the walk skips
+    /// cannot hold a nearer hit.
+    ///
+    /// # Errors
+    /// [`QueryError`] if the ray breaks its contract.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_kernel::{AdaptiveGrid, Aabb};
+    /// use broadphase_storage::Ray;
+    /// use glam::Vec3;
+    /// let boxes: Vec<Aabb> =
+    ///     (0..10).map(|i| Aabb::new(Vec3::new(i as f32 * 3.0, 0.0, 0.0), Vec3::new(i as f32 * 3.0 + 1.0, 1.0, 1.0))).collect();
+    /// let mut grid = AdaptiveGrid::default();
+    /// grid.build(&boxes)?;
+    /// let ray = Ray::new(Vec3::new(7.5, 0.5, 0.5), Vec3::X, f32::INFINITY);
+    /// // Skip box 3 (the shooter, say).
+    /// let hit = grid.cast_ray_by(&ray, |id| if id == 3 { None } else { ray.entry(&boxes[id as usize]) })?;
+    /// assert_eq!(hit, Some((4, 4.5)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cast_ray_by(
+        &self,
+        ray: &Ray,
+        mut entry: impl FnMut(u32) -> Option<f32>,
+    ) -> Result<Option<(u32, f32)>, QueryError> {
         ray.validate()?;
         let mut best: Option<(f32, u32)> = None;
-        self.walk_ray(ray, |t, id| {
-            if best.is_none_or(|(best_t, best_id)| (t, id) < (best_t, best_id)) {
+        self.walk_ray(ray, |id| {
+            if let Some(t) = entry(id)
+                && best.is_none_or(|(best_t, best_id)| (t, id) < (best_t, best_id))
+            {
                 best = Some((t, id));
             }
             // Every exact entry that rounds to the best `t` lies below the
@@ -178,10 +214,26 @@ impl AdaptiveGrid {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn ray_hits(&self, ray: &Ray, out: &mut Vec<(u32, f32)>) -> Result<(), QueryError> {
+        self.ray_hits_by(ray, |id| ray.entry(&self.boxes[id as usize]), out)
+    }
+
+    /// [`ray_hits`](Self::ray_hits) with the caller's test, as in
+    /// [`cast_ray_by`](Self::cast_ray_by).
+    ///
+    /// # Errors
+    /// [`QueryError`] if the ray breaks its contract; `out` is then empty.
+    pub fn ray_hits_by(
+        &self,
+        ray: &Ray,
+        mut entry: impl FnMut(u32) -> Option<f32>,
+        out: &mut Vec<(u32, f32)>,
+    ) -> Result<(), QueryError> {
         out.clear();
         ray.validate()?;
-        self.walk_ray(ray, |t, id| {
-            out.push((id, t));
+        self.walk_ray(ray, |id| {
+            if let Some(t) = entry(id) {
+                out.push((id, t));
+            }
             None
         });
         // A box lies in every leaf it overlaps: the same box, the same t.
@@ -190,11 +242,12 @@ impl AdaptiveGrid {
         Ok(())
     }
 
-    /// Calls `hit(t, id)` for every kept box the ray hits in the leaves it
-    /// visits (a box once per leaf it lies in), `t` its [`Ray::entry`].
-    /// `hit` returns the `t` at or beyond which no hit matters any more, if
-    /// any: cells that start there or later are skipped.
-    fn walk_ray(&self, ray: &Ray, mut hit: impl FnMut(f32, u32) -> Option<f64>) {
+    /// Calls `visit(id)` for every kept box in the leaves the ray visits
+    /// whose quantized box meets what the ray sweeps there (a box once per
+    /// such leaf). `visit` returns the `t` at or beyond which no hit
+    /// matters any more, if any: cells that start there or later are
+    /// skipped.
+    fn walk_ray(&self, ray: &Ray, mut visit: impl FnMut(u32) -> Option<f64>) {
         if !self.kept || self.builder.nodes.is_empty() {
             return;
         }
@@ -223,10 +276,7 @@ impl AdaptiveGrid {
             if node.is_leaf() {
                 let leaf = self.leaves.view(node.first as usize, node.count as usize);
                 leaf_hits(self.kernel, &leaf, &swept, &mut |slot| {
-                    let id = leaf.ids[slot];
-                    if let Some(t) = ray.entry(&self.boxes[id as usize]) {
-                        enough = hit(t, id).or(enough);
-                    }
+                    enough = visit(leaf.ids[slot]).or(enough);
                 });
                 continue;
             }

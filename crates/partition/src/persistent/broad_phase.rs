@@ -127,9 +127,9 @@ pub struct UpdateStats {
 pub struct PersistentBroadPhase {
     config: PersistentConfig,
     margin: Margin,
-    slots: Slots,
+    pub(super) slots: Slots,
     /// Slots queued for re-indexing at the next update, each once.
-    queue: Vec<u32>,
+    pub(super) queue: Vec<u32>,
     /// Slots removed since the last update.
     removed: Vec<u32>,
     /// Whether any call changed anything since the last update.
@@ -141,7 +141,7 @@ pub struct PersistentBroadPhase {
     call: u32,
     /// Each slot range's queued slots in a parallel bulk set.
     range_queues: Vec<Vec<u32>>,
-    index: FatIndex,
+    pub(super) index: FatIndex,
     candidates: Candidates,
     events: Events,
     tree: GridTree,
@@ -149,6 +149,8 @@ pub struct PersistentBroadPhase {
     moved: Vec<u32>,
     fresh: Vec<[u32; 2]>,
     pair_sort: PairSort,
+    /// The live slots a query tests one by one (see `queries.rs`).
+    pub(super) query_loose: Vec<u32>,
     gathered: Vec<Aabb>,
     gathered_ids: Vec<u32>,
     tree_pairs: Vec<[u32; 2]>,
@@ -191,6 +193,7 @@ impl PersistentBroadPhase {
             moved: Vec::new(),
             fresh: Vec::new(),
             pair_sort: PairSort::default(),
+            query_loose: Vec::new(),
             gathered: Vec::new(),
             gathered_ids: Vec::new(),
             tree_pairs: Vec::new(),

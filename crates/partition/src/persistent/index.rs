@@ -205,6 +205,49 @@ impl FatIndex {
         Self { config, tiers: [Tier::new(SlotState::Static), Tier::new(SlotState::Dynamic)] }
     }
 
+    /// Builds every tier that has no grids (never built, or dropped by a
+    /// full update), for queries.
+    pub(crate) fn ensure_built(
+        &mut self,
+        jobs: &JobSystem,
+        slots: &Slots,
+    ) -> Result<(), PartitionError> {
+        for tier in &mut self.tiers {
+            if !tier.built {
+                tier.rebuild(self.config, jobs, slots)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Calls `each(grid, slot_of, current)` for every grid of the built
+    /// tiers: `slot_of` maps the grid's indices to slots, `current` says
+    /// whether a slot's entry there is current.
+    pub(crate) fn for_each_grid(
+        &self,
+        mut each: impl FnMut(&AdaptiveGrid, &[u32], &dyn Fn(usize) -> bool),
+    ) {
+        for tier in self.tiers.iter().filter(|tier| tier.built) {
+            let current = |slot: usize| tier.is_current(slot);
+            for part in &tier.parts[..tier.used] {
+                each(&part.grid, &part.ids, &current);
+            }
+        }
+    }
+
+    /// Appends to `out` every live slot with no current entry in the tier
+    /// of its kind (its stale list), leaving out those `skip` names.
+    pub(crate) fn stale_live(&self, slots: &Slots, skip: impl Fn(u32) -> bool, out: &mut Vec<u32>) {
+        for tier in &self.tiers {
+            out.extend(
+                tier.stale
+                    .iter()
+                    .copied()
+                    .filter(|&slot| slots.state[slot as usize] == tier.kind && !skip(slot)),
+            );
+        }
+    }
+
     /// Drops the grids: every entry is stale (after a full recomputation).
     pub(crate) fn invalidate(&mut self) {
         self.tiers.iter_mut().for_each(Tier::invalidate);

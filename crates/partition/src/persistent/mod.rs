@@ -10,6 +10,8 @@
 //! - `full_merge.rs`: the merge of a full update, in parts on all
 //!   threads;
 //! - `pair_sort.rs`: the radix sort that puts fresh candidates in order;
+//! - `queries.rs`: rays, boxes, points and spheres against the live
+//!   proxies, through the index;
 //! - `bulk.rs`: setting many boxes at once, on all threads;
 //! - `broad_phase.rs`: the calls and the update.
 
@@ -21,9 +23,11 @@ mod error;
 mod full_merge;
 mod index;
 mod pair_sort;
+mod queries;
 mod slots;
 
 pub use broad_phase::{PersistentBroadPhase, UpdatePath, UpdateStats};
 pub use config::PersistentConfig;
 pub use error::ProxyError;
+pub use queries::QueryView;
 pub use slots::{Proxy, ProxyKind};

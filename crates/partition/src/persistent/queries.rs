@@ -1,0 +1,229 @@
+//! Queries on the persistent broad phase: rays, boxes, points and spheres
+//! against every live proxy's box as it stands.
+//!
+//! The index holds enlarged boxes in two tiers; an entry is current if its
+//! proxy was not re-indexed since its tier was built. A query walks the
+//! tiers' grids with the proxies' true boxes as the exact test, keeping
+//! current entries of proxies with no call pending, and tests the others
+//! (stale entries, proxies set, inserted or re-kinded since the last
+//! update) one by one. Each live proxy is answered for exactly once.
+
+use super::broad_phase::PersistentBroadPhase;
+use super::error::ProxyError;
+use super::slots::Proxy;
+use broadphase_jobs::JobSystem;
+use broadphase_storage::{Aabb, InputError, QueryError, Ray, Sphere, validate_point};
+use glam::Vec3;
+
+/// A read-only view of a [`PersistentBroadPhase`] for queries, from
+/// [`PersistentBroadPhase::queries`]. Answers for every live proxy's box
+/// as it stands, calls since the last update included; handles come back
+/// in the structure's order (slot, then generation). A first-hit ray
+/// allocates nothing; all-hits and box, point and sphere queries use a
+/// short scratch list of their own.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_jobs::JobSystem;
+/// use broadphase_partition::{PersistentBroadPhase, ProxyKind};
+/// use broadphase_storage::{Aabb, Ray};
+/// use glam::Vec3;
+/// let jobs = JobSystem::new(1);
+/// let mut world = PersistentBroadPhase::default();
+/// let wall = world.insert(Aabb::new(Vec3::new(5.0, -1.0, -1.0), Vec3::new(6.0, 1.0, 1.0)), ProxyKind::Static)?;
+/// let shooter = world.insert(Aabb::new(Vec3::splat(-0.5), Vec3::splat(0.5)), ProxyKind::Dynamic)?;
+/// world.update(&jobs)?;
+/// let view = world.queries(&jobs)?;
+/// let ray = Ray::new(Vec3::ZERO, Vec3::X, f32::INFINITY);
+/// assert_eq!(view.cast_ray(&ray)?, Some((shooter, 0.0)));
+/// assert_eq!(view.cast_ray_where(&ray, |p| p != shooter)?, Some((wall, 5.0)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct QueryView<'a> {
+    world: &'a PersistentBroadPhase,
+    /// Live slots a grid cannot answer for: tested one by one.
+    loose: &'a [u32],
+}
+
+impl PersistentBroadPhase {
+    /// Readies the index for queries and returns a view that answers them.
+    /// A full update leaves no index: the first call after one builds it
+    /// (the cost of a rebuild of the enlarged boxes' grids); after
+    /// incremental updates the kept index is used as it is.
+    ///
+    /// # Errors
+    /// [`ProxyError::Update`] if building the index failed (a job
+    /// panicked, a list could not grow).
+    pub fn queries(&mut self, jobs: &JobSystem) -> Result<QueryView<'_>, ProxyError> {
+        self.index.ensure_built(jobs, &self.slots)?;
+        self.query_loose.clear();
+        let slots = &self.slots;
+        self.index.stale_live(slots, |slot| slots.queued.get(slot as usize), &mut self.query_loose);
+        // Queued since the last update: set, inserted or re-kinded.
+        self.query_loose.extend(
+            self.queue.iter().copied().filter(|&slot| slots.state[slot as usize].is_live()),
+        );
+        self.query_loose.sort_unstable();
+        self.query_loose.dedup();
+        Ok(QueryView { world: self, loose: &self.query_loose })
+    }
+}
+
+impl QueryView<'_> {
+    /// The proxy of a slot the index answered for, if it is live and its
+    /// entry there is current (the proxy's box is inside it).
+    #[inline]
+    fn indexed(&self, slot: u32, current: &dyn Fn(usize) -> bool) -> Option<Proxy> {
+        let slots = &self.world.slots;
+        let s = slot as usize;
+        (slots.state[s].is_live() && current(s) && !slots.queued.get(s)).then(|| slots.handle(slot))
+    }
+
+    /// The first proxy `ray` hits ([`Ray::entry`] on its box), ties to the
+    /// smaller handle.
+    ///
+    /// # Errors
+    /// [`QueryError`] if the ray breaks its contract.
+    pub fn cast_ray(&self, ray: &Ray) -> Result<Option<(Proxy, f32)>, QueryError> {
+        self.cast_ray_where(ray, |_| true)
+    }
+
+    /// [`cast_ray`](Self::cast_ray) over the proxies `keep` accepts (leave
+    /// out the shooter, a layer, a trigger).
+    ///
+    /// # Errors
+    /// [`QueryError`] if the ray breaks its contract.
+    pub fn cast_ray_where(
+        &self,
+        ray: &Ray,
+        keep: impl Fn(Proxy) -> bool,
+    ) -> Result<Option<(Proxy, f32)>, QueryError> {
+        ray.validate()?;
+        let boxes = &self.world.slots.boxes;
+        let mut best: Option<(f32, Proxy)> = None;
+        let mut offer = |t: f32, proxy: Proxy| {
+            if best.is_none_or(|best| (t, proxy) < best) {
+                best = Some((t, proxy));
+            }
+        };
+        self.world.index.for_each_grid(|grid, slot_of, current| {
+            let hit = grid.cast_ray_by(ray, |id| {
+                let slot = slot_of[id as usize];
+                let proxy = self.indexed(slot, current).filter(|&p| keep(p))?;
+                let t = ray.entry(&boxes[slot as usize])?;
+                // The grid's own tie rule is by its index: offer every hit
+                // that could tie, and let the grid prune by its best.
+                offer(t, proxy);
+                Some(t)
+            });
+            debug_assert!(hit.is_ok(), "the ray was checked");
+        });
+        for &slot in self.loose {
+            let proxy = self.world.slots.handle(slot);
+            if keep(proxy)
+                && let Some(t) = ray.entry(&boxes[slot as usize])
+            {
+                offer(t, proxy);
+            }
+        }
+        Ok(best.map(|(t, proxy)| (proxy, t)))
+    }
+
+    /// Every proxy `ray` hits, as `(proxy, entry t)`, into `out` (cleared
+    /// first), sorted by `t` then handle, each once.
+    ///
+    /// # Errors
+    /// [`QueryError`] if the ray breaks its contract; `out` is then empty.
+    pub fn ray_hits(&self, ray: &Ray, out: &mut Vec<(Proxy, f32)>) -> Result<(), QueryError> {
+        out.clear();
+        ray.validate()?;
+        let boxes = &self.world.slots.boxes;
+        let mut hits = Vec::new();
+        self.world.index.for_each_grid(|grid, slot_of, current| {
+            let found = grid.ray_hits_by(
+                ray,
+                |id| {
+                    let slot = slot_of[id as usize];
+                    self.indexed(slot, current)?;
+                    ray.entry(&boxes[slot as usize])
+                },
+                &mut hits,
+            );
+            debug_assert!(found.is_ok(), "the ray was checked");
+            out.extend(
+                hits.iter().map(|&(id, t)| (self.world.slots.handle(slot_of[id as usize]), t)),
+            );
+        });
+        for &slot in self.loose {
+            if let Some(t) = ray.entry(&boxes[slot as usize]) {
+                out.push((self.world.slots.handle(slot), t));
+            }
+        }
+        out.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        Ok(())
+    }
+
+    /// Every proxy whose box overlaps `query`, into `out` (cleared first),
+    /// sorted by handle.
+    ///
+    /// # Errors
+    /// [`InputError`] (index 0) if the query box breaks the box contract.
+    pub fn query_aabb(&self, query: &Aabb, out: &mut Vec<Proxy>) -> Result<(), InputError> {
+        out.clear();
+        query.validate(0)?;
+        self.collect(query, |b| b.overlaps(query), out);
+        Ok(())
+    }
+
+    /// Every proxy whose box contains `point` (faces included), sorted by
+    /// handle.
+    ///
+    /// # Errors
+    /// [`QueryError`] if the point is not finite; `out` is then empty.
+    pub fn query_point(&self, point: Vec3, out: &mut Vec<Proxy>) -> Result<(), QueryError> {
+        out.clear();
+        validate_point(point)?;
+        let query = Aabb::new(point, point);
+        self.collect(&query, |b| b.overlaps(&query), out);
+        Ok(())
+    }
+
+    /// Every proxy whose box `sphere` meets ([`Sphere::overlaps`]), sorted
+    /// by handle.
+    ///
+    /// # Errors
+    /// [`QueryError`] if the sphere breaks its contract; `out` is then
+    /// empty.
+    pub fn query_sphere(&self, sphere: &Sphere, out: &mut Vec<Proxy>) -> Result<(), QueryError> {
+        out.clear();
+        sphere.validate()?;
+        self.collect(&sphere.bounds(), |b| sphere.overlaps(b), out);
+        Ok(())
+    }
+
+    /// Every proxy whose box passes `hit`, among the index's candidates for
+    /// `bounds` and the loose proxies, sorted by handle.
+    fn collect(&self, bounds: &Aabb, hit: impl Fn(&Aabb) -> bool, out: &mut Vec<Proxy>) {
+        let boxes = &self.world.slots.boxes;
+        let mut ids = Vec::new();
+        self.world.index.for_each_grid(|grid, slot_of, current| {
+            grid.query(bounds, &mut ids).expect("a checked query box is valid");
+            for &id in &ids {
+                let slot = slot_of[id as usize];
+                if let Some(proxy) = self.indexed(slot, current)
+                    && hit(&boxes[slot as usize])
+                {
+                    out.push(proxy);
+                }
+            }
+        });
+        for &slot in self.loose {
+            if hit(&boxes[slot as usize]) {
+                out.push(self.world.slots.handle(slot));
+            }
+        }
+        out.sort_unstable();
+    }
+}
