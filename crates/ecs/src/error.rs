@@ -2,7 +2,7 @@
 
 use broadphase_jobs::JobError;
 use broadphase_partition::ProxyError;
-use broadphase_storage::{InputError, MAX_BOXES};
+use broadphase_storage::{InputError, MAX_BOXES, QueryError};
 use core::fmt;
 use hecs::Entity;
 
@@ -41,9 +41,9 @@ pub enum PluginError {
     /// an axis (a [`Collider`](crate::Collider) with a negative half
     /// extent, or a position that is not finite).
     ///
-    /// If several boxes are bad, the first one met is named: dynamic
-    /// entities are checked before static ones, each in the world's
-    /// iteration order.
+    /// If several boxes are bad, the first one met is named, in this
+    /// order: entities new this frame (dynamic, then static), then the
+    /// others (dynamic, then static), each in the world's iteration order.
     InvalidBox {
         /// The entity whose box is bad.
         entity: Entity,
@@ -69,6 +69,11 @@ pub enum PluginError {
     /// The broad phase refused a call: a bug in the plugin, reported rather
     /// than a panic.
     BroadPhase(ProxyError),
+    /// A query's ray, point or sphere breaks its contract (the plugin's
+    /// state is untouched).
+    Query(QueryError),
+    /// A query box breaks the box contract (its `index` is 0).
+    QueryBox(InputError),
 }
 
 impl PluginError {
@@ -128,6 +133,8 @@ impl fmt::Display for PluginError {
                 crate::MAX_ENTITY_ID
             ),
             PluginError::BroadPhase(error) => write!(f, "the broad phase refused a call: {error}"),
+            PluginError::Query(error) => write!(f, "a query was refused: {error}"),
+            PluginError::QueryBox(error) => write!(f, "a query box was refused: {error}"),
         }
     }
 }
@@ -140,6 +147,8 @@ impl std::error::Error for PluginError {
             PluginError::Job(error) => Some(error),
             PluginError::EntityIdTooLarge { .. } => None,
             PluginError::BroadPhase(error) => Some(error),
+            PluginError::Query(error) => Some(error),
+            PluginError::QueryBox(error) => Some(error),
         }
     }
 }

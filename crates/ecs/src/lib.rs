@@ -85,6 +85,7 @@ mod plugin;
 mod profile;
 mod proxies;
 mod publish;
+mod queries;
 mod statics;
 mod stats;
 

@@ -112,10 +112,10 @@ impl Default for PluginConfig {
 /// ```
 pub struct BroadPhasePlugin<P: Position = Vec3> {
     config: PluginConfig,
-    backend: Backend,
+    pub(crate) backend: Backend,
     statics: StaticSet,
     dynamic: Gathered,
-    proxies: EntityProxies,
+    pub(crate) proxies: EntityProxies,
     /// Whether the last published lists were filtered by layers.
     filtered: bool,
     /// The frame being built; after `run`, last frame's pairs (reused).

@@ -248,7 +248,7 @@ fn set_error(error: ProxyError, entities: &[Entity]) -> PluginError {
 /// The broad phase's errors as the plugin's; handles come from the
 /// plugin's own table, so only bad boxes (see [`set_error`]) and a failed
 /// update's causes can really occur.
-fn proxy_error(error: ProxyError) -> PluginError {
+pub(crate) fn proxy_error(error: ProxyError) -> PluginError {
     match error {
         ProxyError::Update(broadphase_partition::PartitionError::Job(e)) => PluginError::Job(e),
         other => PluginError::BroadPhase(other),

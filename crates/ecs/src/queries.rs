@@ -1,0 +1,168 @@
+//! Queries through the plugin: rays, boxes, points and spheres against
+//! every entity with a box as of the last successful run, answered with
+//! entities, filtered by collision layers and, for rays, by a predicate.
+
+use crate::proxies::proxy_error;
+use crate::{BroadPhasePlugin, CollisionLayers, PluginError, Position};
+use broadphase_partition::{Proxy, QueryView};
+use broadphase_storage::{Aabb, Ray, Sphere};
+use glam::Vec3;
+use hecs::Entity;
+
+impl<P: Position> BroadPhasePlugin<P> {
+    /// The broad phase's query view, and the plugin's entity table.
+    fn view(&mut self) -> Result<(QueryView<'_>, &crate::proxies::EntityProxies), PluginError> {
+        let view = self.backend.broad_phase.queries(&self.backend.jobs).map_err(proxy_error)?;
+        Ok((view, &self.proxies))
+    }
+
+    /// The first entity `ray` hits among those whose layers interact with
+    /// `layers` ([`CollisionLayers::interacts_with`];
+    /// [`CollisionLayers::ALL`] for every entity), with where the ray
+    /// enters its box; ties go to the smaller entity id. Entities are as
+    /// of the last successful [`run`](Self::run), static and dynamic.
+    ///
+    /// # Errors
+    /// [`PluginError::Query`] if the ray breaks its contract.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_ecs::{Aabb, BroadPhasePlugin, Collider, CollisionLayers, Static};
+    /// use broadphase_storage::Ray;
+    /// use glam::Vec3;
+    /// let mut world = hecs::World::new();
+    /// let wall = world.spawn((Aabb::new(Vec3::new(5.0, -1.0, -1.0), Vec3::new(6.0, 1.0, 1.0)), Static));
+    /// let player = world.spawn((Vec3::ZERO, Collider::sphere(0.5)));
+    /// let mut plugin = BroadPhasePlugin::new();
+    /// plugin.run(&mut world)?;
+    /// let ray = Ray::new(Vec3::ZERO, Vec3::X, 100.0);
+    /// // The player's own box is hit first; leave it out to see the wall.
+    /// assert_eq!(plugin.cast_ray(&ray, CollisionLayers::ALL)?, Some((player, 0.0)));
+    /// let hit = plugin.cast_ray_where(&ray, CollisionLayers::ALL, |e| e != player)?;
+    /// assert_eq!(hit, Some((wall, 5.0)));
+    /// # Ok::<(), broadphase_ecs::PluginError>(())
+    /// ```
+    pub fn cast_ray(
+        &mut self,
+        ray: &Ray,
+        layers: CollisionLayers,
+    ) -> Result<Option<(Entity, f32)>, PluginError> {
+        self.cast_ray_where(ray, layers, |_| true)
+    }
+
+    /// [`cast_ray`](Self::cast_ray) over the entities `keep` also accepts
+    /// (leave out the shooter).
+    ///
+    /// # Errors
+    /// [`PluginError::Query`] if the ray breaks its contract.
+    pub fn cast_ray_where(
+        &mut self,
+        ray: &Ray,
+        layers: CollisionLayers,
+        keep: impl Fn(Entity) -> bool,
+    ) -> Result<Option<(Entity, f32)>, PluginError> {
+        let (view, proxies) = self.view()?;
+        let accept =
+            |p: Proxy| layers.interacts_with(&proxies.layers(p)) && keep(proxies.live_entity(p));
+        let hit = view.cast_ray_where(ray, accept).map_err(PluginError::Query)?;
+        Ok(hit.map(|(p, t)| (proxies.live_entity(p), t)))
+    }
+
+    /// Every entity `ray` hits among those whose layers interact with
+    /// `layers`, with where the ray enters each, into `out` (cleared
+    /// first), sorted by `t` then entity id.
+    ///
+    /// # Errors
+    /// [`PluginError::Query`] if the ray breaks its contract; `out` is then
+    /// empty.
+    pub fn ray_hits(
+        &mut self,
+        ray: &Ray,
+        layers: CollisionLayers,
+        out: &mut Vec<(Entity, f32)>,
+    ) -> Result<(), PluginError> {
+        out.clear();
+        let (view, proxies) = self.view()?;
+        let mut hits = Vec::new();
+        view.ray_hits(ray, &mut hits).map_err(PluginError::Query)?;
+        out.extend(
+            hits.iter()
+                .filter(|&&(p, _)| layers.interacts_with(&proxies.layers(p)))
+                .map(|&(p, t)| (proxies.live_entity(p), t)),
+        );
+        Ok(())
+    }
+
+    /// Every entity whose box overlaps `query` (and whose layers interact
+    /// with `layers`), into `out` (cleared first), sorted by entity id.
+    ///
+    /// # Errors
+    /// [`PluginError::QueryBox`] if the box breaks the box contract.
+    pub fn query_aabb(
+        &mut self,
+        query: &Aabb,
+        layers: CollisionLayers,
+        out: &mut Vec<Entity>,
+    ) -> Result<(), PluginError> {
+        out.clear();
+        let (view, proxies) = self.view()?;
+        let mut found = Vec::new();
+        view.query_aabb(query, &mut found).map_err(PluginError::QueryBox)?;
+        publish(proxies, &found, layers, out);
+        Ok(())
+    }
+
+    /// Every entity whose box contains `point` (and whose layers interact
+    /// with `layers`), sorted by entity id.
+    ///
+    /// # Errors
+    /// [`PluginError::Query`] if the point is not finite.
+    pub fn query_point(
+        &mut self,
+        point: Vec3,
+        layers: CollisionLayers,
+        out: &mut Vec<Entity>,
+    ) -> Result<(), PluginError> {
+        out.clear();
+        let (view, proxies) = self.view()?;
+        let mut found = Vec::new();
+        view.query_point(point, &mut found).map_err(PluginError::Query)?;
+        publish(proxies, &found, layers, out);
+        Ok(())
+    }
+
+    /// Every entity whose box `sphere` meets (and whose layers interact
+    /// with `layers`): a blast radius, sorted by entity id.
+    ///
+    /// # Errors
+    /// [`PluginError::Query`] if the sphere breaks its contract.
+    pub fn query_sphere(
+        &mut self,
+        sphere: &Sphere,
+        layers: CollisionLayers,
+        out: &mut Vec<Entity>,
+    ) -> Result<(), PluginError> {
+        out.clear();
+        let (view, proxies) = self.view()?;
+        let mut found = Vec::new();
+        view.query_sphere(sphere, &mut found).map_err(PluginError::Query)?;
+        publish(proxies, &found, layers, out);
+        Ok(())
+    }
+}
+
+/// The entities of `found` whose layers interact with `layers`.
+fn publish(
+    proxies: &crate::proxies::EntityProxies,
+    found: &[Proxy],
+    layers: CollisionLayers,
+    out: &mut Vec<Entity>,
+) {
+    out.extend(
+        found
+            .iter()
+            .filter(|&&p| layers.interacts_with(&proxies.layers(p)))
+            .map(|&p| proxies.live_entity(p)),
+    );
+}
