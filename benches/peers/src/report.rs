@@ -215,6 +215,7 @@ pub fn write(
     scenes: &[SceneResult],
     scaling: &[SceneResult],
     queries: &[(&str, Vec<f64>)],
+    rays: &[(&str, Vec<f64>, Vec<f64>)],
     neighbors: &[SceneResult],
     moving: &[crate::coherence::CoherenceResult],
 ) -> io::Result<()> {
@@ -304,6 +305,31 @@ pub fn write(
     for (n, v) in queries {
         let (m, lo) = stat(v);
         let _ = writeln!(md, "| {n} | {m:.0} | {lo:.0} | {:.2} |", m / best_q);
+    }
+    let _ = writeln!(md, "\n## Ray casts, first hit (mixed100k)\n");
+    let _ = writeln!(
+        md,
+        "100,000 static boxes (mixed100k) built once per structure; 10,000 short rays (length 40, \
+         2% of the scene's side) and 10,000 unbounded rays from random points in random \
+         directions, one thread. Every structure's leaf test is `Ray::entry`, so the first hits \
+         are checked equal on every 20th ray first and the times are the traversals'. ns per ray, \
+         median and min over interleaved rounds.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| method | short: median ns/ray | short: min | short / best peer | unbounded: median ns/ray | unbounded / best peer |"
+    );
+    let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|");
+    let best_short = rays[1..].iter().map(|(_, v, _)| stat(v).0).fold(f64::MAX, f64::min);
+    let best_long = rays[1..].iter().map(|(_, _, v)| stat(v).0).fold(f64::MAX, f64::min);
+    for (n, short, long) in rays {
+        let ((ms, lo), (ml, _)) = (stat(short), stat(long));
+        let _ = writeln!(
+            md,
+            "| {n} | {ms:.0} | {lo:.0} | {:.2} | {ml:.0} | {:.2} |",
+            ms / best_short,
+            ml / best_long
+        );
     }
     let _ = writeln!(md, "\n## Frame coherence (moving scenes)\n");
     let _ = writeln!(

@@ -74,3 +74,20 @@ pub fn query(tree: &Bvh<f32, 3>, shapes: &[Shape], boxes: &[Aabb], q: &Aabb, out
             .filter(|&i| boxes[i as usize].overlaps(q)),
     );
 }
+
+/// The first box `ray` hits, with bvh's `nearest_traverse_iterator`
+/// (boxes whose bounds the ray meets, nearest first): the first with an
+/// exact hit ([`Ray::entry`], within `max_t`) wins. The leaf test is ours,
+/// so the answers can be gated equal.
+pub fn cast_ray(
+    tree: &Bvh<f32, 3>,
+    shapes: &[Shape],
+    boxes: &[Aabb],
+    ray: &broadphase::query::Ray,
+) -> Option<(u32, f32)> {
+    let (o, d) = (ray.origin, ray.dir);
+    let bray =
+        bvh::ray::Ray::new(Point3::new(o.x, o.y, o.z), nalgebra::Vector3::new(d.x, d.y, d.z));
+    tree.nearest_traverse_iterator(&bray, shapes)
+        .find_map(|s| ray.entry(&boxes[s.id as usize]).map(|t| (s.id, t)))
+}

@@ -164,3 +164,15 @@ fn enlarge(b: &Aabb, relative: f32) -> Aabb {
     let m = broadphase::glam::Vec3::splat(relative * (b.max - b.min).max_element());
     Aabb::new(b.min - m, b.max + m)
 }
+
+/// The first box `ray` hits, with parry's best-first `Bvh::cast_ray`; the
+/// leaf test is ours ([`Ray::entry`]), so the answers can be gated equal
+/// and the time is parry's traversal.
+pub fn cast_ray(bvh: &Bvh, boxes: &[Aabb], ray: &broadphase::query::Ray) -> Option<(u32, f32)> {
+    let o = ray.origin;
+    let d = ray.dir;
+    let pray = parry3d::query::Ray::new(Vector::new(o.x, o.y, o.z), Vector::new(d.x, d.y, d.z));
+    bvh.cast_ray(&pray, ray.max_t, |leaf, best| {
+        ray.entry(&boxes[leaf as usize]).filter(|&t| t <= best)
+    })
+}
