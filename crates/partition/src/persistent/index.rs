@@ -90,6 +90,12 @@ impl Tier {
         }
     }
 
+    /// The slots of `list` whose proxy is now of this tier's kind (and
+    /// live): the tier answers for those.
+    fn own<'a>(&'a self, slots: &'a Slots, list: &'a [u32]) -> impl Iterator<Item = u32> + 'a {
+        list.iter().copied().filter(move |&slot| slots.state[slot as usize] == self.kind)
+    }
+
     fn invalidate(&mut self) {
         self.built = false;
         self.used = 0;
@@ -239,12 +245,7 @@ impl FatIndex {
     /// of its kind (its stale list), leaving out those `skip` names.
     pub(crate) fn stale_live(&self, slots: &Slots, skip: impl Fn(u32) -> bool, out: &mut Vec<u32>) {
         for tier in &self.tiers {
-            out.extend(
-                tier.stale
-                    .iter()
-                    .copied()
-                    .filter(|&slot| slots.state[slot as usize] == tier.kind && !skip(slot)),
-            );
+            out.extend(tier.own(slots, &tier.stale).filter(|&slot| !skip(slot)));
         }
     }
 
@@ -303,21 +304,17 @@ impl FatIndex {
         ids.clear();
         for tier in &mut self.tiers {
             let before = ids.len();
-            for &slot in &tier.stale {
-                if slots.state[slot as usize] == tier.kind {
-                    boxes.push(slots.indexed()[slot as usize]);
-                    ids.push(slot);
-                }
+            for slot in tier.own(slots, &tier.stale) {
+                boxes.push(slots.indexed()[slot as usize]);
+                ids.push(slot);
             }
             tier.debt += (ids.len() - before) as u64;
             // Re-indexed proxies of a tier rebuilt now are in no stale
             // list: add them (the others were marked stale, and are in).
             if tier.rebuilt_now {
-                for &slot in moved {
-                    if slots.state[slot as usize] == tier.kind {
-                        boxes.push(slots.indexed()[slot as usize]);
-                        ids.push(slot);
-                    }
+                for slot in tier.own(slots, moved) {
+                    boxes.push(slots.indexed()[slot as usize]);
+                    ids.push(slot);
                 }
             }
         }
