@@ -16,6 +16,28 @@ impl<P: Position> BroadPhasePlugin<P> {
         Ok((view, &self.proxies))
     }
 
+    /// A box, point or sphere query through the view: `ask` fills the
+    /// proxies found, and `out` (cleared first) gets the entities of those
+    /// whose layers interact with `layers`, in the view's order (entity id).
+    fn shape_query(
+        &mut self,
+        layers: CollisionLayers,
+        out: &mut Vec<Entity>,
+        ask: impl FnOnce(&QueryView<'_>, &mut Vec<Proxy>) -> Result<(), PluginError>,
+    ) -> Result<(), PluginError> {
+        out.clear();
+        let (view, proxies) = self.view()?;
+        let mut found = Vec::new();
+        ask(&view, &mut found)?;
+        out.extend(
+            found
+                .iter()
+                .filter(|&&p| layers.interacts_with(&proxies.layers(p)))
+                .map(|&p| proxies.live_entity(p)),
+        );
+        Ok(())
+    }
+
     /// The first entity `ray` hits among those whose layers interact with
     /// `layers` ([`CollisionLayers::interacts_with`];
     /// [`CollisionLayers::ALL`] for every entity), with where the ray
@@ -105,12 +127,9 @@ impl<P: Position> BroadPhasePlugin<P> {
         layers: CollisionLayers,
         out: &mut Vec<Entity>,
     ) -> Result<(), PluginError> {
-        out.clear();
-        let (view, proxies) = self.view()?;
-        let mut found = Vec::new();
-        view.query_aabb(query, &mut found).map_err(PluginError::QueryBox)?;
-        publish(proxies, &found, layers, out);
-        Ok(())
+        self.shape_query(layers, out, |view, found| {
+            view.query_aabb(query, found).map_err(PluginError::QueryBox)
+        })
     }
 
     /// Every entity whose box contains `point` (and whose layers interact
@@ -124,12 +143,9 @@ impl<P: Position> BroadPhasePlugin<P> {
         layers: CollisionLayers,
         out: &mut Vec<Entity>,
     ) -> Result<(), PluginError> {
-        out.clear();
-        let (view, proxies) = self.view()?;
-        let mut found = Vec::new();
-        view.query_point(point, &mut found).map_err(PluginError::Query)?;
-        publish(proxies, &found, layers, out);
-        Ok(())
+        self.shape_query(layers, out, |view, found| {
+            view.query_point(point, found).map_err(PluginError::Query)
+        })
     }
 
     /// Every entity whose box `sphere` meets (and whose layers interact
@@ -143,26 +159,8 @@ impl<P: Position> BroadPhasePlugin<P> {
         layers: CollisionLayers,
         out: &mut Vec<Entity>,
     ) -> Result<(), PluginError> {
-        out.clear();
-        let (view, proxies) = self.view()?;
-        let mut found = Vec::new();
-        view.query_sphere(sphere, &mut found).map_err(PluginError::Query)?;
-        publish(proxies, &found, layers, out);
-        Ok(())
+        self.shape_query(layers, out, |view, found| {
+            view.query_sphere(sphere, found).map_err(PluginError::Query)
+        })
     }
-}
-
-/// The entities of `found` whose layers interact with `layers`.
-fn publish(
-    proxies: &crate::proxies::EntityProxies,
-    found: &[Proxy],
-    layers: CollisionLayers,
-    out: &mut Vec<Entity>,
-) {
-    out.extend(
-        found
-            .iter()
-            .filter(|&&p| layers.interacts_with(&proxies.layers(p)))
-            .map(|&p| proxies.live_entity(p)),
-    );
 }
