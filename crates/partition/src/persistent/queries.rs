@@ -199,7 +199,9 @@ impl QueryView<'_> {
     pub fn query_sphere(&self, sphere: &Sphere, out: &mut Vec<Proxy>) -> Result<(), QueryError> {
         out.clear();
         sphere.validate()?;
-        self.collect(&sphere.bounds(), |b| sphere.overlaps(b), out);
+        // `Sphere::overlaps`, with the bounds made once, not per candidate.
+        let bounds = sphere.bounds();
+        self.collect(&bounds, |b| bounds.overlaps(b) && sphere.reaches(b), out);
         Ok(())
     }
 
