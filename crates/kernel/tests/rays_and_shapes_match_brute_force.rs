@@ -233,6 +233,39 @@ fn far_away_boxes_and_outliers_clamped_to_the_border() {
     check_sphere(&grid, &boxes, &Sphere::new(Vec3::ZERO, 1.0e31));
 }
 
+/// The grid quantizes `x - origin` in `f32`: past `f32::MAX` that offset is
+/// infinite and clamps to the last coordinate. Rays that start or run
+/// there must see the boxes the quantizer put at the border.
+#[test]
+fn rays_where_the_quantizers_offset_overflows() {
+    let mut boxes = scene(3, 300, 100.0, 2.0);
+    let max = f32::MAX;
+    boxes.push(Aabb::new(Vec3::new(-max, -max, -30.0), Vec3::new(max, max, 30.0)));
+    boxes.push(Aabb::new(Vec3::new(3.0e38, 3.0e38, -25.0), Vec3::new(max, max, 25.0)));
+    boxes.push(Aabb::new(Vec3::splat(-1.0e37), Vec3::new(10.0, 10.0, 10.0)));
+    boxes.push(Aabb::new(Vec3::splat(-max), Vec3::splat(-3.0e38)));
+    let mut grid = AdaptiveGrid::default();
+    grid.build(&boxes).unwrap();
+    let mut rng = SplitMix64::new(17);
+    for _ in 0..300 {
+        let z = rng.range_f32(-40.0, 40.0);
+        let near_max = max * rng.range_f32(0.9, 1.0);
+        for origin in [
+            Vec3::new(max, max, z),
+            Vec3::new(near_max, max, z),
+            Vec3::new(-1.5e7, 28.75, near_max),
+            Vec3::new(-near_max, -max, z),
+        ] {
+            for dir in [Vec3::new(0.0, 0.0, 22.75), Vec3::new(0.0, 0.0, -3.0), -origin, Vec3::ZERO]
+            {
+                for max_t in [0.0, 0.5, 1.0, f32::INFINITY] {
+                    check_ray(&grid, &boxes, &Ray::new(origin, dir, max_t));
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn rays_through_the_last_step_of_a_cell() {
     // A world 65,536 wide is one unit per quantized step, and every cell
@@ -341,5 +374,29 @@ proptest! {
         check_ray(&grid, &boxes, &ray);
         check_point(&grid, &boxes, Vec3::from(origin));
         check_sphere(&grid, &boxes, &Sphere::new(Vec3::from(origin), radius));
+    }
+}
+
+/// From 1e30 away, every box near the origin is entered at the same `t` to
+/// 16 digits: the exact test calls hit boxes whose entries differ by less
+/// than its rounding, and the walk must visit every one of them. (It once
+/// computed the swept box at `origin + t * dir` in `f64` and found nothing
+/// there: the sum cancels to the last bit.)
+#[test]
+fn rays_from_far_origins_find_what_the_exact_test_hits() {
+    let boxes = scene(9, 1_000, 100.0, 2.0);
+    let mut grid = AdaptiveGrid::default();
+    grid.build(&boxes).unwrap();
+    let mut rng = SplitMix64::new(5);
+    for _ in 0..500 {
+        let b = boxes[(rng.next_u64() % 1000) as usize];
+        let target = (b.min + b.max) * 0.5;
+        for far in [1.0e30f32, 1.0e20, 1.0e12, 3.0e38] {
+            let along_x = Vec3::new(far, target.y, target.z);
+            check_ray(&grid, &boxes, &Ray::new(along_x, -Vec3::X, f32::INFINITY));
+            let diagonal = Vec3::new(far, far * 0.5, -far);
+            check_ray(&grid, &boxes, &Ray::new(diagonal, target - diagonal, f32::INFINITY));
+            check_ray(&grid, &boxes, &Ray::new(diagonal, target - diagonal, 1.0));
+        }
     }
 }

@@ -32,6 +32,12 @@ pub(crate) fn flip(q: u16) -> i16 {
     (q ^ 0x8000) as i16
 }
 
+/// The quantized coordinate a column stores as `c`.
+#[inline(always)]
+pub(crate) fn unflip(c: i16) -> u16 {
+    (c as u16) ^ 0x8000
+}
+
 /// Leaves laid end to end in padded SoA columns.
 #[derive(Debug, Default)]
 pub(crate) struct LeafColumns {

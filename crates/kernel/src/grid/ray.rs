@@ -1,17 +1,26 @@
 //! Rays against the kept build: front to back through the occupied cells,
 //! nearest cell first, stopping once no cell left can hold a nearer hit.
 
+use super::config::PairKernel;
+use super::leaf::{Corners, unflip};
 use super::quantize::{Cell, Item, LEVELS};
-use super::query::{cells_met, leaf_hits};
-use super::split::child_cell;
+use super::query::leaf_hits;
 use super::tree::AdaptiveGrid;
 use broadphase_storage::{QueryError, Ray};
+use core::mem::MaybeUninit;
+
+/// A node waiting to be visited, with where the ray enters and leaves it.
+#[derive(Clone, Copy, Debug, Default)]
+struct Waiting {
+    node: u32,
+    entry: f64,
+    exit: f64,
+}
 
 /// The ray in `f64`, with the grid's quantization, for slab tests against
 /// cells and for the box it sweeps through them.
 struct Slabs {
     origin: [f64; 3],
-    dir: [f64; 3],
     /// `1 / dir` per axis where the ray moves: finite, not 0.
     inverse: [f64; 3],
     moves: [bool; 3],
@@ -19,6 +28,13 @@ struct Slabs {
     /// World position of quantized coordinate 0, and of one step.
     coordinate_origin: [f64; 3],
     step: [f64; 3],
+    /// The origin's offset from the quantizer's origin, the direction,
+    /// and the steps per world unit: the ray's point at `t` has quantized
+    /// coordinate `(offset + t * dir) * scale`, up to the quantizer's
+    /// rounding and clamping.
+    offset: [f64; 3],
+    dir: [f64; 3],
+    scale: [f64; 3],
 }
 
 /// Past this distance from the quantizer's origin, `x - origin` overflows
@@ -26,97 +42,208 @@ struct Slabs {
 /// scale (a little short of `f32::MAX`, for the rounding).
 const OVERFLOW: f64 = f32::MAX as f64 * (1.0 - 1.0 / 1024.0);
 
+/// The relative error the walk allows for in every `t` and every point it
+/// computes, far above the few roundings of `f64` each one takes
+/// (2^-52 each). The exact test [`Ray::entry`] rounds too: a ray from
+/// 1e30 meets boxes near 0 at `t` values equal to 16 digits, and every box
+/// that test calls hit must be visited, so the walk's bounds are widened
+/// by this much of their size rather than trusted to the last bit.
+const SLACK: f64 = 1.0 / (1u64 << 46) as f64;
+
+/// `t` moved away from the interval's inside by the allowed error.
+#[inline(always)]
+fn earlier(t: f64) -> f64 {
+    t - t.abs() * SLACK
+}
+
+#[inline(always)]
+fn later(t: f64) -> f64 {
+    t + t.abs() * SLACK
+}
+
+/// Where the ray enters and leaves the four cells of a block along one
+/// axis (`near[k]`, `far[k]` for the cells whose coordinate on the axis
+/// is `k`), unclamped: `-inf`/`+inf` where it never leaves, the reverse
+/// where it never enters.
+type AxisSpans = ([f64; 4], [f64; 4]);
+
 impl Slabs {
     fn of(ray: &Ray, grid: &AdaptiveGrid) -> Self {
         let (origin, scale) = grid.quantizer.origin_and_scale();
         let dir = ray.dir.to_array().map(f64::from);
+        let ray_origin = ray.origin.to_array().map(f64::from);
+        let coordinate_origin = origin.map(f64::from);
+        let scale = scale.map(f64::from);
         Slabs {
-            origin: ray.origin.to_array().map(f64::from),
-            dir,
+            origin: ray_origin,
             inverse: dir.map(|d| 1.0 / d),
             moves: dir.map(|d| d != 0.0),
             max_t: f64::from(ray.max_t),
-            coordinate_origin: origin.map(f64::from),
-            step: scale.map(|s| 1.0 / f64::from(s)),
+            coordinate_origin,
+            step: scale.map(|s| 1.0 / s),
+            offset: [0, 1, 2].map(|a| ray_origin[a] - coordinate_origin[a]),
+            dir,
+            scale,
         }
     }
 
-    /// Where the ray enters and leaves a cell's world box, or `None` if it
-    /// misses it. The box holds every point the quantizer puts in the cell:
-    /// it is widened by a step on each side (the quantizer rounds in
-    /// `f32`), and a cell at the border of the coordinates is open on that
-    /// side (points beyond the build's bounds clamp into it, and so do
-    /// points whose offset from the origin overflows `f32`).
-    #[inline]
+    /// The world span on `axis` that holds every point the quantizer puts
+    /// in coordinates `lo..=hi`: widened by a step on each side (the
+    /// quantizer rounds in `f32`), and open on a side at the border of the
+    /// coordinates (points beyond the build's bounds clamp into it, and so
+    /// do points whose offset from the origin overflows `f32`).
+    #[inline(always)]
+    fn bounds(&self, axis: usize, lo: u32, hi: u32) -> (f64, f64) {
+        let (zero, step) = (self.coordinate_origin[axis], self.step[axis]);
+        let mut min = if lo == 0 { f64::NEG_INFINITY } else { zero + (f64::from(lo) - 1.0) * step };
+        let mut max = if hi >= 65535 { f64::INFINITY } else { zero + (f64::from(hi) + 2.0) * step };
+        if hi >= 65535 {
+            min = min.min(zero + OVERFLOW);
+        }
+        if lo == 0 {
+            max = max.max(zero - OVERFLOW);
+        }
+        (min, max)
+    }
+
+    /// Where the ray enters and leaves the slab `min..=max` on `axis`:
+    /// `(-inf, inf)` if it stays inside, `(inf, -inf)` if it never enters.
+    #[inline(always)]
+    fn crossing(&self, axis: usize, (min, max): (f64, f64)) -> (f64, f64) {
+        let at = self.origin[axis];
+        if self.moves[axis] {
+            // No NaN: the inverse is finite and not 0, the bounds are
+            // finite or infinite, never both with 0.
+            let (a, b) = ((min - at) * self.inverse[axis], (max - at) * self.inverse[axis]);
+            (a.min(b), a.max(b))
+        } else if at < min || at > max {
+            (f64::INFINITY, f64::NEG_INFINITY)
+        } else {
+            (f64::NEG_INFINITY, f64::INFINITY)
+        }
+    }
+
+    /// Where the ray enters and leaves a cell's world box ([`bounds`]),
+    /// widened by the allowed error, or `None` if it misses it.
+    ///
+    /// [`bounds`]: Self::bounds
     fn through(&self, cell: Cell) -> Option<(f64, f64)> {
         let (mut first, mut last) = (0.0f64, self.max_t);
         for axis in 0..3 {
             let (lo, hi) = cell.span(axis);
-            let (zero, step) = (self.coordinate_origin[axis], self.step[axis]);
-            let mut min =
-                if lo == 0 { f64::NEG_INFINITY } else { zero + (f64::from(lo) - 1.0) * step };
-            let mut max =
-                if hi >= 65535 { f64::INFINITY } else { zero + (f64::from(hi) + 2.0) * step };
-            if hi >= 65535 {
-                min = min.min(zero + OVERFLOW);
-            }
-            if lo == 0 {
-                max = max.max(zero - OVERFLOW);
-            }
-            let at = self.origin[axis];
-            if self.moves[axis] {
-                // No NaN: the inverse is finite and not 0, the bounds are
-                // finite or infinite, never both with 0.
-                let (a, b) = ((min - at) * self.inverse[axis], (max - at) * self.inverse[axis]);
-                let (near, far) = if a <= b { (a, b) } else { (b, a) };
-                first = first.max(near);
-                last = last.min(far);
-            } else if at < min || at > max {
-                return None;
-            }
+            let (near, far) = self.crossing(axis, self.bounds(axis, lo, hi));
+            first = first.max(near);
+            last = last.min(far);
         }
+        let (first, last) = (earlier(first), later(last));
         (first <= last).then_some((first, last))
     }
 
+    /// Whether the ray passes, between `first` and `last` (with the
+    /// allowed error), through the world span of a quantized box as its
+    /// leaf stores it: false only for boxes it cannot hit there.
+    #[inline(always)]
+    fn meets(&self, (lo, hi): Corners, first: f64, last: f64) -> bool {
+        let (mut entry, mut exit) = (first, last);
+        for axis in 0..3 {
+            let (lo, hi) = (u32::from(unflip(lo[axis])), u32::from(unflip(hi[axis])));
+            let (near, far) = self.crossing(axis, self.bounds(axis, lo, hi));
+            entry = larger(entry, near);
+            exit = smaller(exit, far);
+        }
+        earlier(entry) <= later(exit)
+    }
+
+    /// [`crossing`](Self::crossing) for each of the four cells of `block`
+    /// along `axis`, widened by the allowed error.
+    #[inline(always)]
+    fn spans(&self, block: Cell, axis: usize) -> AxisSpans {
+        let shift = block.shift();
+        let base = u32::from(block.prefix[axis]);
+        let (mut near, mut far) = ([0.0; 4], [0.0; 4]);
+        for k in 0..4 {
+            let lo = (base + k as u32) << shift;
+            let hi = lo + ((1u32 << shift) - 1);
+            (near[k], far[k]) = self.crossing(axis, self.bounds(axis, lo, hi));
+        }
+        for k in 0..4 {
+            near[k] = earlier(near[k]);
+            far[k] = later(far[k]);
+        }
+        (near, far)
+    }
+
     /// The quantized box of the points the ray passes between `first` and
-    /// `last`: their world box rounded outward to `f32` (a step of `f32`
-    /// more, for the `f64` rounding), then quantized as boxes are, so that
-    /// every such point's coordinates lie in it.
+    /// `last`, widened by the quantizer's rounding (a step) and by the
+    /// allowed error of the `f64` arithmetic, so that every box the ray
+    /// meets there has coordinates in it.
     #[inline]
-    fn swept(&self, first: f64, last: f64, grid: &AdaptiveGrid) -> Item {
+    fn swept(&self, first: f64, last: f64) -> Item {
         let mut item = Item::default();
         for axis in 0..3 {
-            let at = self.origin[axis];
-            let (a, b) = if self.moves[axis] {
+            let at = self.offset[axis];
+            // The ends' offsets from the quantizer's origin, lowest first.
+            let (low, high) = if self.moves[axis] {
                 let d = self.dir[axis];
                 // `last` may be +inf (a ray with no end through an open
                 // cell): the product is then infinite, never NaN.
                 let (a, b) = (at + first * d, at + last * d);
-                if a <= b { (a, b) } else { (b, a) }
+                let error = |t: f64| (at.abs() + (t * d).abs()) * SLACK;
+                if a <= b {
+                    (a - error(first), b + error(last))
+                } else {
+                    (b - error(last), a + error(first))
+                }
             } else {
                 (at, at)
             };
-            item.lo[axis] = grid.quantizer.coord(axis, down(a).next_down());
-            item.hi[axis] = grid.quantizer.coord(axis, up(b).next_up());
+            let scale = self.scale[axis];
+            // The quantizer subtracts in `f32`: an offset past its range
+            // becomes +inf there and clamps to the last coordinate. (Below
+            // the range it clamps to 0, as a negative offset does here.)
+            let high = if high > OVERFLOW { 65535.0 } else { high * scale + 2.0 };
+            item.lo[axis] = (low * scale - 2.0).clamp(0.0, 65535.0) as u16;
+            item.hi[axis] = high.clamp(0.0, 65535.0) as u16;
         }
         item
     }
 }
 
-/// `x` rounded up to an `f32`.
-#[inline]
-fn up(x: f64) -> f32 {
-    let y = x as f32;
-    if f64::from(y) < x { y.next_up() } else { y }
+/// The larger of two `t` values that are never NaN: one `maxsd`, where
+/// `f64::max` adds the NaN handling.
+#[inline(always)]
+fn larger(a: f64, b: f64) -> f64 {
+    if a > b { a } else { b }
 }
 
-/// `x` rounded down to an `f32`: a cell's entry kept on the stack, never
-/// above the exact one.
-#[inline]
-fn down(x: f64) -> f32 {
-    let y = x as f32;
-    if f64::from(y) > x { y.next_down() } else { y }
+/// The smaller of two `t` values that are never NaN.
+#[inline(always)]
+fn smaller(a: f64, b: f64) -> f64 {
+    if a < b { a } else { b }
 }
+
+/// Where the four cells along each axis lie on a 64-cell mask:
+/// `ALONG[axis][set]` holds every cell whose coordinate `k` on `axis` has
+/// bit `k` of `set`.
+const ALONG: [[u64; 16]; 3] = {
+    let mut table = [[0u64; 16]; 3];
+    let mut axis = 0;
+    while axis < 3 {
+        let mut set = 0;
+        while set < 16 {
+            let mut cell = 0;
+            while cell < 64 {
+                if set >> ((cell >> (2 * axis)) & 3) & 1 == 1 {
+                    table[axis][set] |= 1 << cell;
+                }
+                cell += 1;
+            }
+            set += 1;
+        }
+        axis += 1;
+    }
+    table
+};
 
 impl AdaptiveGrid {
     /// The first box `ray` hits, with where it enters it: the smallest
@@ -247,58 +374,116 @@ impl AdaptiveGrid {
     /// such leaf). `visit` returns the `t` at or beyond which no hit
     /// matters any more, if any: cells that start there or later are
     /// skipped.
-    fn walk_ray(&self, ray: &Ray, mut visit: impl FnMut(u32) -> Option<f64>) {
+    fn walk_ray(&self, ray: &Ray, visit: impl FnMut(u32) -> Option<f64>) {
+        match self.kernel {
+            #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+            // SAFETY: `Avx2` is only the resolved kernel on CPUs with AVX2;
+            // POPCNT is checked here.
+            PairKernel::Avx2 if std::arch::is_x86_feature_detected!("popcnt") => unsafe {
+                self.walk_ray_avx2(ray, visit)
+            },
+            _ => self.walk_ray_with(ray, visit),
+        }
+    }
+
+    /// [`walk_ray_with`](Self::walk_ray_with) compiled for AVX2 and POPCNT
+    /// (a child's index is a population count; the slab tests of four
+    /// cells fit one register).
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and POPCNT.
+    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    #[target_feature(enable = "avx2,popcnt")]
+    unsafe fn walk_ray_avx2(&self, ray: &Ray, visit: impl FnMut(u32) -> Option<f64>) {
+        self.walk_ray_with(ray, visit);
+    }
+
+    /// The walk itself, depth first, nearest child first.
+    #[inline(always)]
+    fn walk_ray_with(&self, ray: &Ray, mut visit: impl FnMut(u32) -> Option<f64>) {
         if !self.kept || self.builder.nodes.is_empty() {
             return;
         }
         let slabs = Slabs::of(ray, self);
         let nodes = &self.builder.nodes;
-        // Nodes waiting, with where the ray enters them (rounded down).
-        let mut stack = [(0u32, 0.0f32); 64 * LEVELS as usize];
-        let mut waiting = 1; // the root, entered at 0
+        let Some((first, last)) = slabs.through(nodes[0].cell) else { return };
+        // Nodes waiting, with where the ray enters and leaves them (rounded
+        // outward to `f32`). At most 63 siblings wait per level above the
+        // current node. Left uninitialised: zeroing it would cost more than
+        // a short ray.
+        let mut stack = [const { MaybeUninit::<Waiting>::uninit() }; 64 * LEVELS as usize];
+        stack[0].write(Waiting { node: 0, entry: first, exit: last });
+        let mut waiting = 1;
         let mut enough: Option<f64> = None;
-        let mut children = [(0.0f32, 0u32); 64];
+        let mut children = [Waiting::default(); 64];
         while waiting > 0 {
             waiting -= 1;
-            let (index, entry) = stack[waiting];
+            // SAFETY: slots below `waiting` were all written: slot 0 above,
+            // every other by the push that raised `waiting` past it.
+            let popped = unsafe { stack[waiting].assume_init() };
+            let (first, mut last) = (popped.entry, popped.exit);
             // Checked again now: the best hit may have come nearer since.
-            if enough.is_some_and(|limit| f64::from(entry) >= limit) {
-                continue;
+            if let Some(limit) = enough {
+                if first >= limit {
+                    continue;
+                }
+                last = last.min(limit);
             }
-            let node = &nodes[index as usize];
-            // The box the ray sweeps through this node, up to the best hit:
-            // only children and boxes that meet it can hold a nearer hit.
-            // (A box reaching outside the node is hit there, if not here,
-            // and lies in the leaf there too.)
-            let Some((first, last)) = slabs.through(node.cell) else { continue };
-            let last = enough.map_or(last, |limit| last.min(limit));
-            let swept = slabs.swept(first, last, self);
+            let node = &nodes[popped.node as usize];
             if node.is_leaf() {
+                // Only boxes that meet what the ray sweeps through the leaf
+                // up to the best hit can hold a nearer hit. (A box reaching
+                // outside the leaf is hit there, if not here, and lies in
+                // the leaf there too.)
+                let swept = slabs.swept(first, last);
                 let leaf = self.leaves.view(node.first as usize, node.count as usize);
                 leaf_hits(self.kernel, &leaf, &swept, &mut |slot| {
-                    enough = visit(leaf.ids[slot]).or(enough);
+                    // The slot's quantized box is read already; the box
+                    // itself is a load from anywhere in the build. Most
+                    // boxes in the swept box are beside the ray.
+                    let upto = enough.map_or(last, |limit| smaller(last, limit));
+                    if slabs.meets(leaf.corners(slot), first, upto) {
+                        enough = visit(leaf.ids[slot]).or(enough);
+                    }
                 });
                 continue;
             }
-            let Some(met) = cells_met(node.block, &swept) else { continue };
+            let spans = [
+                slabs.spans(node.block, 0),
+                slabs.spans(node.block, 1),
+                slabs.spans(node.block, 2),
+            ];
+            // The cells whose slab on every axis the ray crosses between
+            // `first` and `last`; of those, the occupied ones it enters.
+            let mut met = !0u64;
+            for (axis, (near, far)) in spans.iter().enumerate() {
+                let mut set = 0;
+                for k in 0..4 {
+                    set |= usize::from(near[k] <= last && far[k] >= first) << k;
+                }
+                met &= ALONG[axis][set];
+            }
             let mut candidates = met & node.occupancy;
             let mut count = 0;
             while candidates != 0 {
                 let cell = candidates.trailing_zeros();
                 candidates &= candidates - 1;
-                if let Some((entry, _)) = slabs.through(child_cell(node.block, cell as usize))
-                    && enough.is_none_or(|limit| entry < limit)
-                {
+                let (x, y, z) = (cell as usize & 3, (cell as usize >> 2) & 3, cell as usize >> 4);
+                let entry =
+                    larger(larger(first, spans[0].0[x]), larger(spans[1].0[y], spans[2].0[z]));
+                let exit =
+                    smaller(smaller(last, spans[0].1[x]), smaller(spans[1].1[y], spans[2].1[z]));
+                if entry <= exit {
                     let rank = (node.occupancy & ((1u64 << cell) - 1)).count_ones();
-                    children[count] = (down(entry), node.first + rank);
+                    children[count] = Waiting { node: node.first + rank, entry, exit };
                     count += 1;
                 }
             }
             // Nearest popped first.
             let children = &mut children[..count];
-            children.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
-            for &(entry, child) in children.iter() {
-                stack[waiting] = (child, entry);
+            children.sort_unstable_by(|a, b| b.entry.total_cmp(&a.entry));
+            for child in children.iter() {
+                stack[waiting].write(*child);
                 waiting += 1;
             }
         }
