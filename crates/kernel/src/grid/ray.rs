@@ -177,7 +177,7 @@ impl Slabs {
     /// `last`, widened by the quantizer's rounding (a step) and by the
     /// allowed error of the `f64` arithmetic, so that every box the ray
     /// meets there has coordinates in it.
-    #[inline]
+    #[inline(always)]
     fn swept(&self, first: f64, last: f64) -> Item {
         let mut item = Item::default();
         for axis in 0..3 {
@@ -473,11 +473,11 @@ impl AdaptiveGrid {
                     larger(larger(first, spans[0].0[x]), larger(spans[1].0[y], spans[2].0[z]));
                 let exit =
                     smaller(smaller(last, spans[0].1[x]), smaller(spans[1].1[y], spans[2].1[z]));
-                if entry <= exit {
-                    let rank = (node.occupancy & ((1u64 << cell) - 1)).count_ones();
-                    children[count] = Waiting { node: node.first + rank, entry, exit };
-                    count += 1;
-                }
+                // Written always, kept if entered: whether the ray enters
+                // is a coin toss for the branch predictor.
+                let rank = (node.occupancy & ((1u64 << cell) - 1)).count_ones();
+                children[count] = Waiting { node: node.first + rank, entry, exit };
+                count += usize::from(entry <= exit);
             }
             // Nearest popped first.
             let children = &mut children[..count];
