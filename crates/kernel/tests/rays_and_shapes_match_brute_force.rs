@@ -234,16 +234,20 @@ fn far_away_boxes_and_outliers_clamped_to_the_border() {
 }
 
 /// The grid quantizes `x - origin` in `f32`: past `f32::MAX` that offset is
-/// infinite and clamps to the last coordinate. Rays that start or run
-/// there must see the boxes the quantizer put at the border.
+/// infinite and clamps to the last coordinate. Rays and spheres there must
+/// see the boxes the quantizer put at the border, and only those that
+/// reach them.
 #[test]
-fn rays_where_the_quantizers_offset_overflows() {
+fn rays_and_spheres_where_the_quantizers_offset_overflows() {
     let mut boxes = scene(3, 300, 100.0, 2.0);
     let max = f32::MAX;
     boxes.push(Aabb::new(Vec3::new(-max, -max, -30.0), Vec3::new(max, max, 30.0)));
     boxes.push(Aabb::new(Vec3::new(3.0e38, 3.0e38, -25.0), Vec3::new(max, max, 25.0)));
     boxes.push(Aabb::new(Vec3::splat(-1.0e37), Vec3::new(10.0, 10.0, 10.0)));
     boxes.push(Aabb::new(Vec3::splat(-max), Vec3::splat(-3.0e38)));
+    // Its high corner is quantized to the last coordinate (its offset from
+    // -MAX overflows) although it ends far below the spheres placed there.
+    boxes.push(Aabb::new(Vec3::splat(-1.0e38), Vec3::splat(1.0e32)));
     let mut grid = AdaptiveGrid::default();
     grid.build(&boxes).unwrap();
     let mut rng = SplitMix64::new(17);
@@ -256,6 +260,9 @@ fn rays_where_the_quantizers_offset_overflows() {
             Vec3::new(-1.5e7, 28.75, near_max),
             Vec3::new(-near_max, -max, z),
         ] {
+            for radius in [0.0, 1.6875, 30.0, 1.0e37] {
+                check_sphere(&grid, &boxes, &Sphere::new(origin, radius));
+            }
             for dir in [Vec3::new(0.0, 0.0, 22.75), Vec3::new(0.0, 0.0, -3.0), -origin, Vec3::ZERO]
             {
                 for max_t in [0.0, 0.5, 1.0, f32::INFINITY] {

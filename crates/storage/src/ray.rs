@@ -178,7 +178,9 @@ impl Sphere {
         let mut distance_sq = 0.0f64;
         for axis in 0..3 {
             let c = f64::from(self.center[axis]);
-            let closest = c.clamp(f64::from(aabb.min[axis]), f64::from(aabb.max[axis]));
+            // `max` then `min`, not `clamp`: the same point for a valid box,
+            // without `clamp`'s check that its bounds are ordered.
+            let closest = c.max(f64::from(aabb.min[axis])).min(f64::from(aabb.max[axis]));
             distance_sq += (c - closest) * (c - closest);
         }
         let r = f64::from(self.radius);

@@ -16,6 +16,11 @@
 use super::config::PairKernel;
 use broadphase_storage::{Aabb, InputError, MAX_BOXES, validate_boxes};
 
+/// Past this distance from the quantizer's origin, `x - origin` overflows
+/// in `f32` and the point clamps to the last coordinate, whatever the
+/// scale (a little short of `f32::MAX`, for the rounding).
+pub(crate) const OVERFLOW: f64 = f32::MAX as f64 * (1.0 - 1.0 / 1024.0);
+
 /// Levels of 4×4×4 cells below the root: 16 bits, 2 per level.
 pub(crate) const LEVELS: u32 = 8;
 
@@ -217,6 +222,14 @@ impl Quantizer {
         ((x - self.origin[axis]) * self.scale[axis]).clamp(0.0, 65535.0) as u16
     }
 
+    /// The grid of coordinates in `f64` world units.
+    pub(crate) fn world_steps(&self) -> WorldSteps {
+        WorldSteps {
+            zero: self.origin.map(f64::from),
+            step: self.scale.map(|s| 1.0 / f64::from(s)),
+        }
+    }
+
     /// The world origin of coordinate 0 and the steps per world unit, per
     /// axis: `coord(axis, x)` is `(x - origin) * scale`, clamped, truncated.
     pub(crate) fn origin_and_scale(&self) -> ([f32; 3], [f32; 3]) {
@@ -231,6 +244,52 @@ impl Quantizer {
             hi: [self.coord(0, b.max.x), self.coord(1, b.max.y), self.coord(2, b.max.z)],
             id,
         }
+    }
+}
+
+/// The quantizer's coordinates as world spans, in `f64`, for filters that
+/// must never reject what an exact test on the boxes would accept.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WorldSteps {
+    /// World position of coordinate 0 per axis.
+    pub(crate) zero: [f64; 3],
+    /// World length of one step per axis.
+    pub(crate) step: [f64; 3],
+}
+
+impl WorldSteps {
+    /// The world span on `axis` that holds every point the quantizer puts
+    /// in coordinates `lo..=hi`: widened by a step on each side (the
+    /// quantizer rounds in `f32`), and open on a side at the border of the
+    /// coordinates (points beyond the build's bounds clamp into it, and so
+    /// do points whose offset from the origin overflows `f32`).
+    #[inline(always)]
+    pub(crate) fn span(&self, axis: usize, lo: u32, hi: u32) -> (f64, f64) {
+        let (zero, step) = (self.zero[axis], self.step[axis]);
+        let mut min = if lo == 0 { f64::NEG_INFINITY } else { zero + (f64::from(lo) - 1.0) * step };
+        let mut max = if hi >= 65535 { f64::INFINITY } else { zero + (f64::from(hi) + 2.0) * step };
+        if hi >= 65535 {
+            min = min.min(zero + OVERFLOW);
+        }
+        if lo == 0 {
+            max = max.max(zero - OVERFLOW);
+        }
+        (min, max)
+    }
+
+    /// A world span on `axis` inside every box whose coordinates are
+    /// `lo..=hi`, or `None` if they are too close to promise one. The low
+    /// corner of such a box lies below `lo + 1` steps (a step more for the
+    /// rounding), the high corner at or above `hi` (a step less), or, at
+    /// the last coordinate, maybe only where the offset overflows `f32`.
+    #[inline(always)]
+    pub(crate) fn covered(&self, axis: usize, lo: u32, hi: u32) -> Option<(f64, f64)> {
+        let (zero, step) = (self.zero[axis], self.step[axis]);
+        let mut max = zero + (f64::from(hi) - 1.0) * step;
+        if hi >= 65535 {
+            max = max.min(zero + OVERFLOW);
+        }
+        (hi >= lo + 3).then(|| (zero + (f64::from(lo) + 2.0) * step, max))
     }
 }
 

@@ -1,7 +1,7 @@
 //! One box against the kept build, descending only into occupied cells.
 
 use super::config::PairKernel;
-use super::leaf::{LeafView, corners_of, surely_overlap};
+use super::leaf::{Corners, LeafView, corners_of, surely_overlap};
 use super::quantize::{Item, LEVELS, OWNS_PAIR};
 use super::split::AXIS_CELLS;
 use super::tree::AdaptiveGrid;
@@ -36,36 +36,44 @@ impl AdaptiveGrid {
         if !query.is_valid() {
             query.validate(0)?;
         }
+        let test = BoxTest { query, boxes: &self.boxes };
+        self.walk(query, out, test);
+        Ok(())
+    }
+
+    /// Pushes onto `out` every kept box, each once, whose quantized box
+    /// meets `quantized` and that `accept` keeps.
+    #[inline(always)]
+    pub(super) fn walk(&self, query: &Aabb, out: &mut Vec<u32>, accept: impl SlotTest) {
         if !self.kept || self.builder.nodes.is_empty() {
-            return Ok(());
+            return;
         }
         match self.kernel {
             #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
             // SAFETY: `Avx2` is only the resolved kernel on CPUs with AVX2
             // (which all have POPCNT).
             PairKernel::Avx2 if std::arch::is_x86_feature_detected!("popcnt") => unsafe {
-                self.walk_avx2(query, out)
+                self.walk_avx2(query, out, accept)
             },
-            _ => self.walk(query, out),
+            _ => self.walk_with(query, out, accept),
         }
-        Ok(())
     }
 
-    /// [`walk`](Self::walk) compiled for AVX2 and POPCNT (child indices are
-    /// a population count per visited cell).
+    /// [`walk_with`](Self::walk_with) compiled for AVX2 and POPCNT (child
+    /// indices are a population count per visited cell).
     ///
     /// # Safety
     /// The CPU must have AVX2 and POPCNT.
     #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
     #[target_feature(enable = "avx2,popcnt")]
-    unsafe fn walk_avx2(&self, query: &Aabb, out: &mut Vec<u32>) {
-        self.walk(query, out);
+    unsafe fn walk_avx2(&self, query: &Aabb, out: &mut Vec<u32>, accept: impl SlotTest) {
+        self.walk_with(query, out, accept);
     }
 
     /// The descent, depth first with an explicit stack: every occupied child
     /// cell the query meets, then every leaf's slots.
     #[inline(always)]
-    fn walk(&self, query: &Aabb, out: &mut Vec<u32>) {
+    fn walk_with(&self, query: &Aabb, out: &mut Vec<u32>, mut accept: impl SlotTest) {
         // Clamped to the build's bounds like every box, so the query's
         // reference point with any box is the one the boxes' leaves use.
         let quantized = self.quantizer.item(query, 0);
@@ -88,9 +96,7 @@ impl AdaptiveGrid {
                 let mut report = |slot: usize| {
                     if owned | leaf.owned[slot] == i16::from(OWNS_PAIR) {
                         let id = leaf.ids[slot];
-                        if surely_overlap(query_corners, leaf.corners(slot))
-                            || self.boxes[id as usize].overlaps(query)
-                        {
+                        if accept.accept(id, query_corners, leaf.corners(slot)) {
                             out.push(id);
                         }
                     }
@@ -108,6 +114,27 @@ impl AdaptiveGrid {
                 waiting += 1;
             }
         }
+    }
+}
+
+/// The exact test of a query on the boxes its quantized box meets.
+pub(super) trait SlotTest {
+    /// Whether kept box `id`, whose quantized box is `slot`, answers the
+    /// query.
+    fn accept(&mut self, id: u32, query: Corners, slot: Corners) -> bool;
+}
+
+/// The box query's test: the quantized boxes overlap strictly, or the
+/// boxes overlap.
+struct BoxTest<'a> {
+    query: &'a Aabb,
+    boxes: &'a [Aabb],
+}
+
+impl SlotTest for BoxTest<'_> {
+    #[inline(always)]
+    fn accept(&mut self, id: u32, query: Corners, slot: Corners) -> bool {
+        surely_overlap(query, slot) || self.boxes[id as usize].overlaps(self.query)
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::config::PairKernel;
 use super::leaf::{Corners, unflip};
-use super::quantize::{Cell, Item, LEVELS};
+use super::quantize::{Cell, Item, LEVELS, OVERFLOW, WorldSteps};
 use super::query::leaf_hits;
 use super::tree::AdaptiveGrid;
 use broadphase_storage::{QueryError, Ray};
@@ -25,9 +25,8 @@ struct Slabs {
     inverse: [f64; 3],
     moves: [bool; 3],
     max_t: f64,
-    /// World position of quantized coordinate 0, and of one step.
-    coordinate_origin: [f64; 3],
-    step: [f64; 3],
+    /// The quantizer's coordinates in world units.
+    steps: WorldSteps,
     /// The origin's offset from the quantizer's origin, the direction,
     /// and the steps per world unit: the ray's point at `t` has quantized
     /// coordinate `(offset + t * dir) * scale`, up to the quantizer's
@@ -36,11 +35,6 @@ struct Slabs {
     dir: [f64; 3],
     scale: [f64; 3],
 }
-
-/// Past this distance from the quantizer's origin, `x - origin` overflows
-/// in `f32` and the point clamps to the last coordinate, whatever the
-/// scale (a little short of `f32::MAX`, for the rounding).
-const OVERFLOW: f64 = f32::MAX as f64 * (1.0 - 1.0 / 1024.0);
 
 /// The relative error the walk allows for in every `t` and every point it
 /// computes, far above the few roundings of `f64` each one takes
@@ -79,31 +73,11 @@ impl Slabs {
             inverse: dir.map(|d| 1.0 / d),
             moves: dir.map(|d| d != 0.0),
             max_t: f64::from(ray.max_t),
-            coordinate_origin,
-            step: scale.map(|s| 1.0 / s),
+            steps: grid.quantizer.world_steps(),
             offset: [0, 1, 2].map(|a| ray_origin[a] - coordinate_origin[a]),
             dir,
             scale,
         }
-    }
-
-    /// The world span on `axis` that holds every point the quantizer puts
-    /// in coordinates `lo..=hi`: widened by a step on each side (the
-    /// quantizer rounds in `f32`), and open on a side at the border of the
-    /// coordinates (points beyond the build's bounds clamp into it, and so
-    /// do points whose offset from the origin overflows `f32`).
-    #[inline(always)]
-    fn bounds(&self, axis: usize, lo: u32, hi: u32) -> (f64, f64) {
-        let (zero, step) = (self.coordinate_origin[axis], self.step[axis]);
-        let mut min = if lo == 0 { f64::NEG_INFINITY } else { zero + (f64::from(lo) - 1.0) * step };
-        let mut max = if hi >= 65535 { f64::INFINITY } else { zero + (f64::from(hi) + 2.0) * step };
-        if hi >= 65535 {
-            min = min.min(zero + OVERFLOW);
-        }
-        if lo == 0 {
-            max = max.max(zero - OVERFLOW);
-        }
-        (min, max)
     }
 
     /// Where the ray enters and leaves the slab `min..=max` on `axis`:
@@ -131,7 +105,7 @@ impl Slabs {
         let (mut first, mut last) = (0.0f64, self.max_t);
         for axis in 0..3 {
             let (lo, hi) = cell.span(axis);
-            let (near, far) = self.crossing(axis, self.bounds(axis, lo, hi));
+            let (near, far) = self.crossing(axis, self.steps.span(axis, lo, hi));
             first = first.max(near);
             last = last.min(far);
         }
@@ -147,7 +121,7 @@ impl Slabs {
         let (mut entry, mut exit) = (first, last);
         for axis in 0..3 {
             let (lo, hi) = (u32::from(unflip(lo[axis])), u32::from(unflip(hi[axis])));
-            let (near, far) = self.crossing(axis, self.bounds(axis, lo, hi));
+            let (near, far) = self.crossing(axis, self.steps.span(axis, lo, hi));
             entry = larger(entry, near);
             exit = smaller(exit, far);
         }
@@ -164,7 +138,7 @@ impl Slabs {
         for k in 0..4 {
             let lo = (base + k as u32) << shift;
             let hi = lo + ((1u32 << shift) - 1);
-            (near[k], far[k]) = self.crossing(axis, self.bounds(axis, lo, hi));
+            (near[k], far[k]) = self.crossing(axis, self.steps.span(axis, lo, hi));
         }
         for k in 0..4 {
             near[k] = earlier(near[k]);

@@ -1,8 +1,12 @@
-//! The boxes a sphere meets: the box query with the sphere's bounds, then
-//! the exact sphere–box test on each candidate.
+//! The boxes a sphere meets: the box query's walk with the sphere's bounds,
+//! each candidate settled by its quantized box where it can be, by the
+//! exact sphere–box test where it cannot.
 
+use super::leaf::{Corners, surely_overlap, unflip};
+use super::quantize::WorldSteps;
+use super::query::SlotTest;
 use super::tree::AdaptiveGrid;
-use broadphase_storage::{QueryError, Sphere};
+use broadphase_storage::{Aabb, QueryError, Sphere};
 
 impl AdaptiveGrid {
     /// Writes into `out` (cleared first) the index of every kept box that
@@ -33,10 +37,95 @@ impl AdaptiveGrid {
     pub fn query_sphere(&self, sphere: &Sphere, out: &mut Vec<u32>) -> Result<(), QueryError> {
         out.clear();
         sphere.validate()?;
-        self.query(&sphere.bounds(), out)
-            .expect("a valid sphere's bounds are a valid box: the query cannot refuse it");
-        // The box query's hits overlap the bounds: the distance is left.
-        out.retain(|&id| sphere.reaches(&self.boxes[id as usize]));
+        let bounds = sphere.bounds();
+        let test = SphereTest {
+            reach: Reach::of(sphere, self.quantizer.world_steps()),
+            bounds: &bounds,
+            sphere,
+            boxes: &self.boxes,
+        };
+        self.walk(&bounds, out, test);
         Ok(())
+    }
+}
+
+/// The sphere query's test.
+struct SphereTest<'a> {
+    reach: Reach,
+    bounds: &'a Aabb,
+    sphere: &'a Sphere,
+    boxes: &'a [Aabb],
+}
+
+impl SlotTest for SphereTest<'_> {
+    #[inline(always)]
+    fn accept(&mut self, id: u32, query: Corners, slot: Corners) -> bool {
+        // Most candidates are settled by their quantized box, which the
+        // walk has read already; the box itself is a load from anywhere in
+        // the build.
+        match self.reach.settled(slot) {
+            Some(answer) => answer,
+            None => {
+                let b = &self.boxes[id as usize];
+                (surely_overlap(query, slot) || self.bounds.overlaps(b)) && self.sphere.reaches(b)
+            }
+        }
+    }
+}
+
+/// The sphere against quantized boxes, in `f64`: a box is surely missed
+/// when the sphere misses the world span its coordinates allow, surely met
+/// when the sphere reaches a span inside every box with those coordinates,
+/// each with a margin far above the exact test's rounding.
+struct Reach {
+    center: [f64; 3],
+    radius_sq: f64,
+    steps: WorldSteps,
+}
+
+/// The relative margin on squared distances (the exact test rounds a few
+/// times at 2^-53 each).
+const MARGIN: f64 = 1.0 / (1u64 << 40) as f64;
+
+impl Reach {
+    fn of(sphere: &Sphere, steps: WorldSteps) -> Self {
+        let radius = f64::from(sphere.radius);
+        Reach { center: sphere.center.to_array().map(f64::from), radius_sq: radius * radius, steps }
+    }
+
+    /// The squared distance from the center to the box `min..=max` per
+    /// axis.
+    #[inline(always)]
+    fn distance_sq(&self, span: impl Fn(usize) -> (f64, f64)) -> f64 {
+        (0..3).fold(0.0, |sum, axis| {
+            let (min, max) = span(axis);
+            let c = self.center[axis];
+            // One of the two is 0 (or both, inside). Bounds are never NaN
+            // but may be infinite: the difference is then -inf, kept at 0.
+            let gap = (min - c).max(0.0) + (c - max).max(0.0);
+            sum + gap * gap
+        })
+    }
+
+    /// `Some(true)` if every box with these coordinates meets the sphere,
+    /// `Some(false)` if none does, `None` if only the box can tell.
+    #[inline(always)]
+    fn settled(&self, (lo, hi): Corners) -> Option<bool> {
+        let coords = |axis: usize| (u32::from(unflip(lo[axis])), u32::from(unflip(hi[axis])));
+        // Most candidates of a sphere's bounds meet it: that test first.
+        let inner = |axis: usize| {
+            let (lo, hi) = coords(axis);
+            self.steps.covered(axis, lo, hi)
+        };
+        if let (Some(x), Some(y), Some(z)) = (inner(0), inner(1), inner(2))
+            && self.distance_sq(|axis| [x, y, z][axis]) <= self.radius_sq * (1.0 - MARGIN)
+        {
+            return Some(true);
+        }
+        let outer = self.distance_sq(|axis| {
+            let (lo, hi) = coords(axis);
+            self.steps.span(axis, lo, hi)
+        });
+        (outer > self.radius_sq * (1.0 + MARGIN)).then_some(false)
     }
 }
