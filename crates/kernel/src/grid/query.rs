@@ -2,7 +2,7 @@
 
 use super::config::PairKernel;
 use super::leaf::{Corners, LeafView, corners_of, surely_overlap};
-use super::quantize::{Item, LEVELS, OWNS_PAIR};
+use super::quantize::{Item, LEVELS, OWNS_PAIR, Quantizer};
 use super::split::AXIS_CELLS;
 use super::tree::AdaptiveGrid;
 use broadphase_storage::{Aabb, InputError};
@@ -37,14 +37,14 @@ impl AdaptiveGrid {
             query.validate(0)?;
         }
         let test = BoxTest { query, boxes: &self.boxes };
-        self.walk(query, out, test);
+        self.walk(out, test);
         Ok(())
     }
 
     /// Pushes onto `out` every kept box, each once, whose quantized box
-    /// meets `quantized` and that `accept` keeps.
+    /// meets the query's ([`SlotTest::quantized`]) and that `accept` keeps.
     #[inline(always)]
-    pub(super) fn walk(&self, query: &Aabb, out: &mut Vec<u32>, accept: impl SlotTest) {
+    pub(super) fn walk(&self, out: &mut Vec<u32>, accept: impl SlotTest) {
         if !self.kept || self.builder.nodes.is_empty() {
             return;
         }
@@ -53,9 +53,9 @@ impl AdaptiveGrid {
             // SAFETY: `Avx2` is only the resolved kernel on CPUs with AVX2
             // (which all have POPCNT).
             PairKernel::Avx2 if std::arch::is_x86_feature_detected!("popcnt") => unsafe {
-                self.walk_avx2(query, out, accept)
+                self.walk_avx2(out, accept)
             },
-            _ => self.walk_with(query, out, accept),
+            _ => self.walk_with(out, accept),
         }
     }
 
@@ -66,17 +66,15 @@ impl AdaptiveGrid {
     /// The CPU must have AVX2 and POPCNT.
     #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
     #[target_feature(enable = "avx2,popcnt")]
-    unsafe fn walk_avx2(&self, query: &Aabb, out: &mut Vec<u32>, accept: impl SlotTest) {
-        self.walk_with(query, out, accept);
+    unsafe fn walk_avx2(&self, out: &mut Vec<u32>, accept: impl SlotTest) {
+        self.walk_with(out, accept);
     }
 
     /// The descent, depth first with an explicit stack: every occupied child
     /// cell the query meets, then every leaf's slots.
     #[inline(always)]
-    fn walk_with(&self, query: &Aabb, out: &mut Vec<u32>, mut accept: impl SlotTest) {
-        // Clamped to the build's bounds like every box, so the query's
-        // reference point with any box is the one the boxes' leaves use.
-        let quantized = self.quantizer.item(query, 0);
+    fn walk_with(&self, out: &mut Vec<u32>, mut accept: impl SlotTest) {
+        let quantized = accept.quantized(&self.quantizer);
         let query_corners = corners_of(&quantized);
         let nodes = &self.builder.nodes;
         // At most 63 siblings wait per level above the current node. Left
@@ -117,8 +115,15 @@ impl AdaptiveGrid {
     }
 }
 
-/// The exact test of a query on the boxes its quantized box meets.
+/// A query as the walk sees it: a quantized box, and the exact test of the
+/// boxes whose quantized boxes meet it.
 pub(super) trait SlotTest {
+    /// The query's quantized box. Any box around the query works: a box's
+    /// reference point with it (the max of the two low corners) lies in
+    /// exactly one leaf the walk visits and the box is in, so each box is
+    /// reported once.
+    fn quantized(&self, quantizer: &Quantizer) -> Item;
+
     /// Whether kept box `id`, whose quantized box is `slot`, answers the
     /// query.
     fn accept(&mut self, id: u32, query: Corners, slot: Corners) -> bool;
@@ -132,6 +137,12 @@ struct BoxTest<'a> {
 }
 
 impl SlotTest for BoxTest<'_> {
+    /// Clamped to the build's bounds like every box.
+    #[inline(always)]
+    fn quantized(&self, quantizer: &Quantizer) -> Item {
+        quantizer.item(self.query, 0)
+    }
+
     #[inline(always)]
     fn accept(&mut self, id: u32, query: Corners, slot: Corners) -> bool {
         surely_overlap(query, slot) || self.boxes[id as usize].overlaps(self.query)

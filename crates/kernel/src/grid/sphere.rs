@@ -2,8 +2,8 @@
 //! each candidate settled by its quantized box where it can be, by the
 //! exact sphere–box test where it cannot.
 
-use super::leaf::{Corners, surely_overlap, unflip};
-use super::quantize::WorldSteps;
+use super::leaf::{Corners, unflip};
+use super::quantize::{Item, OVERFLOW, Quantizer, WorldSteps};
 use super::query::SlotTest;
 use super::tree::AdaptiveGrid;
 use broadphase_storage::{Aabb, QueryError, Sphere};
@@ -37,14 +37,8 @@ impl AdaptiveGrid {
     pub fn query_sphere(&self, sphere: &Sphere, out: &mut Vec<u32>) -> Result<(), QueryError> {
         out.clear();
         sphere.validate()?;
-        let bounds = sphere.bounds();
-        let test = SphereTest {
-            reach: Reach::of(sphere, self.quantizer.world_steps()),
-            bounds: &bounds,
-            sphere,
-            boxes: &self.boxes,
-        };
-        self.walk(&bounds, out, test);
+        let reach = Reach::of(sphere, self.quantizer.world_steps());
+        self.walk(out, SphereTest { reach, sphere, boxes: &self.boxes });
         Ok(())
     }
 }
@@ -52,23 +46,24 @@ impl AdaptiveGrid {
 /// The sphere query's test.
 struct SphereTest<'a> {
     reach: Reach,
-    bounds: &'a Aabb,
     sphere: &'a Sphere,
     boxes: &'a [Aabb],
 }
 
 impl SlotTest for SphereTest<'_> {
     #[inline(always)]
-    fn accept(&mut self, id: u32, query: Corners, slot: Corners) -> bool {
+    fn quantized(&self, quantizer: &Quantizer) -> Item {
+        self.reach.quantized_bounds(quantizer)
+    }
+
+    #[inline(always)]
+    fn accept(&mut self, id: u32, _: Corners, slot: Corners) -> bool {
         // Most candidates are settled by their quantized box, which the
         // walk has read already; the box itself is a load from anywhere in
         // the build.
         match self.reach.settled(slot) {
             Some(answer) => answer,
-            None => {
-                let b = &self.boxes[id as usize];
-                (surely_overlap(query, slot) || self.bounds.overlaps(b)) && self.sphere.reaches(b)
-            }
+            None => self.sphere.overlaps(&self.boxes[id as usize]),
         }
     }
 }
@@ -79,6 +74,7 @@ impl SlotTest for SphereTest<'_> {
 /// each with a margin far above the exact test's rounding.
 struct Reach {
     center: [f64; 3],
+    radius: f64,
     radius_sq: f64,
     steps: WorldSteps,
 }
@@ -90,7 +86,35 @@ const MARGIN: f64 = 1.0 / (1u64 << 40) as f64;
 impl Reach {
     fn of(sphere: &Sphere, steps: WorldSteps) -> Self {
         let radius = f64::from(sphere.radius);
-        Reach { center: sphere.center.to_array().map(f64::from), radius_sq: radius * radius, steps }
+        Reach {
+            center: sphere.center.to_array().map(f64::from),
+            radius,
+            radius_sq: radius * radius,
+            steps,
+        }
+    }
+
+    /// A quantized box around the sphere's bounds: what the quantizer
+    /// makes of the center minus and plus the radius, a step wider on each
+    /// side for its `f32` rounding, at the last coordinate where the
+    /// offset overflows `f32` there. (Computed here in `f64`: the bounds
+    /// themselves, rounded outward in `f32`, cost more than the query's
+    /// walk through a few leaves.)
+    #[inline(always)]
+    fn quantized_bounds(&self, quantizer: &Quantizer) -> Item {
+        let (_, scale) = quantizer.origin_and_scale();
+        let mut item = Item::default();
+        for axis in 0..3 {
+            let (zero, scale) = (self.steps.zero[axis], f64::from(scale[axis]));
+            // The center's offset first: minus the radius first would
+            // round the radius away against a center far from 0.
+            let offset = self.center[axis] - zero;
+            let (low, high) = (offset - self.radius, offset + self.radius);
+            let high = if high > OVERFLOW { 65535.0 } else { high * scale + 1.0 };
+            item.lo[axis] = (low * scale - 1.0).clamp(0.0, 65535.0) as u16;
+            item.hi[axis] = high.clamp(0.0, 65535.0) as u16;
+        }
+        item
     }
 
     /// The squared distance from the center to the box `min..=max` per
