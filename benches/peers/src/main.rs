@@ -11,6 +11,7 @@
 mod coherence;
 mod peers;
 mod report;
+mod shapes;
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -267,85 +268,6 @@ fn query_latency(rounds: usize) -> Vec<(&'static str, Vec<f64>)> {
     ms.iter().map(|(n, _)| *n).zip(per).collect()
 }
 
-/// Ray casts on mixed100k: 10,000 short rays (length 40) and 10,000
-/// unbounded ones, first hit, one thread; gate then interleaved rounds.
-fn ray_latency(rounds: usize) -> Vec<(&'static str, Vec<f64>, Vec<f64>)> {
-    use broadphase::query::Ray;
-    let scene = scenes::mixed100k();
-    let boxes = &scene.boxes;
-    let mut rng = scenes::SplitMix64::new(11);
-    let mut rays = |max_t: f32| -> Vec<Ray> {
-        (0..10_000)
-            .map(|_| {
-                let o = broadphase::glam::Vec3::new(
-                    rng.range_f32(0.0, 2000.0),
-                    rng.range_f32(0.0, 2000.0),
-                    rng.range_f32(0.0, 2000.0),
-                );
-                let d = broadphase::glam::Vec3::new(
-                    rng.range_f32(-1.0, 1.0),
-                    rng.range_f32(-1.0, 1.0),
-                    rng.range_f32(-1.0, 1.0),
-                )
-                .normalize_or(broadphase::glam::Vec3::X);
-                Ray::new(o, d, max_t)
-            })
-            .collect()
-    };
-    let (short, long) = (rays(40.0), rays(f32::INFINITY));
-    eprintln!("rays: {} static boxes, 2 x {} rays, {rounds} rounds", boxes.len(), short.len());
-    let mut grid = AdaptiveGrid::default();
-    grid.build(boxes).expect("valid scene");
-    let mut leaves = Vec::new();
-    let pbvh = peers::parry::build(boxes, &mut leaves);
-    let mut shapes = Vec::new();
-    let btree = peers::bvh::build(boxes, &mut shapes);
-    type Cast<'a> = Box<dyn Fn(&Ray) -> Option<(u32, f32)> + 'a>;
-    let ms: Vec<(&'static str, Cast<'_>)> = vec![
-        ("broadphase AdaptiveGrid::cast_ray", Box::new(|r| grid.cast_ray(r).expect("valid ray"))),
-        (
-            "parry3d Bvh::cast_ray (best first)",
-            Box::new(|r| peers::parry::cast_ray(&pbvh, boxes, r)),
-        ),
-        (
-            "bvh nearest_traverse_iterator",
-            Box::new(|r| peers::bvh::cast_ray(&btree, &shapes, boxes, r)),
-        ),
-    ];
-    // Gate: the same first hit (t; the box too unless two tie).
-    for ray in short.iter().chain(&long).step_by(20) {
-        let want = broadphase::oracle::brute_force_ray_hits(boxes, ray);
-        for (name, f) in &ms {
-            let got = f(ray);
-            let same = match (got, want.first()) {
-                (None, None) => true,
-                (Some((id, t)), Some(&(wid, wt))) => {
-                    t == wt && (id == wid || want.get(1).is_some_and(|&(_, t2)| t2 == wt))
-                }
-                _ => false,
-            };
-            assert!(
-                same,
-                "first hit differs: {name} on {ray:?}: {got:?} against {:?}",
-                want.first()
-            );
-        }
-    }
-    let mut per_short = vec![Vec::new(); ms.len()];
-    let mut per_long = vec![Vec::new(); ms.len()];
-    for _ in 0..rounds {
-        for (i, (_, f)) in ms.iter().enumerate() {
-            for (set, per) in [(&short, &mut per_short), (&long, &mut per_long)] {
-                let t = Instant::now();
-                let hits = set.iter().filter(|r| f(black_box(r)).is_some()).count();
-                black_box(hits);
-                per[i].push(t.elapsed().as_secs_f64() * 1e9 / set.len() as f64);
-            }
-        }
-    }
-    ms.iter().map(|(n, _)| *n).zip(per_short).zip(per_long).map(|((n, s), l)| (n, s, l)).collect()
-}
-
 /// Neighbor scenes: ours vs kiddo, gate then interleaved.
 fn neighbors(rounds: usize) -> Vec<SceneResult> {
     let mut results = Vec::new();
@@ -425,23 +347,19 @@ fn main() {
         match a.as_str() {
             "--quick" => quick = true,
             "--rays-only" => {
-                // The ray section alone, printed (for development).
-                for (name, short, long) in ray_latency(if quick { 3 } else { 9 }) {
-                    let median = |v: &[f64]| {
-                        let mut v = v.to_vec();
-                        v.sort_by(f64::total_cmp);
-                        v[v.len() / 2]
-                    };
-                    eprintln!(
-                        "{name}: short {:.0} ns/ray, unbounded {:.0} ns/ray",
-                        median(&short),
-                        median(&long)
-                    );
-                }
+                // The ray sets alone, printed (for development).
+                shapes::run(quick, true);
+                return;
+            }
+            "--queries-only" => {
+                // Every ray, box and sphere set, printed (for development).
+                shapes::run(quick, false);
                 return;
             }
             "--out" => out = PathBuf::from(args.next().expect("--out needs a path")),
-            other => panic!("unknown argument {other}; use [--quick] [--rays-only] [--out PATH]"),
+            other => panic!(
+                "unknown argument {other}; use [--quick] [--rays-only] [--queries-only] [--out PATH]"
+            ),
         }
     }
     let rounds = |n: usize| {
@@ -490,7 +408,7 @@ fn main() {
     scenes_out.push(scaling.last().expect("uniform1m").clone());
     drop(ms);
     let queries = query_latency(if quick { 3 } else { 15 });
-    let rays = ray_latency(if quick { 3 } else { 9 });
+    let shape_sets = shapes::run(quick, false);
     let moving: Vec<coherence::CoherenceResult> = [
         (scenes::drift100k as fn() -> scenes::MovingScene, 30),
         (scenes::drift1m, 10),
@@ -501,7 +419,7 @@ fn main() {
     .map(|(make, frames)| coherence::run(make, if quick { 3 } else { frames }))
     .collect();
     let nb = neighbors(if quick { 3 } else { 9 });
-    report::write(&out, quick, &scenes_out, &scaling, &queries, &rays, &nb, &moving)
+    report::write(&out, quick, &scenes_out, &scaling, &queries, &shape_sets, &nb, &moving)
         .expect("write the report");
     eprintln!("wrote {}", out.display());
 }

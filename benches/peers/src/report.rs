@@ -7,10 +7,11 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
+use crate::shapes::QuerySet;
 use crate::{Outcome, SceneResult};
 
 const LOCK: &str = include_str!("../Cargo.lock");
-const PEERS: [&str; 6] = ["broccoli", "parry3d", "rstar", "bvh", "kiddo", "plotters"];
+const PEERS: [&str; 7] = ["broccoli", "parry3d", "rstar", "bvh", "obvhs", "kiddo", "plotters"];
 
 /// The pinned version of a peer (as in Cargo.toml), checked present in
 /// this package's Cargo.lock (a crate may be locked at several versions,
@@ -156,6 +157,58 @@ fn bars(path: &Path, s: &SceneResult) -> Result<(), Box<dyn std::error::Error>> 
     Ok(())
 }
 
+/// Median ns per query of every method on every query set, one bar each,
+/// grouped by set, on a log axis (rays and boxes differ by 10×, peers by
+/// more).
+fn query_plot(path: &Path, sets: &[QuerySet]) -> Result<(), Box<dyn std::error::Error>> {
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    // Top to bottom: a set's label line, then its methods.
+    let mut lines: Vec<(String, Option<(bool, f64)>)> = Vec::new();
+    for set in sets {
+        lines.push((format!("{}, {}", set.scene, set.queries), None));
+        for (n, v) in &set.rows {
+            lines.push((short(n).to_string(), Some((n.starts_with("broadphase"), median(v)))));
+        }
+    }
+    let values = lines.iter().filter_map(|l| l.1.map(|(_, v)| v));
+    let (lo, hi) = values.fold((f64::MAX, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let h = 60 + 20 * lines.len() as u32;
+    let root = SVGBackend::new(path, (900, h)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "Queries on static sets: median ns per query, log scale (lower is better)",
+            ("sans-serif", 18),
+        )
+        .margin(10)
+        .x_label_area_size(30)
+        .build_cartesian_2d((lo * 0.5..hi * 40.0).log_scale(), 0.0..lines.len() as f64)?;
+    chart.configure_mesh().disable_y_mesh().y_labels(0).x_desc("ns per query").draw()?;
+    let y = |i: usize| (lines.len() - 1 - i) as f64;
+    chart.draw_series(lines.iter().enumerate().filter_map(|(i, (_, bar))| {
+        bar.map(|(ours, v)| {
+            let c = if ours { BLUE } else { RGBColor(200, 90, 40) };
+            Rectangle::new([(lo * 0.5, y(i) + 0.15), (v, y(i) + 0.85)], c.filled())
+        })
+    }))?;
+    chart.draw_series(lines.iter().enumerate().map(|(i, (label, bar))| match bar {
+        Some((_, v)) => {
+            Text::new(format!(" {label}: {v:.0}"), (*v, y(i) + 0.75), ("sans-serif", 12))
+        }
+        None => Text::new(
+            label.clone(),
+            (lo * 0.5, y(i) + 0.75),
+            ("sans-serif", 13).into_font().style(FontStyle::Bold),
+        ),
+    }))?;
+    root.present()?;
+    Ok(())
+}
+
 /// Log-log lines of median vs box count.
 fn scaling_plot(path: &Path, sc: &[SceneResult]) -> Result<(), Box<dyn std::error::Error>> {
     let names: Vec<&str> = sc[0].rows.iter().map(|r| r.0).collect();
@@ -215,7 +268,7 @@ pub fn write(
     scenes: &[SceneResult],
     scaling: &[SceneResult],
     queries: &[(&str, Vec<f64>)],
-    rays: &[(&str, Vec<f64>, Vec<f64>)],
+    shape_sets: &[QuerySet],
     neighbors: &[SceneResult],
     moving: &[crate::coherence::CoherenceResult],
 ) -> io::Result<()> {
@@ -306,30 +359,34 @@ pub fn write(
         let (m, lo) = stat(v);
         let _ = writeln!(md, "| {n} | {m:.0} | {lo:.0} | {:.2} |", m / best_q);
     }
-    let _ = writeln!(md, "\n## Ray casts, first hit (mixed100k)\n");
+    let _ = writeln!(md, "\n## Rays, boxes and spheres on static sets\n");
     let _ = writeln!(
         md,
-        "100,000 static boxes (mixed100k) built once per structure; 10,000 short rays (length 40, \
-         2% of the scene's side) and 10,000 unbounded rays from random points in random \
-         directions, one thread. Every structure's leaf test is `Ray::entry`, so the first hits \
-         are checked equal on every 20th ray first and the times are the traversals'. ns per ray, \
-         median and min over interleaved rounds.\n"
+        "Each structure is built once per scene (untimed), one thread. Rays: the first box hit \
+         (`cast_ray`), random origins and directions unless said; spheres and boxes: every box \
+         met. Every peer's leaf test is broadphase's exact one (`Ray::entry`, `Aabb::overlaps`, \
+         `Sphere::overlaps`); peers without a sphere query answer it as a box query on the \
+         sphere's bounds, then the exact test. The answers are checked equal to brute force on \
+         a sample of each set first, so the times are the traversals'. Median and min ns per \
+         query over interleaved rounds (a round runs every query of the set once; switching \
+         structures between rounds leaves caches cold for the first queries of each).\n"
     );
-    let _ = writeln!(
-        md,
-        "| method | short: median ns/ray | short: min | short / best peer | unbounded: median ns/ray | unbounded / best peer |"
-    );
-    let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|");
-    let best_short = rays[1..].iter().map(|(_, v, _)| stat(v).0).fold(f64::MAX, f64::min);
-    let best_long = rays[1..].iter().map(|(_, _, v)| stat(v).0).fold(f64::MAX, f64::min);
-    for (n, short, long) in rays {
-        let ((ms, lo), (ml, _)) = (stat(short), stat(long));
-        let _ = writeln!(
-            md,
-            "| {n} | {ms:.0} | {lo:.0} | {:.2} | {ml:.0} | {:.2} |",
-            ms / best_short,
-            ml / best_long
-        );
+    let _ = writeln!(md, "![queries](peers/queries.svg)\n");
+    let _ = writeln!(md, "| scene | queries | method | median ns | min ns | / best peer |");
+    let _ = writeln!(md, "|---|---|---|---:|---:|---:|");
+    for set in shape_sets {
+        let best = set.rows[1..].iter().map(|(_, v)| stat(v).0).fold(f64::MAX, f64::min);
+        for (n, v) in &set.rows {
+            let (m, lo) = stat(v);
+            let _ = writeln!(
+                md,
+                "| {} ({} boxes) | {} | {n} | {m:.0} | {lo:.0} | {:.2} |",
+                set.scene,
+                set.boxes,
+                set.queries,
+                m / best
+            );
+        }
     }
     let _ = writeln!(md, "\n## Frame coherence (moving scenes)\n");
     let _ = writeln!(
@@ -414,6 +471,8 @@ pub fn write(
         }
     }
     scaling_plot(&dir.join("scaling.svg"), scaling).map_err(|e| io::Error::other(e.to_string()))?;
+    query_plot(&dir.join("queries.svg"), shape_sets)
+        .map_err(|e| io::Error::other(e.to_string()))?;
     let _ = writeln!(md, "\n![scaling](peers/scaling.svg)");
     let _ = writeln!(md, "\n## Neighbor search (vs kiddo)\n");
     let _ = writeln!(

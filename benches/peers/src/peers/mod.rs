@@ -6,6 +6,7 @@
 pub mod broccoli;
 pub mod bvh;
 pub mod kiddo;
+pub mod obvhs;
 pub mod parry;
 pub mod rstar;
 
