@@ -31,7 +31,10 @@
 //!   1 and 2 cells per radius;
 //! - `job_system`: the grid's `build+sorted_lists` on sph1m with the lists
 //!   filled by [`ParallelNeighborLists`] on a 2-thread [`JobSystem`] (the
-//!   library's parallel path; the build stays on one thread).
+//!   library's parallel path; the build stays on one thread);
+//! - `periodic`: [`PeriodicGrid`] `build+pairs` on sph125k in a box every
+//!   axis of which wraps, beside the counting-sort grid's `build+pairs` on
+//!   the same points without the wrap.
 //!
 //! `STRUCT` is `grid` ([`CountingSortGrid`]), `hash` ([`SpatialHash`]),
 //! `index` ([`SpatialIndex`], binary search) or `index_map` (with the
@@ -56,8 +59,8 @@ use broadphase::{
     JobSystem,
     neighbors::{
         CellHash, CountingSortGrid, CountingSortGridConfig, NeighborLists, NeighborSearch,
-        ParallelNeighborLists, RowLookup, ScanKernel, SpatialHash, SpatialHashConfig, SpatialIndex,
-        SpatialIndexConfig,
+        ParallelNeighborLists, PeriodicDomain, PeriodicGrid, RowLookup, ScanKernel, SpatialHash,
+        SpatialHashConfig, SpatialIndex, SpatialIndexConfig,
     },
     oracle::brute_force_sphere_contacts,
 };
@@ -356,13 +359,47 @@ fn job_system(c: &mut Criterion) {
     group.finish();
 }
 
+/// Nearest-image neighbors in a wrapping box: the periodic grid on sph125k
+/// in a box the lattice tiles (every axis wrapping), against the
+/// counting-sort grid's pairs on the same points without the wrap.
+fn periodic(c: &mut Criterion) {
+    let points = sph(50);
+    let domain = PeriodicDomain::new(Vec3::splat(-0.5), Vec3::splat(49.5), [true; 3])
+        .expect("a finite, non-empty box");
+    let (mut periodic, mut grid) = (PeriodicGrid::default(), CountingSortGrid::default());
+    let (mut pairs, mut expected) = (Vec::new(), Vec::new());
+    periodic.build(&domain, &points, SPH1M_RADIUS).expect("valid scene");
+    periodic.neighbor_pairs(&mut pairs);
+    grid.build(&points, SPH1M_RADIUS).expect("valid scene");
+    grid.neighbor_pairs(&mut expected);
+    assert!(pairs.len() > expected.len(), "the wrap adds the pairs across the faces");
+
+    let mut group = c.benchmark_group("periodic");
+    configure_slow(&mut group);
+    group.bench_function("sph125k/periodic_grid/build+pairs", |b| {
+        b.iter(|| {
+            periodic.build(&domain, black_box(&points), SPH1M_RADIUS).expect("valid");
+            periodic.neighbor_pairs(&mut pairs);
+            black_box(pairs.len())
+        });
+    });
+    group.bench_function("sph125k/grid/build+pairs", |b| {
+        b.iter(|| {
+            grid.build(black_box(&points), SPH1M_RADIUS).expect("valid");
+            grid.neighbor_pairs(&mut expected);
+            black_box(expected.len())
+        });
+    });
+    group.finish();
+}
+
 /// The benchmark groups, in run order (a private module: the `pub fn` that
 /// `criterion_group!` generates cannot carry a doc comment).
 mod groups {
-    use super::{choices, job_system, particles, sph_scenes};
+    use super::{choices, job_system, particles, periodic, sph_scenes};
     use criterion::criterion_group;
 
-    criterion_group!(benches, particles, sph_scenes, choices, job_system);
+    criterion_group!(benches, particles, sph_scenes, choices, job_system, periodic);
 }
 
 criterion_main!(groups::benches);

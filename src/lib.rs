@@ -59,12 +59,15 @@ pub mod jobs {
 
 /// Fixed-radius neighbor search over points: three structures behind one
 /// [`NeighborSearch`](neighbors::NeighborSearch) trait, CSR neighbor
-/// lists, and their parallel fill. See `docs/NEIGHBORS.md`.
+/// lists, and their parallel fill; neighbors by the nearest image in a box
+/// that wraps ([`PeriodicGrid`](neighbors::PeriodicGrid)). See
+/// `docs/NEIGHBORS.md`.
 pub mod neighbors {
     pub use broadphase_neighbors::{
         CellHash, CountingSortGrid, CountingSortGridConfig, MAX_RADIUS, NeighborLists,
-        NeighborRule, NeighborSearch, ParallelNeighborLists, PointError, RowLookup, ScanKernel,
-        SpatialHash, SpatialHashConfig, SpatialIndex, SpatialIndexConfig,
+        NeighborRule, NeighborSearch, ParallelNeighborLists, PeriodicDomain, PeriodicError,
+        PeriodicGrid, PointError, RowLookup, ScanKernel, SpatialHash, SpatialHashConfig,
+        SpatialIndex, SpatialIndexConfig,
     };
 }
 
@@ -94,9 +97,14 @@ pub mod oracle {
     };
     pub use broadphase_neighbors::{
         brute_force_neighbor_pairs, brute_force_neighbor_rows, brute_force_neighbors_within,
-        brute_force_sphere_contacts, brute_force_spheres_touching,
+        brute_force_periodic_pairs, brute_force_sphere_contacts, brute_force_spheres_touching,
     };
 }
+
+/// `docs/NEIGHBORS.md`'s examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/NEIGHBORS.md")]
+pub struct NeighborsDoc;
 
 /// `docs/QUERIES.md`'s example, compiled and run as a doc test.
 #[cfg(doctest)]

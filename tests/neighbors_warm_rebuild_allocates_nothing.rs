@@ -9,8 +9,8 @@
 
 use broadphase::glam::Vec3;
 use broadphase::neighbors::{
-    CountingSortGrid, NeighborLists, NeighborSearch, RowLookup, SpatialHash, SpatialIndex,
-    SpatialIndexConfig,
+    CountingSortGrid, NeighborLists, NeighborSearch, PeriodicDomain, PeriodicGrid, RowLookup,
+    SpatialHash, SpatialIndex, SpatialIndexConfig,
 };
 use broadphase_scenes::{SPH1M_RADIUS, particles5k, sph};
 
@@ -69,8 +69,8 @@ fn allocations_per_warm_frame(
     per_frame
 }
 
-/// Every structure on an SPH lattice and on particles5k's spheres: zero
-/// allocations in every warm frame.
+/// Every structure on an SPH lattice and on particles5k's spheres, and the
+/// periodic grid on the lattice: zero allocations in every warm frame.
 #[test]
 fn warm_frames_allocate_nothing() {
     let points = sph(24);
@@ -104,5 +104,26 @@ fn warm_frames_allocate_nothing() {
             ..SpatialIndexConfig::default()
         })
     );
+    // The periodic grid: sph's lattice in a box every axis of which wraps.
+    let domain = PeriodicDomain::new(Vec3::splat(-0.5), Vec3::splat(23.5), [true; 3])
+        .expect("a finite, non-empty box");
+    let mut periodic = PeriodicGrid::default();
+    let (mut pairs, mut lists) = (Vec::new(), NeighborLists::default());
+    let mut counts = Vec::new();
+    let mut first = None;
+    for n in 0..FRAMES {
+        let (result, allocations) = allocations_during(n >= WARM_UP, || {
+            periodic.build(&domain, &points, SPH1M_RADIUS).expect("valid scene");
+            periodic.neighbor_pairs(&mut pairs);
+            periodic.neighbor_lists(&mut lists);
+            (pairs.len(), lists.total())
+        });
+        assert_eq!(*first.get_or_insert(result), result, "periodic frame {n}");
+        if n >= WARM_UP {
+            counts.push(allocations);
+        }
+    }
+    assert!(first.is_some_and(|(pairs, _)| pairs > 0));
+    check("periodic sph", counts);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

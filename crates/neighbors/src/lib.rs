@@ -83,6 +83,7 @@ mod brute_force;
 mod counting_sort_grid;
 mod csr;
 mod parallel;
+mod periodic;
 mod points;
 mod scan;
 mod search;
@@ -103,6 +104,7 @@ pub use brute_force::{
 pub use counting_sort_grid::{CountingSortGrid, CountingSortGridConfig};
 pub use csr::NeighborLists;
 pub use parallel::ParallelNeighborLists;
+pub use periodic::{PeriodicDomain, PeriodicError, PeriodicGrid, brute_force_periodic_pairs};
 pub use points::{MAX_RADIUS, PointError};
 pub use scan::ScanKernel;
 pub use search::NeighborRule;
