@@ -34,7 +34,10 @@
 //!   library's parallel path; the build stays on one thread);
 //! - `periodic`: [`PeriodicGrid`] `build+pairs` on sph125k in a box every
 //!   axis of which wraps, beside the counting-sort grid's `build+pairs` on
-//!   the same points without the wrap.
+//!   the same points without the wrap;
+//! - `radii_spread`: 100,000 spheres with radii from 0.1 to 10 (grains
+//!   and boulders), [`MultiLevelGrid`] against one counting-sort grid,
+//!   `build+contacts`.
 //!
 //! `STRUCT` is `grid` ([`CountingSortGrid`]), `hash` ([`SpatialHash`]),
 //! `index` ([`SpatialIndex`], binary search) or `index_map` (with the
@@ -58,9 +61,9 @@ use broadphase::glam::Vec3;
 use broadphase::{
     JobSystem,
     neighbors::{
-        CellHash, CountingSortGrid, CountingSortGridConfig, NeighborLists, NeighborSearch,
-        ParallelNeighborLists, PeriodicDomain, PeriodicGrid, RowLookup, ScanKernel, SpatialHash,
-        SpatialHashConfig, SpatialIndex, SpatialIndexConfig,
+        CellHash, CountingSortGrid, CountingSortGridConfig, MultiLevelGrid, NeighborLists,
+        NeighborSearch, ParallelNeighborLists, PeriodicDomain, PeriodicGrid, RowLookup, ScanKernel,
+        SpatialHash, SpatialHashConfig, SpatialIndex, SpatialIndexConfig,
     },
     oracle::brute_force_sphere_contacts,
 };
@@ -393,13 +396,64 @@ fn periodic(c: &mut Criterion) {
     group.finish();
 }
 
+/// Spheres whose radii span two orders of magnitude, as grains around
+/// boulders: in a cube of side 100, 98,000 spheres of radii 0.1–0.4 and
+/// 2,000 of radii 2.5–10 (log-uniform each). One counting-sort grid sizes
+/// its cells for the largest sphere, so every grain scans hundreds of
+/// others; the multi-level grid sizes each level's cells for its own.
+fn radii_spread(c: &mut Criterion) {
+    let mut rng = broadphase_scenes::SplitMix64::new(77);
+    let centers: Vec<Vec3> = (0..100_000)
+        .map(|_| {
+            Vec3::new(
+                rng.range_f32(0.0, 100.0),
+                rng.range_f32(0.0, 100.0),
+                rng.range_f32(0.0, 100.0),
+            )
+        })
+        .collect();
+    let radii: Vec<f32> = (0..100_000)
+        .map(|i| {
+            let (lo, hi) = if i % 50 == 0 { (2.5f32, 10.0f32) } else { (0.1, 0.4) };
+            lo * (hi / lo).powf(rng.next_f32())
+        })
+        .collect();
+    let (mut levels, mut grid) = (MultiLevelGrid::default(), CountingSortGrid::default());
+    let (mut contacts, mut expected) = (Vec::new(), Vec::new());
+    levels.build_spheres(&centers, &radii).expect("valid scene");
+    levels.contacts(&mut contacts);
+    grid.build_spheres(&centers, &radii).expect("valid scene");
+    grid.neighbor_pairs(&mut expected);
+    contacts.sort_unstable();
+    expected.sort_unstable();
+    assert_eq!(contacts, expected, "the levels and one grid disagree");
+
+    let mut group = c.benchmark_group("radii_spread");
+    configure_slow(&mut group);
+    group.bench_function("spheres100k/multi_level/build+contacts", |b| {
+        b.iter(|| {
+            levels.build_spheres(black_box(&centers), &radii).expect("valid");
+            levels.contacts(&mut contacts);
+            black_box(contacts.len())
+        });
+    });
+    group.bench_function("spheres100k/grid/build+contacts", |b| {
+        b.iter(|| {
+            grid.build_spheres(black_box(&centers), &radii).expect("valid");
+            grid.neighbor_pairs(&mut expected);
+            black_box(expected.len())
+        });
+    });
+    group.finish();
+}
+
 /// The benchmark groups, in run order (a private module: the `pub fn` that
 /// `criterion_group!` generates cannot carry a doc comment).
 mod groups {
-    use super::{choices, job_system, particles, periodic, sph_scenes};
+    use super::{choices, job_system, particles, periodic, radii_spread, sph_scenes};
     use criterion::criterion_group;
 
-    criterion_group!(benches, particles, sph_scenes, choices, job_system, periodic);
+    criterion_group!(benches, particles, sph_scenes, choices, job_system, periodic, radii_spread);
 }
 
 criterion_main!(groups::benches);

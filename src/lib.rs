@@ -64,10 +64,10 @@ pub mod jobs {
 /// `docs/NEIGHBORS.md`.
 pub mod neighbors {
     pub use broadphase_neighbors::{
-        CellHash, CountingSortGrid, CountingSortGridConfig, MAX_RADIUS, NeighborLists,
-        NeighborRule, NeighborSearch, ParallelNeighborLists, PeriodicDomain, PeriodicError,
-        PeriodicGrid, PointError, RowLookup, ScanKernel, SpatialHash, SpatialHashConfig,
-        SpatialIndex, SpatialIndexConfig,
+        CellHash, CountingSortGrid, CountingSortGridConfig, LEVEL_RATIO, MAX_RADIUS,
+        MultiLevelGrid, NeighborLists, NeighborRule, NeighborSearch, ParallelNeighborLists,
+        PeriodicDomain, PeriodicError, PeriodicGrid, PointError, RowLookup, ScanKernel,
+        SpatialHash, SpatialHashConfig, SpatialIndex, SpatialIndexConfig,
     };
 }
 

@@ -9,8 +9,8 @@
 
 use broadphase::glam::Vec3;
 use broadphase::neighbors::{
-    CountingSortGrid, NeighborLists, NeighborSearch, PeriodicDomain, PeriodicGrid, RowLookup,
-    SpatialHash, SpatialIndex, SpatialIndexConfig,
+    CountingSortGrid, MultiLevelGrid, NeighborLists, NeighborSearch, PeriodicDomain, PeriodicGrid,
+    RowLookup, SpatialHash, SpatialIndex, SpatialIndexConfig,
 };
 use broadphase_scenes::{SPH1M_RADIUS, particles5k, sph};
 
@@ -69,8 +69,9 @@ fn allocations_per_warm_frame(
     per_frame
 }
 
-/// Every structure on an SPH lattice and on particles5k's spheres, and the
-/// periodic grid on the lattice: zero allocations in every warm frame.
+/// Every structure on an SPH lattice and on particles5k's spheres, the
+/// periodic grid on the lattice and the multi-level grid on spheres: zero
+/// allocations in every warm frame.
 #[test]
 fn warm_frames_allocate_nothing() {
     let points = sph(24);
@@ -125,5 +126,29 @@ fn warm_frames_allocate_nothing() {
     }
     assert!(first.is_some_and(|(pairs, _)| pairs > 0));
     check("periodic sph", counts);
+    // The multi-level grid on particles5k's spheres (radii 1 to 4: one or
+    // two levels) and on radii spread a hundredfold.
+    let spread: Vec<f32> =
+        (0..spheres.radii.len()).map(|i| 0.04 * 100f32.powf((i % 97) as f32 / 97.0)).collect();
+    for (name, radii) in
+        [("multi-level particles5k", &spheres.radii), ("multi-level spread", &spread)]
+    {
+        let mut levels = MultiLevelGrid::default();
+        let mut contacts = Vec::new();
+        let (mut counts, mut first) = (Vec::new(), None);
+        for n in 0..FRAMES {
+            let (result, allocations) = allocations_during(n >= WARM_UP, || {
+                levels.build_spheres(&spheres.centers, radii).expect("valid scene");
+                levels.contacts(&mut contacts);
+                (levels.levels(), contacts.len())
+            });
+            assert_eq!(*first.get_or_insert(result), result, "{name} frame {n}");
+            if n >= WARM_UP {
+                counts.push(allocations);
+            }
+        }
+        assert!(first.is_some_and(|(_, contacts)| contacts > 0), "{name}");
+        check(name, counts);
+    }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -82,6 +82,7 @@ mod api;
 mod brute_force;
 mod counting_sort_grid;
 mod csr;
+mod multilevel;
 mod parallel;
 mod periodic;
 mod points;
@@ -103,6 +104,7 @@ pub use brute_force::{
 };
 pub use counting_sort_grid::{CountingSortGrid, CountingSortGridConfig};
 pub use csr::NeighborLists;
+pub use multilevel::{LEVEL_RATIO, MultiLevelGrid};
 pub use parallel::ParallelNeighborLists;
 pub use periodic::{PeriodicDomain, PeriodicError, PeriodicGrid, brute_force_periodic_pairs};
 pub use points::{MAX_RADIUS, PointError};
