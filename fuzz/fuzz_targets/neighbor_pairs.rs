@@ -1,6 +1,8 @@
 //! Arbitrary bytes → hostile input (NaN, ±inf, subnormals, ±3.4e38,
 //! min > max, duplicates, touching); the structure must give the oracle's
-//! typed error or its exact answer. See tests/support/fuzz_input.rs.
+//! typed error or its exact answer: the three grids on points, the
+//! multi-level grid on spheres made of the boxes, the periodic grid in a box
+//! made of them. See tests/support/fuzz_input.rs.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -211,7 +211,8 @@ pub(crate) fn check_grid_tree(data: &[u8]) {
 /// The three neighbor structures on points decoded from the same bytes
 /// (each box's min corner is a point; the first coordinate's magnitude,
 /// when finite, is the radius): the oracle's typed error, or exactly its
-/// pairs within the radius.
+/// pairs within the radius. Then the multi-level grid on spheres and the
+/// periodic grid in a box, both made of the same boxes.
 pub(crate) fn check_neighbors(data: &[u8]) {
     use broadphase::{
         neighbors::{CountingSortGrid, NeighborSearch, SpatialHash, SpatialIndex},
@@ -246,6 +247,60 @@ pub(crate) fn check_neighbors(data: &[u8]) {
     check("grid", &mut CountingSortGrid::default(), &points, radius, &oracle, &expected);
     check("hash", &mut SpatialHash::default(), &points, radius, &oracle, &expected);
     check("index", &mut SpatialIndex::default(), &points, radius, &oracle, &expected);
+    check_spheres_over_levels(&points, &boxes);
+    check_periodic(data, &points, radius);
+}
+
+/// Spheres with each box's height as its radius (any spread, zeros,
+/// hostile values) through the multi-level grid, against brute force.
+fn check_spheres_over_levels(centers: &[Vec3], boxes: &[Aabb]) {
+    use broadphase::{neighbors::MultiLevelGrid, oracle::brute_force_sphere_contacts};
+    let radii: Vec<f32> = boxes.iter().map(|b| b.max.y - b.min.y).collect();
+    let mut expected = Vec::new();
+    let oracle = brute_force_sphere_contacts(centers, &radii, &mut expected);
+    let mut levels = MultiLevelGrid::default();
+    match (levels.build_spheres(centers, &radii), oracle) {
+        (Err(found), Err(wanted)) => assert_eq!(found.to_string(), wanted.to_string()),
+        (Ok(()), Ok(())) => {
+            let mut contacts = Vec::new();
+            levels.contacts(&mut contacts);
+            contacts.sort_unstable();
+            assert_eq!(contacts, expected, "multi-level grid differs from brute force");
+        }
+        (found, wanted) => panic!("multi-level grid said {found:?}, brute force said {wanted:?}"),
+    }
+}
+
+/// The points in a box made from the input (their bounds, or a box the
+/// first bytes choose), wrapping on the axes the first byte says, against
+/// brute force by the nearest image; every refusal must be the oracle's.
+fn check_periodic(data: &[u8], points: &[Vec3], radius: f32) {
+    use broadphase::{
+        neighbors::{PeriodicDomain, PeriodicGrid},
+        oracle::brute_force_periodic_pairs,
+    };
+    let bits = data.first().copied().unwrap_or(0);
+    let periodic = [bits & 1 != 0, bits & 2 != 0, bits & 4 != 0];
+    let finite = points.iter().filter(|p| p.is_finite());
+    let lo = finite.clone().fold(Vec3::splat(f32::MAX), |m, p| m.min(*p));
+    let hi = finite.fold(Vec3::splat(f32::MIN), |m, p| m.max(*p));
+    // Half the time the points' own bounds (every point inside), else a
+    // box half as wide (some points outside: a typed error).
+    let (min, max) = if bits & 8 == 0 { (lo, hi) } else { (lo, lo + (hi - lo) * 0.5) };
+    let Ok(domain) = PeriodicDomain::new(min, max, periodic) else { return };
+    let mut expected = Vec::new();
+    let oracle = brute_force_periodic_pairs(&domain, points, radius, &mut expected);
+    let mut grid = PeriodicGrid::default();
+    match (grid.build(&domain, points, radius), oracle) {
+        (Err(found), Err(wanted)) => assert_eq!(found.to_string(), wanted.to_string()),
+        (Ok(()), Ok(())) => {
+            let mut pairs = Vec::new();
+            grid.neighbor_pairs(&mut pairs);
+            pairs.sort_unstable();
+            assert_eq!(pairs, expected, "periodic grid differs from brute force, {domain:?}");
+        }
+        (found, wanted) => panic!("periodic grid said {found:?}, brute force said {wanted:?}"),
+    }
 }
 
 /// The decoded scene, built once, against ray, point and sphere queries

@@ -18,6 +18,7 @@
 
 use crate::csr::NeighborLists;
 use crate::points::{PointError, check_radius, validate_points};
+use crate::sorted::ABSOLUTE_SLACK;
 use broadphase_storage::Axis;
 use core::fmt;
 use glam::Vec3;
@@ -316,7 +317,10 @@ impl PeriodicGrid {
             // wrap adds the length): cells are wider by that much too.
             let magnitude = domain.min[axis].abs().max(domain.max[axis].abs()).max(size[axis]);
             let rounding = 4.0 * f64::from(magnitude) / f64::from(1u32 << 23);
-            let reach = f64::from(radius) * CELL_MARGIN + rounding;
+            // And a tiny absolute slack: squares below about 2^-149
+            // underflow to 0, so two points 1e-36 apart are at distance 0
+            // for the rule, whatever the radius.
+            let reach = f64::from(radius) * CELL_MARGIN + rounding + ABSOLUTE_SLACK;
             let fit = (f64::from(size[axis]) / reach).floor();
             dims[axis] =
                 if fit.is_finite() { fit.clamp(1.0, budget) as usize } else { budget as usize };

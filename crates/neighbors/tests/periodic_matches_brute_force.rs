@@ -152,6 +152,28 @@ fn wrapping_rounds_points_across_a_cell() {
     check(&domain, &points, 0.05);
 }
 
+/// Two points 1.5e-36 apart are at distance 0 for the rule (the square
+/// underflows), so at radius 0 they are neighbors; the cells must hold
+/// them within reach of each other however narrow the box (the fuzz
+/// target found a box 1.5e-36 tall cut into many cells).
+#[test]
+fn squares_that_underflow_make_neighbors_at_radius_zero() {
+    let domain = PeriodicDomain::new(
+        Vec3::new(-20.5, 0.0, 0.0),
+        Vec3::new(0.0, 1.5e-36, 0.75),
+        [true, false, false],
+    )
+    .unwrap();
+    let mut points = vec![Vec3::ZERO; 16];
+    points.push(Vec3::new(0.0, 1.5e-36, 0.0));
+    points.push(Vec3::new(-20.5, 0.0, 0.0));
+    points.push(Vec3::new(0.0, 1.5e-36, 0.75));
+    check(&domain, &points, 0.0);
+    let mut pairs = Vec::new();
+    brute_force_periodic_pairs(&domain, &points, 0.0, &mut pairs).unwrap();
+    assert!(pairs.contains(&[0, 16]), "1.5e-36 apart is distance 0 in f32");
+}
+
 #[test]
 fn empty_and_single_point_sets() {
     let domain = PeriodicDomain::new(Vec3::ZERO, Vec3::ONE, [true; 3]).unwrap();
