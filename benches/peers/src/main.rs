@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 mod coherence;
+mod neighbor_sets;
 mod peers;
 mod report;
 mod shapes;
@@ -17,11 +18,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use broadphase::{
-    Aabb, AdaptiveGrid, GridTree, JobSystem,
-    neighbors::{CountingSortGrid, NeighborSearch},
-    oracle::SortAndSweep,
-};
+use broadphase::{Aabb, AdaptiveGrid, GridTree, JobSystem, oracle::SortAndSweep};
 use broadphase_scenes as scenes;
 
 /// One run of a method must stay under this, or the method is skipped there.
@@ -29,8 +26,6 @@ pub const SKIP_OVER: Duration = Duration::from_secs(2);
 
 /// One whole frame of a box method: boxes in, pairs out.
 type Frame<'a> = Box<dyn FnMut(&[Aabb], &mut Vec<[u32; 2]>) + 'a>;
-/// One whole frame of a neighbor method (its scene captured).
-type PointFrame<'a> = Box<dyn FnMut(&mut Vec<[u32; 2]>) + 'a>;
 
 /// A pair-finding method: one call is one whole frame (build + all pairs).
 struct Method<'a> {
@@ -268,77 +263,6 @@ fn query_latency(rounds: usize) -> Vec<(&'static str, Vec<f64>)> {
     ms.iter().map(|(n, _)| *n).zip(per).collect()
 }
 
-/// Neighbor scenes: ours vs kiddo, gate then interleaved.
-fn neighbors(rounds: usize) -> Vec<SceneResult> {
-    let mut results = Vec::new();
-    // particles5k contacts.
-    let s = scenes::particles5k();
-    let max = s.radii.iter().fold(0.0f32, |m, &r| m.max(r));
-    let pts = peers::kiddo::entries(&s.centers);
-    let mut grid = CountingSortGrid::default();
-    let mut a: PointFrame<'_> = Box::new(|o| {
-        grid.build_spheres(&s.centers, &s.radii).expect("valid scene");
-        grid.neighbor_pairs(o);
-    });
-    let mut b: PointFrame<'_> = Box::new(|o| peers::kiddo::contacts(&pts, &s.radii, max, o));
-    results.push(neighbor_scene("particles5k (contacts)", s.centers.len(), rounds, &mut a, &mut b));
-    drop((a, b));
-    // sph, radius 2.
-    let p = scenes::sph(50);
-    let kp = peers::kiddo::entries(&p);
-    let r = scenes::SPH1M_RADIUS;
-    let mut grid = CountingSortGrid::default();
-    let mut a: PointFrame<'_> = Box::new(|o| {
-        grid.build(&p, r).expect("valid scene");
-        grid.neighbor_pairs(o);
-    });
-    let mut b: PointFrame<'_> = Box::new(|o| peers::kiddo::pairs(&kp, r, o));
-    results.push(neighbor_scene("sph(50) (pairs within r = 2)", p.len(), rounds, &mut a, &mut b));
-    results
-}
-
-fn neighbor_scene(
-    name: &str,
-    n: usize,
-    rounds: usize,
-    ours: &mut dyn FnMut(&mut Vec<[u32; 2]>),
-    kiddo: &mut dyn FnMut(&mut Vec<[u32; 2]>),
-) -> SceneResult {
-    eprintln!("scene {name}: {n} points, {rounds} rounds");
-    let (mut x, mut y) = (Vec::new(), Vec::new());
-    ours(&mut x);
-    kiddo(&mut y);
-    let (x, y) = (canonical(&x), canonical(&y));
-    assert!(x == y, "neighbor pairs differ on {name}: ours {}, kiddo {}", x.len(), y.len());
-    let mut out = Vec::new();
-    let (mut ta, mut tb) = (Vec::new(), Vec::new());
-    for _ in 0..rounds {
-        let t = Instant::now();
-        ours(&mut out);
-        ta.push(t.elapsed());
-        let t = Instant::now();
-        kiddo(&mut out);
-        tb.push(t.elapsed());
-    }
-    SceneResult {
-        name: name.to_string(),
-        boxes: n,
-        rounds,
-        rows: vec![
-            (
-                "broadphase CountingSortGrid (1 thread)",
-                false,
-                Outcome::Timed { times: ta, pairs: x.len() },
-            ),
-            (
-                "kiddo 6.3 ImmutableKdTree (1 thread)",
-                true,
-                Outcome::Timed { times: tb, pairs: y.len() },
-            ),
-        ],
-    }
-}
-
 fn main() {
     let mut quick = false;
     let mut out = PathBuf::from("../../docs/PEERS.md");
@@ -351,6 +275,11 @@ fn main() {
                 shapes::run(quick, true);
                 return;
             }
+            "--neighbors-only" => {
+                // The neighbor scenes alone, printed (for development).
+                neighbor_sets::run_all(quick);
+                return;
+            }
             "--queries-only" => {
                 // Every ray, box and sphere set, printed (for development).
                 shapes::run(quick, false);
@@ -358,7 +287,7 @@ fn main() {
             }
             "--out" => out = PathBuf::from(args.next().expect("--out needs a path")),
             other => panic!(
-                "unknown argument {other}; use [--quick] [--rays-only] [--queries-only] [--out PATH]"
+                "unknown argument {other}; use [--quick] [--rays-only] [--queries-only] [--neighbors-only] [--out PATH]"
             ),
         }
     }
@@ -418,7 +347,7 @@ fn main() {
     .into_iter()
     .map(|(make, frames)| coherence::run(make, if quick { 3 } else { frames }))
     .collect();
-    let nb = neighbors(if quick { 3 } else { 9 });
+    let nb = neighbor_sets::run_all(quick);
     report::write(&out, quick, &scenes_out, &scaling, &queries, &shape_sets, &nb, &moving)
         .expect("write the report");
     eprintln!("wrote {}", out.display());

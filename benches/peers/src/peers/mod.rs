@@ -8,6 +8,7 @@ pub mod bvh;
 pub mod kiddo;
 pub mod obvhs;
 pub mod parry;
+pub mod plain_grid;
 pub mod rstar;
 
 use broadphase::Aabb;
