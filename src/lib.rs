@@ -60,14 +60,16 @@ pub mod jobs {
 /// Fixed-radius neighbor search over points: three structures behind one
 /// [`NeighborSearch`](neighbors::NeighborSearch) trait, CSR neighbor
 /// lists, and their parallel fill; neighbors by the nearest image in a box
-/// that wraps ([`PeriodicGrid`](neighbors::PeriodicGrid)). See
-/// `docs/NEIGHBORS.md`.
+/// that wraps ([`PeriodicGrid`](neighbors::PeriodicGrid)); sphere contacts
+/// over radii of any spread ([`MultiLevelGrid`](neighbors::MultiLevelGrid));
+/// lists reused across steps ([`VerletLists`](neighbors::VerletLists)).
+/// See `docs/NEIGHBORS.md`.
 pub mod neighbors {
     pub use broadphase_neighbors::{
         CellHash, CountingSortGrid, CountingSortGridConfig, LEVEL_RATIO, MAX_RADIUS,
         MultiLevelGrid, NeighborLists, NeighborRule, NeighborSearch, ParallelNeighborLists,
         PeriodicDomain, PeriodicError, PeriodicGrid, PointError, RowLookup, ScanKernel,
-        SpatialHash, SpatialHashConfig, SpatialIndex, SpatialIndexConfig,
+        SpatialHash, SpatialHashConfig, SpatialIndex, SpatialIndexConfig, VerletError, VerletLists,
     };
 }
 

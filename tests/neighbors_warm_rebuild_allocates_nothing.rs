@@ -10,7 +10,7 @@
 use broadphase::glam::Vec3;
 use broadphase::neighbors::{
     CountingSortGrid, MultiLevelGrid, NeighborLists, NeighborSearch, PeriodicDomain, PeriodicGrid,
-    RowLookup, SpatialHash, SpatialIndex, SpatialIndexConfig,
+    RowLookup, SpatialHash, SpatialIndex, SpatialIndexConfig, VerletLists,
 };
 use broadphase_scenes::{SPH1M_RADIUS, particles5k, sph};
 
@@ -70,8 +70,8 @@ fn allocations_per_warm_frame(
 }
 
 /// Every structure on an SPH lattice and on particles5k's spheres, the
-/// periodic grid on the lattice and the multi-level grid on spheres: zero
-/// allocations in every warm frame.
+/// periodic grid on the lattice, the multi-level grid on spheres and Verlet
+/// lists over a drifting lattice: zero allocations in every warm frame.
 #[test]
 fn warm_frames_allocate_nothing() {
     let points = sph(24);
@@ -150,5 +150,32 @@ fn warm_frames_allocate_nothing() {
         assert!(first.is_some_and(|(_, contacts)| contacts > 0), "{name}");
         check(name, counts);
     }
+    // Verlet lists over a lattice that breathes (every other point out
+    // along x for 8 steps, then back): checks, filters and rebuilds. The
+    // lists' sizes repeat from the second breath on, so from there a step
+    // allocates nothing.
+    let mut verlet = VerletLists::new(SPH1M_RADIUS, 0.3).expect("a valid radius and skin");
+    let (mut grid, mut lists) = (CountingSortGrid::default(), NeighborLists::default());
+    let mut moving = points.clone();
+    let (mut counts, mut rebuilds) = (Vec::new(), 0);
+    let breath = 16;
+    for n in 0..breath + FRAMES {
+        let warm = n >= breath;
+        let (rebuilt, allocations) = allocations_during(warm, || {
+            let rebuilt = verlet.update(&mut grid, &moving).expect("valid points");
+            verlet.neighbors_within(&moving, &mut lists).expect("built");
+            let out = if n % breath < breath / 2 { 0.04 } else { -0.04 };
+            for (i, p) in moving.iter_mut().enumerate() {
+                p.x += if i % 2 == 0 { out } else { -out };
+            }
+            rebuilt
+        });
+        rebuilds += usize::from(rebuilt && warm);
+        if warm {
+            counts.push(allocations);
+        }
+    }
+    assert!(rebuilds > 2, "the drift must rebuild a few times, not {rebuilds}");
+    check("verlet sph", counts);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -10,7 +10,7 @@ use glam::Vec3;
 
 /// Squared distance in the order every neighbor structure uses.
 #[inline(always)]
-fn distance2(from: Vec3, to: Vec3) -> f32 {
+pub(crate) fn distance2(from: Vec3, to: Vec3) -> f32 {
     let (dx, dy, dz) = (to.x - from.x, to.y - from.y, to.z - from.z);
     dx * dx + dy * dy + dz * dz
 }

@@ -94,6 +94,7 @@ mod sorted;
 mod spatial_hash;
 mod spatial_index;
 mod stencil;
+mod verlet;
 
 pub use api::NeighborSearch;
 /// The axis a [`PointError::NotFinite`] names.
@@ -112,3 +113,4 @@ pub use scan::ScanKernel;
 pub use search::NeighborRule;
 pub use spatial_hash::{CellHash, SpatialHash, SpatialHashConfig};
 pub use spatial_index::{RowLookup, SpatialIndex, SpatialIndexConfig};
+pub use verlet::{VerletError, VerletLists};

@@ -1,0 +1,247 @@
+//! Verlet (skin) lists: neighbor lists built once with `radius + skin`,
+//! reused while every particle stays within `skin / 2` of where it was,
+//! and filtered to the exact `radius` for the positions of each step.
+//!
+//! Two particles now within `radius` moved at most `skin / 2` each since
+//! the build, so they were within `radius + skin` then and are in the
+//! lists. A simulation pays the search once every few steps and a cheap
+//! filter in between.
+
+use crate::api::NeighborSearch;
+use crate::brute_force::distance2;
+use crate::csr::NeighborLists;
+use crate::points::{MAX_RADIUS, PointError, check_radius, validate_points};
+use core::fmt;
+use glam::Vec3;
+
+/// What [`VerletLists`] refuses.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum VerletError {
+    /// A point or the radius breaks the rules every structure shares.
+    Point(PointError),
+    /// The skin is NaN, infinite or negative, or `radius + skin` exceeds
+    /// [`MAX_RADIUS`].
+    BadSkin {
+        /// The skin given.
+        skin: f32,
+    },
+    /// The positions are not as many as when the lists were built.
+    CountChanged {
+        /// Points at the build.
+        built: usize,
+        /// Points given now.
+        now: usize,
+    },
+    /// The lists were never built.
+    NotBuilt,
+}
+
+impl From<PointError> for VerletError {
+    fn from(error: PointError) -> Self {
+        VerletError::Point(error)
+    }
+}
+
+impl fmt::Display for VerletError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            VerletError::Point(error) => error.fmt(f),
+            VerletError::BadSkin { skin } => write!(
+                f,
+                "skin {skin} is not a finite number >= 0 with radius + skin <= {MAX_RADIUS}"
+            ),
+            VerletError::CountChanged { built, now } => {
+                write!(f, "the lists were built for {built} points, not {now}")
+            }
+            VerletError::NotBuilt => write!(f, "the lists were never built"),
+        }
+    }
+}
+
+impl std::error::Error for VerletError {}
+
+/// Neighbor lists within `radius + skin`, reused across steps (see the
+/// module documentation).
+///
+/// Keeps its buffers: after the first build, a step (check, filter, and
+/// the occasional rebuild of the same size) allocates nothing.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_neighbors::{CountingSortGrid, NeighborLists, VerletLists};
+/// use glam::Vec3;
+/// let mut points = vec![Vec3::ZERO, Vec3::new(1.2, 0.0, 0.0), Vec3::new(5.0, 0.0, 0.0)];
+/// let mut grid = CountingSortGrid::default();
+/// let mut verlet = VerletLists::new(1.0, 0.5)?; // neighbors within 1, skin 0.5
+/// let mut lists = NeighborLists::default();
+/// assert!(verlet.update(&mut grid, &points)?); // first call builds
+/// verlet.neighbors_within(&points, &mut lists)?;
+/// assert!(lists.neighbors(0).is_empty()); // 1.2 apart: only in the skin
+///
+/// points[1].x = 1.0; // moved 0.2 < skin / 2: the lists still hold
+/// assert!(!verlet.update(&mut grid, &points)?);
+/// verlet.neighbors_within(&points, &mut lists)?;
+/// assert_eq!(lists.neighbors(0), [1]);
+///
+/// points[2].x = 1.5; // moved 3.5: rebuilt
+/// assert!(verlet.update(&mut grid, &points)?);
+/// # Ok::<(), broadphase_neighbors::VerletError>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct VerletLists {
+    radius: f32,
+    skin: f32,
+    /// Positions at the last build; empty before the first.
+    built_at: Vec<Vec3>,
+    built: bool,
+    /// Caller-order lists within `radius + skin` at the last build.
+    lists: NeighborLists,
+}
+
+impl VerletLists {
+    /// Lists for neighbors within `radius`, built with `radius + skin`.
+    ///
+    /// # Errors
+    /// [`VerletError::Point`] for a bad radius, [`VerletError::BadSkin`]
+    /// for a bad skin.
+    pub fn new(radius: f32, skin: f32) -> Result<Self, VerletError> {
+        check_radius(radius)?;
+        if !(skin.is_finite() && skin >= 0.0 && radius + skin <= MAX_RADIUS) {
+            return Err(VerletError::BadSkin { skin });
+        }
+        Ok(Self { radius, skin, ..Self::default() })
+    }
+
+    /// The radius neighbors are filtered to.
+    pub fn radius(&self) -> f32 {
+        self.radius
+    }
+
+    /// The skin the lists are built with beyond the radius.
+    pub fn skin(&self) -> f32 {
+        self.skin
+    }
+
+    /// Builds the lists for `points` with `search` (any structure), and
+    /// remembers the positions.
+    ///
+    /// # Errors
+    /// The structure's [`PointError`] (the first bad point); the lists are
+    /// then not built.
+    pub fn rebuild(
+        &mut self,
+        search: &mut impl NeighborSearch,
+        points: &[Vec3],
+    ) -> Result<(), VerletError> {
+        self.built = false;
+        search.build(points, self.radius + self.skin)?;
+        search.neighbor_lists(&mut self.lists);
+        self.built_at.clear();
+        self.built_at.extend_from_slice(points);
+        self.built = true;
+        Ok(())
+    }
+
+    /// Whether the lists still hold every pair within the radius for
+    /// `points`: every point is within `skin / 2` of where it was at the
+    /// build, less a margin for the rounding of the `f32` distance test
+    /// (displacements are measured in `f64`), or no point moved at all.
+    ///
+    /// # Errors
+    /// [`VerletError::NotBuilt`], [`VerletError::CountChanged`], or the
+    /// first non-finite point.
+    pub fn is_valid(&self, points: &[Vec3]) -> Result<bool, VerletError> {
+        if !self.built {
+            return Err(VerletError::NotBuilt);
+        }
+        if points.len() != self.built_at.len() {
+            return Err(VerletError::CountChanged {
+                built: self.built_at.len(),
+                now: points.len(),
+            });
+        }
+        validate_points(points)?;
+        // A pair in reach now is within radius·(1 + 2^-21) in exact terms;
+        // it was within that plus twice the displacement at the build, and
+        // the f32 test at radius + skin accepts up to (radius + skin) less
+        // its own rounding. Half the skin, less a margin for both.
+        let reach = f64::from(self.radius) + f64::from(self.skin);
+        let allowed = f64::from(self.skin) * 0.5 - reach / f64::from(1u32 << 18);
+        let allowed_sq = if allowed > 0.0 { allowed * allowed } else { 0.0 };
+        let mut still = true;
+        let mut moved = false;
+        for (now, then) in points.iter().zip(&self.built_at) {
+            let d = (0..3).map(|a| f64::from(now[a]) - f64::from(then[a]));
+            let sq: f64 = d.map(|c| c * c).sum();
+            still &= sq <= allowed_sq;
+            moved |= sq > 0.0;
+        }
+        // Unmoved points give the build's pairs exactly, skin or none.
+        Ok(still && (allowed > 0.0 || !moved))
+    }
+
+    /// Rebuilds if the lists no longer hold ([`is_valid`](Self::is_valid)
+    /// is false, or they were never built); returns whether it rebuilt.
+    ///
+    /// # Errors
+    /// As [`rebuild`](Self::rebuild); a changed point count rebuilds.
+    pub fn update(
+        &mut self,
+        search: &mut impl NeighborSearch,
+        points: &[Vec3],
+    ) -> Result<bool, VerletError> {
+        let valid = match self.is_valid(points) {
+            Ok(valid) => valid,
+            Err(VerletError::NotBuilt | VerletError::CountChanged { .. }) => false,
+            Err(other) => return Err(other),
+        };
+        if !valid {
+            self.rebuild(search, points)?;
+        }
+        Ok(!valid)
+    }
+
+    /// The neighbors within the radius for `points`, from the kept lists:
+    /// rows in caller order, each row's entries in the kept lists' order,
+    /// into `out` (the same rule as
+    /// [`brute_force_neighbor_pairs`](crate::brute_force_neighbor_pairs)).
+    /// Exact only while [`is_valid`](Self::is_valid) holds; use
+    /// [`update`](Self::update) first.
+    ///
+    /// # Errors
+    /// [`VerletError::NotBuilt`] or [`VerletError::CountChanged`].
+    pub fn neighbors_within(
+        &self,
+        points: &[Vec3],
+        out: &mut NeighborLists,
+    ) -> Result<(), VerletError> {
+        if !self.built {
+            return Err(VerletError::NotBuilt);
+        }
+        if points.len() != self.built_at.len() {
+            return Err(VerletError::CountChanged {
+                built: self.built_at.len(),
+                now: points.len(),
+            });
+        }
+        let r2 = self.radius * self.radius;
+        out.offsets.clear();
+        out.offsets.push(0);
+        let total = self.lists.total();
+        if out.indices.len() < total {
+            out.indices.resize(total, 0);
+        }
+        let mut at = 0;
+        for (row, &p) in points.iter().enumerate() {
+            for &j in self.lists.neighbors(row) {
+                // Written always, kept if within: a branch on it would
+                // mispredict for most of the skin's pairs.
+                out.indices[at] = j;
+                at += usize::from(distance2(p, points[j as usize]) <= r2);
+            }
+            out.offsets.push(at);
+        }
+        Ok(())
+    }
+}
