@@ -97,10 +97,9 @@ impl Slabs {
         }
     }
 
-    /// Where the ray enters and leaves a cell's world box ([`bounds`]),
-    /// widened by the allowed error, or `None` if it misses it.
-    ///
-    /// [`bounds`]: Self::bounds
+    /// Where the ray enters and leaves a cell's world box
+    /// ([`WorldSteps::span`]), widened by the allowed error, or `None` if it
+    /// misses it.
     fn through(&self, cell: Cell) -> Option<(f64, f64)> {
         let (mut first, mut last) = (0.0f64, self.max_t);
         for axis in 0..3 {
