@@ -37,7 +37,9 @@
 //!   the same points without the wrap;
 //! - `radii_spread`: 100,000 spheres with radii from 0.1 to 10 (grains
 //!   and boulders), [`MultiLevelGrid`] against one counting-sort grid,
-//!   `build+contacts`.
+//!   `build+contacts`;
+//! - `query_sets`: 100,000 probes among sph125k's points, [`neighbors_of`]
+//!   on one thread and `ParallelNeighborLists::fill_queries` on two.
 //!
 //! `STRUCT` is `grid` ([`CountingSortGrid`]), `hash` ([`SpatialHash`]),
 //! `index` ([`SpatialIndex`], binary search) or `index_map` (with the
@@ -63,7 +65,7 @@ use broadphase::{
     neighbors::{
         CellHash, CountingSortGrid, CountingSortGridConfig, MultiLevelGrid, NeighborLists,
         NeighborSearch, ParallelNeighborLists, PeriodicDomain, PeriodicGrid, RowLookup, ScanKernel,
-        SpatialHash, SpatialHashConfig, SpatialIndex, SpatialIndexConfig,
+        SpatialHash, SpatialHashConfig, SpatialIndex, SpatialIndexConfig, neighbors_of,
     },
     oracle::brute_force_sphere_contacts,
 };
@@ -447,13 +449,56 @@ fn radii_spread(c: &mut Criterion) {
     group.finish();
 }
 
+/// A query set among a data set: 100,000 probes (every point of sph125k
+/// shifted by a quarter, the first 100,000) among sph125k's points, radius
+/// 2, on one thread and on a 2-thread job system.
+fn query_sets(c: &mut Criterion) {
+    let points = sph(50);
+    let probes: Vec<Vec3> = points.iter().take(100_000).map(|p| *p + 0.25).collect();
+    let mut grid = CountingSortGrid::default();
+    grid.build(&points, SPH1M_RADIUS).expect("valid scene");
+    let jobs = JobSystem::new(2);
+    let mut parallel = ParallelNeighborLists::default();
+    let (mut rows, mut rows2) = (NeighborLists::default(), NeighborLists::default());
+    neighbors_of(&grid, &probes, SPH1M_RADIUS, &mut rows).expect("valid probes");
+    parallel.fill_queries(&jobs, &grid, &probes, SPH1M_RADIUS, &mut rows2).expect("valid probes");
+    assert_eq!(rows.indices(), rows2.indices(), "parallel rows differ from one thread's");
+
+    let mut group = c.benchmark_group("query_sets");
+    configure_slow(&mut group);
+    group.bench_function("sph125k/100k_probes/grid/neighbors_of", |b| {
+        b.iter(|| {
+            neighbors_of(&grid, black_box(&probes), SPH1M_RADIUS, &mut rows).expect("valid");
+            black_box(rows.total())
+        });
+    });
+    group.bench_function("sph125k/100k_probes/grid/neighbors_of_2_threads", |b| {
+        b.iter(|| {
+            parallel
+                .fill_queries(&jobs, &grid, black_box(&probes), SPH1M_RADIUS, &mut rows2)
+                .expect("valid");
+            black_box(rows2.total())
+        });
+    });
+    group.finish();
+}
+
 /// The benchmark groups, in run order (a private module: the `pub fn` that
 /// `criterion_group!` generates cannot carry a doc comment).
 mod groups {
-    use super::{choices, job_system, particles, periodic, radii_spread, sph_scenes};
+    use super::{choices, job_system, particles, periodic, query_sets, radii_spread, sph_scenes};
     use criterion::criterion_group;
 
-    criterion_group!(benches, particles, sph_scenes, choices, job_system, periodic, radii_spread);
+    criterion_group!(
+        benches,
+        particles,
+        sph_scenes,
+        choices,
+        job_system,
+        periodic,
+        radii_spread,
+        query_sets
+    );
 }
 
 criterion_main!(groups::benches);

@@ -62,14 +62,17 @@ pub mod jobs {
 /// lists, and their parallel fill; neighbors by the nearest image in a box
 /// that wraps ([`PeriodicGrid`](neighbors::PeriodicGrid)); sphere contacts
 /// over radii of any spread ([`MultiLevelGrid`](neighbors::MultiLevelGrid));
-/// lists reused across steps ([`VerletLists`](neighbors::VerletLists)).
+/// lists reused across steps ([`VerletLists`](neighbors::VerletLists));
+/// neighbors of a query set among the data
+/// ([`neighbors_of`](neighbors::neighbors_of)).
 /// See `docs/NEIGHBORS.md`.
 pub mod neighbors {
     pub use broadphase_neighbors::{
-        CellHash, CountingSortGrid, CountingSortGridConfig, LEVEL_RATIO, MAX_RADIUS,
+        CellHash, CountingSortGrid, CountingSortGridConfig, FillError, LEVEL_RATIO, MAX_RADIUS,
         MultiLevelGrid, NeighborLists, NeighborRule, NeighborSearch, ParallelNeighborLists,
         PeriodicDomain, PeriodicError, PeriodicGrid, PointError, RowLookup, ScanKernel,
         SpatialHash, SpatialHashConfig, SpatialIndex, SpatialIndexConfig, VerletError, VerletLists,
+        neighbors_of,
     };
 }
 
@@ -98,8 +101,9 @@ pub mod oracle {
         SortAndSweep, brute_force_pairs, brute_force_query, brute_force_ray_hits,
     };
     pub use broadphase_neighbors::{
-        brute_force_neighbor_pairs, brute_force_neighbor_rows, brute_force_neighbors_within,
-        brute_force_periodic_pairs, brute_force_sphere_contacts, brute_force_spheres_touching,
+        brute_force_neighbor_pairs, brute_force_neighbor_rows, brute_force_neighbors_of,
+        brute_force_neighbors_within, brute_force_periodic_pairs, brute_force_sphere_contacts,
+        brute_force_spheres_touching,
     };
 }
 

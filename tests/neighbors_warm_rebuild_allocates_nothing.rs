@@ -9,8 +9,9 @@
 
 use broadphase::glam::Vec3;
 use broadphase::neighbors::{
-    CountingSortGrid, MultiLevelGrid, NeighborLists, NeighborSearch, PeriodicDomain, PeriodicGrid,
-    RowLookup, SpatialHash, SpatialIndex, SpatialIndexConfig, VerletLists,
+    CountingSortGrid, MultiLevelGrid, NeighborLists, NeighborSearch, ParallelNeighborLists,
+    PeriodicDomain, PeriodicGrid, RowLookup, SpatialHash, SpatialIndex, SpatialIndexConfig,
+    VerletLists, neighbors_of,
 };
 use broadphase_scenes::{SPH1M_RADIUS, particles5k, sph};
 
@@ -70,8 +71,9 @@ fn allocations_per_warm_frame(
 }
 
 /// Every structure on an SPH lattice and on particles5k's spheres, the
-/// periodic grid on the lattice, the multi-level grid on spheres and Verlet
-/// lists over a drifting lattice: zero allocations in every warm frame.
+/// periodic grid on the lattice, the multi-level grid on spheres, Verlet
+/// lists over a drifting lattice and a query set among the lattice (one
+/// thread and two): zero allocations in every warm frame.
 #[test]
 fn warm_frames_allocate_nothing() {
     let points = sph(24);
@@ -177,5 +179,25 @@ fn warm_frames_allocate_nothing() {
     }
     assert!(rebuilds > 2, "the drift must rebuild a few times, not {rebuilds}");
     check("verlet sph", counts);
+    // A query set among the lattice, on one thread and on two.
+    let probes: Vec<Vec3> = points.iter().step_by(3).map(|p| *p + 0.25).collect();
+    let jobs = broadphase::JobSystem::new(2);
+    let mut parallel = ParallelNeighborLists::default();
+    let (mut rows, mut rows2) = (NeighborLists::default(), NeighborLists::default());
+    grid.build(&points, SPH1M_RADIUS).expect("valid scene");
+    let mut counts = Vec::new();
+    for n in 0..FRAMES {
+        let ((), allocations) = allocations_during(n >= WARM_UP, || {
+            neighbors_of(&grid, &probes, SPH1M_RADIUS, &mut rows).expect("valid probes");
+            parallel
+                .fill_queries(&jobs, &grid, &probes, SPH1M_RADIUS, &mut rows2)
+                .expect("valid probes");
+        });
+        if n >= WARM_UP {
+            counts.push(allocations);
+        }
+    }
+    assert_eq!(rows.indices(), rows2.indices());
+    check("query sets sph", counts);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -81,6 +81,7 @@
 mod api;
 mod brute_force;
 mod counting_sort_grid;
+mod cross;
 mod csr;
 mod multilevel;
 mod parallel;
@@ -104,9 +105,10 @@ pub use brute_force::{
     brute_force_sphere_contacts, brute_force_spheres_touching,
 };
 pub use counting_sort_grid::{CountingSortGrid, CountingSortGridConfig};
+pub use cross::{brute_force_neighbors_of, neighbors_of};
 pub use csr::NeighborLists;
 pub use multilevel::{LEVEL_RATIO, MultiLevelGrid};
-pub use parallel::ParallelNeighborLists;
+pub use parallel::{FillError, ParallelNeighborLists};
 pub use periodic::{PeriodicDomain, PeriodicError, PeriodicGrid, brute_force_periodic_pairs};
 pub use points::{MAX_RADIUS, PointError};
 pub use scan::ScanKernel;

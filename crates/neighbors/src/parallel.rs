@@ -2,8 +2,10 @@
 //! independently, so the job system fills one range per job and one pass
 //! joins them in slot order.
 
-use crate::{NeighborLists, NeighborSearch};
+use crate::cross::{check_queries, neighbors_of_range};
+use crate::{NeighborLists, NeighborSearch, PointError};
 use broadphase_jobs::{IndexedJob, JobContext, JobError, JobSystem};
+use glam::Vec3;
 use parking_lot::Mutex;
 
 /// Sorted-order CSR neighbor lists of a built neighbor structure, filled by
@@ -72,6 +74,25 @@ impl<'scope, S: NeighborSearch + Sync> IndexedJob<'scope> for FillRanges<'_, S> 
     }
 }
 
+/// One frame's jobs for a query set: job `i` answers queries
+/// `i * step..(i + 1) * step` (clipped) into `parts[i]`.
+struct FillQueries<'a, S> {
+    structure: &'a S,
+    queries: &'a [Vec3],
+    radius: f32,
+    step: usize,
+    parts: &'a [Mutex<NeighborLists>],
+}
+
+impl<'scope, S: NeighborSearch + Sync> IndexedJob<'scope> for FillQueries<'_, S> {
+    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, index: usize) {
+        let from = (index * self.step).min(self.queries.len());
+        let to = (from + self.step).min(self.queries.len());
+        let mut part = self.parts[index].try_lock().expect("one job per range");
+        neighbors_of_range(self.structure, &self.queries[from..to], self.radius, &mut part);
+    }
+}
+
 impl ParallelNeighborLists {
     /// Replaces `out` with the sorted-order neighbor lists of every slot of
     /// `structure` (see [`NeighborSearch::sorted_neighbor_lists`]), filled
@@ -121,4 +142,80 @@ impl ParallelNeighborLists {
         }
         Ok(())
     }
+
+    /// [`neighbors_of`](crate::neighbors_of) on `jobs`: the queries are cut
+    /// into a few ranges per thread, each answered by a scoped job into a
+    /// buffer kept here, and the rows joined in query order, so `out`
+    /// equals the one-thread answer exactly, for any thread count.
+    ///
+    /// # Errors
+    /// [`FillError::Query`] with what `neighbors_of` would refuse (before
+    /// any job runs; `out` is then empty), or [`FillError::Jobs`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_jobs::JobSystem;
+    /// use broadphase_neighbors::{CountingSortGrid, NeighborLists, NeighborSearch, ParallelNeighborLists, neighbors_of};
+    /// use glam::Vec3;
+    /// let data: Vec<Vec3> = (0..500).map(|i| Vec3::new(i as f32 * 0.1, 0.0, 0.0)).collect();
+    /// let mut grid = CountingSortGrid::default();
+    /// grid.build(&data, 0.25)?;
+    /// let probes: Vec<Vec3> = (0..300).map(|i| Vec3::new(i as f32 * 0.17, 0.0, 0.0)).collect();
+    /// let (mut parallel, mut rows, mut single) = (ParallelNeighborLists::default(), NeighborLists::default(), NeighborLists::default());
+    /// parallel.fill_queries(&JobSystem::new(2), &grid, &probes, 0.25, &mut rows)?;
+    /// neighbors_of(&grid, &probes, 0.25, &mut single)?;
+    /// assert_eq!(rows.offsets(), single.offsets());
+    /// assert_eq!(rows.indices(), single.indices());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn fill_queries<S: NeighborSearch + Sync>(
+        &mut self,
+        jobs: &JobSystem,
+        structure: &S,
+        queries: &[Vec3],
+        radius: f32,
+        out: &mut NeighborLists,
+    ) -> Result<(), FillError> {
+        out.clear();
+        check_queries(structure, queries, radius).map_err(FillError::Query)?;
+        if queries.is_empty() {
+            out.offsets.push(0);
+            return Ok(());
+        }
+        let step = queries.len().div_ceil(jobs.threads() * RANGES_PER_THREAD).max(1);
+        let ranges = queries.len().div_ceil(step);
+        if self.parts.len() < ranges {
+            self.parts.resize_with(ranges, Mutex::default);
+        }
+        let job = FillQueries { structure, queries, radius, step, parts: &self.parts[..ranges] };
+        jobs.reserve_queue(ranges);
+        jobs.scope(|s| (0..ranges).for_each(|range| s.spawn_indexed(&job, range)))
+            .map_err(FillError::Jobs)?;
+        for part in &mut self.parts[..ranges] {
+            out.append_rows(part.get_mut());
+        }
+        Ok(())
+    }
 }
+
+/// Why [`ParallelNeighborLists::fill_queries`] gave no answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FillError {
+    /// The radius or a query point was refused (see
+    /// [`neighbors_of`](crate::neighbors_of)).
+    Query(PointError),
+    /// A job panicked, or the call was made from inside a job.
+    Jobs(JobError),
+}
+
+impl std::fmt::Display for FillError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FillError::Query(error) => error.fmt(f),
+            FillError::Jobs(error) => error.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for FillError {}
