@@ -8,6 +8,9 @@ use broadphase_neighbors::{
 };
 use glam::Vec3;
 use proptest::prelude::*;
+use support::Rng;
+
+mod support;
 
 fn check(centers: &[Vec3], radii: &[f32]) -> usize {
     let mut expected = Vec::new();
@@ -21,25 +24,9 @@ fn check(centers: &[Vec3], radii: &[f32]) -> usize {
     grid.levels()
 }
 
-/// xorshift, so the test needs nothing else.
-struct Rng(u64);
-
-impl Rng {
-    fn unit(&mut self) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    fn point(&mut self, side: f32) -> Vec3 {
-        Vec3::new(self.unit(), self.unit(), self.unit()) * side
-    }
-
-    /// Log-uniform in `[lo, hi)`.
-    fn radius(&mut self, lo: f32, hi: f32) -> f32 {
-        lo * (hi / lo).powf(self.unit())
-    }
+/// Log-uniform in `[lo, hi)`.
+fn log_uniform(rng: &mut Rng, lo: f32, hi: f32) -> f32 {
+    lo * (hi / lo).powf(rng.unit())
 }
 
 #[test]
@@ -48,8 +35,8 @@ fn radii_over_one_to_five_orders_of_magnitude() {
     for (lo, hi, side) in
         [(1.0, 10.0, 60.0), (0.1, 10.0, 80.0), (0.01, 10.0, 60.0), (1e-4, 10.0, 50.0)]
     {
-        let centers: Vec<Vec3> = (0..1_500).map(|_| rng.point(side)).collect();
-        let radii: Vec<f32> = (0..1_500).map(|_| rng.radius(lo, hi)).collect();
+        let centers: Vec<Vec3> = (0..1_500).map(|_| rng.point(0.0, side)).collect();
+        let radii: Vec<f32> = (0..1_500).map(|_| log_uniform(&mut rng, lo, hi)).collect();
         let levels = check(&centers, &radii);
         let spread = (hi / lo).log(LEVEL_RATIO).ceil() as usize;
         assert!(levels >= spread.min(2) && levels <= spread + 1, "{levels} levels for {lo}..{hi}");
@@ -67,7 +54,7 @@ fn radii_on_the_level_boundaries_and_zeros() {
     }
     radii.extend([0.0, 0.0, 0.0]);
     let radii: Vec<f32> = (0..1_200).map(|i| radii[i % radii.len()]).collect();
-    let centers: Vec<Vec3> = (0..1_200).map(|_| rng.point(40.0)).collect();
+    let centers: Vec<Vec3> = (0..1_200).map(|_| rng.point(0.0, 40.0)).collect();
     check(&centers, &radii);
 }
 
@@ -92,8 +79,8 @@ fn contacts_exactly_at_the_sum_of_the_radii() {
 #[test]
 fn one_level_empty_and_single() {
     let mut rng = Rng(4);
-    let centers: Vec<Vec3> = (0..800).map(|_| rng.point(30.0)).collect();
-    let radii: Vec<f32> = (0..800).map(|_| rng.radius(1.0, 3.9)).collect();
+    let centers: Vec<Vec3> = (0..800).map(|_| rng.point(0.0, 30.0)).collect();
+    let radii: Vec<f32> = (0..800).map(|_| log_uniform(&mut rng, 1.0, 3.9)).collect();
     assert_eq!(check(&centers, &radii), 1);
     assert_eq!(check(&[], &[]), 1);
     assert_eq!(check(&[Vec3::ONE], &[2.0]), 1);
@@ -108,8 +95,8 @@ fn warm_rebuilds_with_changing_levels() {
     for (round, (lo, hi)) in
         [(0.01, 5.0), (1.0, 2.0), (1e-3, 9.0), (0.5, 0.6)].into_iter().enumerate()
     {
-        let centers: Vec<Vec3> = (0..600).map(|_| rng.point(25.0)).collect();
-        let radii: Vec<f32> = (0..600).map(|_| rng.radius(lo, hi)).collect();
+        let centers: Vec<Vec3> = (0..600).map(|_| rng.point(0.0, 25.0)).collect();
+        let radii: Vec<f32> = (0..600).map(|_| log_uniform(&mut rng, lo, hi)).collect();
         grid.build_spheres(&centers, &radii).unwrap();
         grid.contacts(&mut contacts);
         contacts.sort_unstable();

@@ -10,6 +10,9 @@ use broadphase_neighbors::{
 };
 use glam::Vec3;
 use proptest::prelude::*;
+use support::Rng;
+
+mod support;
 
 fn check(domain: &PeriodicDomain, points: &[Vec3], radius: f32) {
     let mut expected = Vec::new();
@@ -33,30 +36,18 @@ fn check(domain: &PeriodicDomain, points: &[Vec3], radius: f32) {
     }
 }
 
-/// xorshift, so the test needs nothing else.
-struct Rng(u64);
-
-impl Rng {
-    fn unit(&mut self) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
+/// A point of the domain; one coordinate in eight exactly on a face.
+fn point_in(rng: &mut Rng, domain: &PeriodicDomain) -> Vec3 {
+    let (min, max) = (domain.min(), domain.max());
+    let mut p = Vec3::ZERO;
+    for axis in 0..3 {
+        p[axis] = match (rng.unit() * 16.0) as u32 {
+            0 => min[axis],
+            1 => max[axis],
+            _ => (min[axis] + (max[axis] - min[axis]) * rng.unit()).min(max[axis]),
+        };
     }
-
-    /// A point of the domain; one coordinate in eight exactly on a face.
-    fn point(&mut self, domain: &PeriodicDomain) -> Vec3 {
-        let (min, max) = (domain.min(), domain.max());
-        let mut p = Vec3::ZERO;
-        for axis in 0..3 {
-            p[axis] = match (self.unit() * 16.0) as u32 {
-                0 => min[axis],
-                1 => max[axis],
-                _ => (min[axis] + (max[axis] - min[axis]) * self.unit()).min(max[axis]),
-            };
-        }
-        p
-    }
+    p
 }
 
 #[test]
@@ -71,7 +62,7 @@ fn random_boxes_every_wrapping_subset() {
         ] {
             let domain = PeriodicDomain::new(min, max, periodic).unwrap();
             let half = (max - min).min_element() * 0.5;
-            let points: Vec<Vec3> = (0..600).map(|_| rng.point(&domain)).collect();
+            let points: Vec<Vec3> = (0..600).map(|_| point_in(&mut rng, &domain)).collect();
             for radius in [0.0, 0.3, 1.0, half * 0.9, half] {
                 check(&domain, &points, radius);
             }
@@ -85,7 +76,7 @@ fn boxes_one_and_two_cells_wide_list_each_neighbor_cell_once() {
     // Radius 2.5 in a box 5 wide on x (one or two cells) and 6 on y.
     let domain =
         PeriodicDomain::new(Vec3::ZERO, Vec3::new(5.0, 6.0, 30.0), [true, true, false]).unwrap();
-    let points: Vec<Vec3> = (0..400).map(|_| rng.point(&domain)).collect();
+    let points: Vec<Vec3> = (0..400).map(|_| point_in(&mut rng, &domain)).collect();
     for radius in [2.5, 2.4, 1.7, 1.2] {
         check(&domain, &points, radius);
     }
@@ -124,7 +115,7 @@ fn a_tiny_radius_in_a_huge_box_stays_exact() {
     // cells must allow for it.
     let domain = PeriodicDomain::new(Vec3::splat(-1.0e6), Vec3::splat(1.0e6), [true; 3]).unwrap();
     let mut rng = Rng(3);
-    let mut points: Vec<Vec3> = (0..300).map(|_| rng.point(&domain)).collect();
+    let mut points: Vec<Vec3> = (0..300).map(|_| point_in(&mut rng, &domain)).collect();
     points.push(Vec3::splat(-1.0e6));
     points.push(Vec3::splat(1.0e6 - 0.0625));
     points.push(Vec3::new(-1.0e6 + 0.05, 0.0, 0.0));
@@ -144,7 +135,7 @@ fn wrapping_rounds_points_across_a_cell() {
         PeriodicDomain::new(Vec3::ZERO, Vec3::new(1000.0, 0.01, 0.01), [true, false, false])
             .unwrap();
     let mut rng = Rng(5);
-    let mut points: Vec<Vec3> = (0..8_000).map(|_| rng.point(&domain)).collect();
+    let mut points: Vec<Vec3> = (0..8_000).map(|_| point_in(&mut rng, &domain)).collect();
     for _ in 0..1_500 {
         points.push(Vec3::new(rng.unit() * 0.06, 0.005, 0.005));
         points.push(Vec3::new(1000.0 - rng.unit() * 0.06, 0.005, 0.005));
@@ -238,7 +229,7 @@ fn warm_rebuilds_give_the_same_answer() {
     let (mut pairs, mut expected) = (Vec::new(), Vec::new());
     for round in 0..5 {
         let count = [500, 20, 0, 700, 300][round];
-        let points: Vec<Vec3> = (0..count).map(|_| rng.point(&domain)).collect();
+        let points: Vec<Vec3> = (0..count).map(|_| point_in(&mut rng, &domain)).collect();
         grid.build(&domain, &points, 1.1).unwrap();
         grid.neighbor_pairs(&mut pairs);
         pairs.sort_unstable();

@@ -12,6 +12,9 @@ use broadphase_neighbors::{
 };
 use glam::Vec3;
 use proptest::prelude::*;
+use support::Rng;
+
+mod support;
 
 fn check(search: &impl NeighborSearch, data: &[Vec3], queries: &[Vec3], radius: f32, name: &str) {
     let (mut rows, mut expected) = (NeighborLists::default(), NeighborLists::default());
@@ -35,28 +38,12 @@ fn check_all(data: &[Vec3], queries: &[Vec3], build: f32, radii: &[f32]) {
     }
 }
 
-/// xorshift, so the test needs nothing else.
-struct Rng(u64);
-
-impl Rng {
-    fn unit(&mut self) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    fn point(&mut self, side: f32) -> Vec3 {
-        Vec3::new(self.unit(), self.unit(), self.unit()) * side
-    }
-}
-
 #[test]
 fn random_sets_of_different_sizes() {
     let mut rng = Rng(17);
     for (n, m) in [(1_000, 300), (50, 2_000), (0, 100), (400, 0), (1, 1)] {
-        let data: Vec<Vec3> = (0..n).map(|_| rng.point(15.0)).collect();
-        let queries: Vec<Vec3> = (0..m).map(|_| rng.point(17.0) - 1.0).collect();
+        let data: Vec<Vec3> = (0..n).map(|_| rng.point(0.0, 15.0)).collect();
+        let queries: Vec<Vec3> = (0..m).map(|_| rng.point(0.0, 17.0) - 1.0).collect();
         check_all(&data, &queries, 1.5, &[0.0, 0.7, 1.5]);
     }
 }
@@ -77,9 +64,9 @@ fn queries_at_exactly_the_radius_and_far_away() {
 #[test]
 fn spheres_answer_what_touches_each_probe() {
     let mut rng = Rng(23);
-    let centers: Vec<Vec3> = (0..600).map(|_| rng.point(20.0)).collect();
+    let centers: Vec<Vec3> = (0..600).map(|_| rng.point(0.0, 20.0)).collect();
     let radii: Vec<f32> = (0..600).map(|_| 0.2 + rng.unit() * 0.8).collect();
-    let queries: Vec<Vec3> = (0..200).map(|_| rng.point(20.0)).collect();
+    let queries: Vec<Vec3> = (0..200).map(|_| rng.point(0.0, 20.0)).collect();
     let mut grid = CountingSortGrid::default();
     grid.build_spheres(&centers, &radii).unwrap();
     let mut rows = NeighborLists::default();
@@ -97,8 +84,8 @@ fn spheres_answer_what_touches_each_probe() {
 #[test]
 fn the_parallel_fill_equals_one_thread_on_any_thread_count() {
     let mut rng = Rng(29);
-    let data: Vec<Vec3> = (0..3_000).map(|_| rng.point(25.0)).collect();
-    let queries: Vec<Vec3> = (0..2_500).map(|_| rng.point(25.0)).collect();
+    let data: Vec<Vec3> = (0..3_000).map(|_| rng.point(0.0, 25.0)).collect();
+    let queries: Vec<Vec3> = (0..2_500).map(|_| rng.point(0.0, 25.0)).collect();
     let mut grid = CountingSortGrid::default();
     grid.build(&data, 1.2).unwrap();
     let mut single = NeighborLists::default();

@@ -10,6 +10,9 @@ use broadphase_neighbors::{
 };
 use glam::Vec3;
 use proptest::prelude::*;
+use support::Rng;
+
+mod support;
 
 /// The filtered rows (sorted) against brute force's.
 fn check_rows(verlet: &VerletLists, points: &[Vec3], what: &str) {
@@ -25,22 +28,6 @@ fn check_rows(verlet: &VerletLists, points: &[Vec3], what: &str) {
         let mut want = want.clone();
         want.sort_unstable();
         assert_eq!(got, want, "{what}: row {row}");
-    }
-}
-
-/// xorshift, so the test needs nothing else.
-struct Rng(u64);
-
-impl Rng {
-    fn unit(&mut self) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    fn step(&mut self, length: f32) -> Vec3 {
-        (Vec3::new(self.unit(), self.unit(), self.unit()) * 2.0 - 1.0) * length
     }
 }
 
@@ -62,7 +49,7 @@ fn drift(
         assert!(verlet.is_valid(points).unwrap(), "step {step}: valid right after update");
         check_rows(&verlet, points, &format!("step {step}"));
         for p in points.iter_mut() {
-            *p += rng.step(speed);
+            *p += rng.point(-speed, speed);
         }
     }
     rebuilds
@@ -71,7 +58,7 @@ fn drift(
 #[test]
 fn drifting_points_stay_exact_on_every_structure() {
     let mut rng = Rng(3);
-    let start: Vec<Vec3> = (0..700).map(|_| rng.step(10.0)).collect();
+    let start: Vec<Vec3> = (0..700).map(|_| rng.point(-10.0, 10.0)).collect();
     for (name, rebuilds) in [
         ("grid", drift(&mut CountingSortGrid::default(), &mut start.clone(), 1.0, 0.3, 0.02, 40)),
         ("hash", drift(&mut SpatialHash::default(), &mut start.clone(), 1.0, 0.3, 0.02, 40)),
@@ -109,7 +96,7 @@ fn a_lattice_moving_onto_exactly_the_radius() {
 #[test]
 fn moves_of_about_half_the_skin() {
     let mut rng = Rng(11);
-    let start: Vec<Vec3> = (0..400).map(|_| rng.step(6.0)).collect();
+    let start: Vec<Vec3> = (0..400).map(|_| rng.point(-6.0, 6.0)).collect();
     let mut grid = CountingSortGrid::default();
     let mut verlet = VerletLists::new(1.0, 0.4).unwrap();
     verlet.rebuild(&mut grid, &start).unwrap();
@@ -138,7 +125,7 @@ fn moves_of_about_half_the_skin() {
 #[test]
 fn unmoved_points_keep_the_lists_even_without_a_skin() {
     let mut rng = Rng(5);
-    let points: Vec<Vec3> = (0..300).map(|_| rng.step(5.0)).collect();
+    let points: Vec<Vec3> = (0..300).map(|_| rng.point(-5.0, 5.0)).collect();
     let mut grid = CountingSortGrid::default();
     let mut verlet = VerletLists::new(0.9, 0.0).unwrap();
     assert!(verlet.update(&mut grid, &points).unwrap());
