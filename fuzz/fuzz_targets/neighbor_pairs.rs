@@ -2,7 +2,8 @@
 //! min > max, duplicates, touching); the structure must give the oracle's
 //! typed error or its exact answer: the three grids on points, the
 //! multi-level grid on spheres made of the boxes, the periodic grid in a box
-//! made of them. See tests/support/fuzz_input.rs.
+//! made of them, a query set of the max corners, Verlet lists over points
+//! moved toward them. See tests/support/fuzz_input.rs.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

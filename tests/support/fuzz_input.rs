@@ -211,8 +211,9 @@ pub(crate) fn check_grid_tree(data: &[u8]) {
 /// The three neighbor structures on points decoded from the same bytes
 /// (each box's min corner is a point; the first coordinate's magnitude,
 /// when finite, is the radius): the oracle's typed error, or exactly its
-/// pairs within the radius. Then the multi-level grid on spheres and the
-/// periodic grid in a box, both made of the same boxes.
+/// pairs within the radius. Then the multi-level grid on spheres, the
+/// periodic grid in a box, a query set and Verlet lists, all made of the
+/// same boxes.
 pub(crate) fn check_neighbors(data: &[u8]) {
     use broadphase::{
         neighbors::{CountingSortGrid, NeighborSearch, SpatialHash, SpatialIndex},
@@ -249,6 +250,70 @@ pub(crate) fn check_neighbors(data: &[u8]) {
     check("index", &mut SpatialIndex::default(), &points, radius, &oracle, &expected);
     check_spheres_over_levels(&points, &boxes);
     check_periodic(data, &points, radius);
+    check_query_set(&points, &boxes, radius);
+    check_verlet(&points, &boxes, radius);
+}
+
+/// The boxes' max corners as a query set among the min corners: rows
+/// equal to brute force's, or the same typed error (the max corners hold
+/// the hostile values the min corners do not).
+fn check_query_set(points: &[Vec3], boxes: &[Aabb], radius: f32) {
+    use broadphase::{
+        neighbors::{CountingSortGrid, NeighborLists, NeighborSearch, neighbors_of},
+        oracle::brute_force_neighbors_of,
+    };
+    let mut grid = CountingSortGrid::default();
+    if grid.build(points, radius).is_err() {
+        return; // the points' own check is above
+    }
+    let queries: Vec<Vec3> = boxes.iter().map(|b| b.max).collect();
+    let (mut rows, mut expected) = (NeighborLists::default(), NeighborLists::default());
+    match (
+        neighbors_of(&grid, &queries, radius, &mut rows),
+        brute_force_neighbors_of(points, &queries, radius, &mut expected),
+    ) {
+        (Err(found), Err(wanted)) => assert_eq!(found.to_string(), wanted.to_string()),
+        (Ok(()), Ok(())) => {
+            assert_eq!(rows.offsets(), expected.offsets(), "query set rows, radius {radius}");
+            assert_eq!(rows.indices(), expected.indices(), "query set entries, radius {radius}");
+        }
+        (found, wanted) => panic!("query set said {found:?}, brute force said {wanted:?}"),
+    }
+}
+
+/// Verlet lists built on the min corners with the boxes' heights as a
+/// skin source, then the points moved toward their max corners by a
+/// fraction: whenever the lists say they hold, the filtered rows are
+/// brute force's for the moved points.
+fn check_verlet(points: &[Vec3], boxes: &[Aabb], radius: f32) {
+    use broadphase::{
+        neighbors::{CountingSortGrid, NeighborLists, VerletLists},
+        oracle::{brute_force_neighbor_pairs, brute_force_neighbor_rows},
+    };
+    let skin = boxes.first().map_or(0.0, |b| (b.max.y - b.min.y).abs());
+    let Ok(mut verlet) = VerletLists::new(radius, skin) else { return };
+    let mut grid = CountingSortGrid::default();
+    if verlet.update(&mut grid, points).is_err() {
+        return;
+    }
+    let mut lists = NeighborLists::default();
+    for share in [0.0f32, 1.0e-3, 0.1, 1.0] {
+        let moved: Vec<Vec3> =
+            points.iter().zip(boxes).map(|(p, b)| *p + (b.max - b.min) * share).collect();
+        let Ok(valid) = verlet.is_valid(&moved) else { continue };
+        if !valid {
+            continue;
+        }
+        verlet.neighbors_within(&moved, &mut lists).expect("built, same count");
+        let mut pairs = Vec::new();
+        brute_force_neighbor_pairs(&moved, radius, &mut pairs).expect("valid moved points");
+        let expected = brute_force_neighbor_rows(moved.len(), &pairs);
+        for (row, want) in expected.iter().enumerate() {
+            let mut got = lists.neighbors(row).to_vec();
+            got.sort_unstable();
+            assert_eq!(&got, want, "verlet row {row}, share {share}, skin {skin}, radius {radius}");
+        }
+    }
 }
 
 /// Spheres with each box's height as its radius (any spread, zeros,
