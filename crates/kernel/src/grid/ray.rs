@@ -1,7 +1,6 @@
 //! Rays against the kept build: front to back through the occupied cells,
 //! nearest cell first, stopping once no cell left can hold a nearer hit.
 
-use super::config::PairKernel;
 use super::leaf::{Corners, unflip};
 use super::quantize::{Cell, Item, LEVELS, OVERFLOW, WorldSteps};
 use super::query::leaf_hits;
@@ -352,7 +351,7 @@ impl AdaptiveGrid {
             #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
             // SAFETY: `Avx2` is only the resolved kernel on CPUs with AVX2;
             // POPCNT is checked here.
-            PairKernel::Avx2 if std::arch::is_x86_feature_detected!("popcnt") => unsafe {
+            super::config::PairKernel::Avx2 if std::arch::is_x86_feature_detected!("popcnt") => unsafe {
                 self.walk_ray_avx2(ray, visit)
             },
             _ => self.walk_ray_with(ray, visit),
