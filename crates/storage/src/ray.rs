@@ -103,12 +103,19 @@ impl Ray {
             } else {
                 (f64::NEG_INFINITY, f64::INFINITY)
             };
-            first = first.max(near);
-            last = last.min(far);
+            // Replaced only by a strictly larger value: `first` starts at
+            // +0.0 and can never become -0.0 (which orders before 0.0 in a
+            // total order). `f64::max(0.0, -0.0)` may return either zero,
+            // and compilers disagree on which, so the oracle and a walk
+            // inlined elsewhere could tie-break differently.
+            if near > first {
+                first = near;
+            }
+            if far < last {
+                last = far;
+            }
         }
-        // `max(0.0, -0.0)` may be -0.0, which orders before 0.0 in a total
-        // order: adding 0.0 makes every entry at the start +0.0.
-        (first <= last).then_some(first + 0.0)
+        (first <= last).then_some(first)
     }
 }
 
