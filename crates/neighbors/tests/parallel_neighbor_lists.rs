@@ -57,3 +57,24 @@ fn parallel_lists_equal_single_thread_lists() {
         check(SpatialIndex::default(), points, *radius);
     }
 }
+
+/// With more than 16 threads there are more than 64 ranges: the parts are
+/// then joined on the calling thread instead of by jobs. Both joins give
+/// the one-thread lists, including after a frame with fewer ranges left
+/// the kept parts longer than needed.
+#[test]
+fn many_ranges_are_joined_on_the_calling_thread() {
+    let points = sph(15);
+    let mut grid = CountingSortGrid::default();
+    grid.build(&points, 2.0).unwrap();
+    let mut single = NeighborLists::default();
+    grid.sorted_neighbor_lists(0..grid.len(), &mut single);
+    let mut parallel = ParallelNeighborLists::default();
+    let mut lists = NeighborLists::default();
+    for threads in [17, 2, 17] {
+        let jobs = JobSystem::new(threads);
+        parallel.fill(&jobs, &grid, &mut lists).unwrap();
+        assert_eq!(lists.offsets(), single.offsets(), "{threads} threads: row offsets differ");
+        assert_eq!(lists.indices(), single.indices(), "{threads} threads: entries differ");
+    }
+}
