@@ -152,15 +152,7 @@ impl VerletLists {
     /// [`VerletError::NotBuilt`], [`VerletError::CountChanged`], or the
     /// first non-finite point.
     pub fn is_valid(&self, points: &[Vec3]) -> Result<bool, VerletError> {
-        if !self.built {
-            return Err(VerletError::NotBuilt);
-        }
-        if points.len() != self.built_at.len() {
-            return Err(VerletError::CountChanged {
-                built: self.built_at.len(),
-                now: points.len(),
-            });
-        }
+        self.check_built_for(points)?;
         validate_points(points)?;
         // A pair in reach now is within radius·(1 + 2^-21) in exact terms;
         // it was within that plus twice the displacement at the build, and
@@ -179,6 +171,20 @@ impl VerletLists {
         }
         // Unmoved points give the build's pairs exactly, skin or none.
         Ok(still && (allowed > 0.0 || !moved))
+    }
+
+    /// The lists are built, for as many points as `points` has.
+    fn check_built_for(&self, points: &[Vec3]) -> Result<(), VerletError> {
+        if !self.built {
+            return Err(VerletError::NotBuilt);
+        }
+        if points.len() != self.built_at.len() {
+            return Err(VerletError::CountChanged {
+                built: self.built_at.len(),
+                now: points.len(),
+            });
+        }
+        Ok(())
     }
 
     /// Rebuilds if the lists no longer hold ([`is_valid`](Self::is_valid)
@@ -216,15 +222,7 @@ impl VerletLists {
         points: &[Vec3],
         out: &mut NeighborLists,
     ) -> Result<(), VerletError> {
-        if !self.built {
-            return Err(VerletError::NotBuilt);
-        }
-        if points.len() != self.built_at.len() {
-            return Err(VerletError::CountChanged {
-                built: self.built_at.len(),
-                now: points.len(),
-            });
-        }
+        self.check_built_for(points)?;
         let r2 = self.radius * self.radius;
         out.offsets.clear();
         out.offsets.push(0);
