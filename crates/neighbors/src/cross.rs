@@ -7,7 +7,7 @@
 use crate::api::NeighborSearch;
 use crate::brute_force::distance2;
 use crate::csr::NeighborLists;
-use crate::points::{PointError, check_point, check_radius, validate_points};
+use crate::points::{PointError, check_radius, validate_points};
 use crate::search::NeighborRule;
 use glam::Vec3;
 
@@ -21,7 +21,11 @@ fn largest(rule: NeighborRule) -> f32 {
 
 /// Checks the radius against the structure and every query point, so a
 /// refusal names the first bad query before any row is written.
-fn check(search: &impl NeighborSearch, queries: &[Vec3], radius: f32) -> Result<(), PointError> {
+pub(crate) fn check_queries(
+    search: &impl NeighborSearch,
+    queries: &[Vec3],
+    radius: f32,
+) -> Result<(), PointError> {
     check_radius(radius)?;
     let max = largest(search.rule());
     if radius > max {
@@ -46,9 +50,7 @@ fn append_rows(
         search.query(q, radius, hits).unwrap_or_default();
         hits.sort_unstable();
         let base = out.total();
-        if out.indices.len() < base + hits.len() {
-            out.indices.resize((base + hits.len()).max(out.indices.len() * 2), 0);
-        }
+        NeighborLists::reserve_entries(&mut out.indices, base + hits.len());
         out.indices[base..base + hits.len()].copy_from_slice(hits);
         out.offsets.push(base + hits.len());
     }
@@ -88,16 +90,13 @@ pub fn neighbors_of(
     out: &mut NeighborLists,
 ) -> Result<(), PointError> {
     out.clear();
-    check(search, queries, radius)?;
-    out.offsets.push(0);
-    let mut hits = std::mem::take(&mut out.scratch_indices);
-    append_rows(search, queries, radius, &mut hits, out);
-    out.scratch_indices = hits;
+    check_queries(search, queries, radius)?;
+    neighbors_of_range(search, queries, radius, out);
     Ok(())
 }
 
-/// [`neighbors_of`] for the rows of `queries[range]` alone, into `out`:
-/// the per-job step of the parallel fill.
+/// [`neighbors_of`] without the checks, into `out` (cleared first): the
+/// whole answer, or a job's range of the queries in the parallel fill.
 pub(crate) fn neighbors_of_range(
     search: &impl NeighborSearch,
     queries: &[Vec3],
@@ -109,15 +108,6 @@ pub(crate) fn neighbors_of_range(
     let mut hits = std::mem::take(&mut out.scratch_indices);
     append_rows(search, queries, radius, &mut hits, out);
     out.scratch_indices = hits;
-}
-
-/// Checks what [`neighbors_of`] checks, for the parallel fill.
-pub(crate) fn check_queries(
-    search: &impl NeighborSearch,
-    queries: &[Vec3],
-    radius: f32,
-) -> Result<(), PointError> {
-    check(search, queries, radius)
 }
 
 /// The data points within `radius` of each query, by testing every pair:
@@ -152,12 +142,9 @@ pub fn brute_force_neighbors_of(
     out.offsets.push(0);
     let mut at = 0;
     for &q in queries {
-        check_point(q)?;
         for (i, &p) in data.iter().enumerate() {
             if distance2(q, p) <= r2 {
-                if out.indices.len() <= at {
-                    out.indices.resize((at + 1).max(out.indices.len() * 2), 0);
-                }
+                NeighborLists::reserve_entries(&mut out.indices, at + 1);
                 out.indices[at] = i as u32;
                 at += 1;
             }
