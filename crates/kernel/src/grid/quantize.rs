@@ -227,13 +227,8 @@ impl Quantizer {
         WorldSteps {
             zero: self.origin.map(f64::from),
             step: self.scale.map(|s| 1.0 / f64::from(s)),
+            scale: self.scale.map(f64::from),
         }
-    }
-
-    /// The world origin of coordinate 0 and the steps per world unit, per
-    /// axis: `coord(axis, x)` is `(x - origin) * scale`, clamped, truncated.
-    pub(crate) fn origin_and_scale(&self) -> ([f32; 3], [f32; 3]) {
-        (self.origin, self.scale)
     }
 
     /// A box as an item.
@@ -255,9 +250,30 @@ pub(crate) struct WorldSteps {
     pub(crate) zero: [f64; 3],
     /// World length of one step per axis.
     pub(crate) step: [f64; 3],
+    /// Steps per world unit per axis (the quantizer's scale).
+    pub(crate) scale: [f64; 3],
 }
 
 impl WorldSteps {
+    /// The coordinates on `axis` of every point whose offset from the
+    /// quantizer's origin lies in `low..=high`, widened by `margin` steps
+    /// on each side for rounding: the lowest and the highest. The quantizer
+    /// subtracts in `f32`, where an offset past its range becomes +inf and
+    /// clamps to the last coordinate; below the range it clamps to 0, as a
+    /// negative offset does here.
+    #[inline(always)]
+    pub(crate) fn coords_of_offsets(
+        &self,
+        axis: usize,
+        low: f64,
+        high: f64,
+        margin: f64,
+    ) -> (u16, u16) {
+        let scale = self.scale[axis];
+        let high = if high > OVERFLOW { 65535.0 } else { high * scale + margin };
+        ((low * scale - margin).clamp(0.0, 65535.0) as u16, high.clamp(0.0, 65535.0) as u16)
+    }
+
     /// The world span on `axis` that holds every point the quantizer puts
     /// in coordinates `lo..=hi`: widened by a step on each side (the
     /// quantizer rounds in `f32`), and open on a side at the border of the

@@ -2,7 +2,7 @@
 //! nearest cell first, stopping once no cell left can hold a nearer hit.
 
 use super::leaf::{Corners, unflip};
-use super::quantize::{Cell, Item, LEVELS, OVERFLOW, WorldSteps};
+use super::quantize::{Cell, Item, LEVELS, WorldSteps};
 use super::query::leaf_hits;
 use super::tree::AdaptiveGrid;
 use broadphase_storage::{QueryError, Ray};
@@ -26,13 +26,10 @@ struct Slabs {
     max_t: f64,
     /// The quantizer's coordinates in world units.
     steps: WorldSteps,
-    /// The origin's offset from the quantizer's origin, the direction,
-    /// and the steps per world unit: the ray's point at `t` has quantized
-    /// coordinate `(offset + t * dir) * scale`, up to the quantizer's
-    /// rounding and clamping.
+    /// The origin's offset from the quantizer's origin, and the direction:
+    /// the ray's point at `t` is `offset + t * dir` from that origin.
     offset: [f64; 3],
     dir: [f64; 3],
-    scale: [f64; 3],
 }
 
 /// The relative error the walk allows for in every `t` and every point it
@@ -62,20 +59,17 @@ type AxisSpans = ([f64; 4], [f64; 4]);
 
 impl Slabs {
     fn of(ray: &Ray, grid: &AdaptiveGrid) -> Self {
-        let (origin, scale) = grid.quantizer.origin_and_scale();
+        let steps = grid.quantizer.world_steps();
         let dir = ray.dir.to_array().map(f64::from);
-        let ray_origin = ray.origin.to_array().map(f64::from);
-        let coordinate_origin = origin.map(f64::from);
-        let scale = scale.map(f64::from);
+        let origin = ray.origin.to_array().map(f64::from);
         Slabs {
-            origin: ray_origin,
+            origin,
             inverse: dir.map(|d| 1.0 / d),
             moves: dir.map(|d| d != 0.0),
             max_t: f64::from(ray.max_t),
-            steps: grid.quantizer.world_steps(),
-            offset: [0, 1, 2].map(|a| ray_origin[a] - coordinate_origin[a]),
+            offset: [0, 1, 2].map(|a| origin[a] - steps.zero[a]),
             dir,
-            scale,
+            steps,
         }
     }
 
@@ -169,13 +163,7 @@ impl Slabs {
             } else {
                 (at, at)
             };
-            let scale = self.scale[axis];
-            // The quantizer subtracts in `f32`: an offset past its range
-            // becomes +inf there and clamps to the last coordinate. (Below
-            // the range it clamps to 0, as a negative offset does here.)
-            let high = if high > OVERFLOW { 65535.0 } else { high * scale + 2.0 };
-            item.lo[axis] = (low * scale - 2.0).clamp(0.0, 65535.0) as u16;
-            item.hi[axis] = high.clamp(0.0, 65535.0) as u16;
+            (item.lo[axis], item.hi[axis]) = self.steps.coords_of_offsets(axis, low, high, 2.0);
         }
         item
     }

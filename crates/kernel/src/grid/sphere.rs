@@ -3,7 +3,7 @@
 //! exact sphere–box test where it cannot.
 
 use super::leaf::{Corners, unflip};
-use super::quantize::{Item, OVERFLOW, Quantizer, WorldSteps};
+use super::quantize::{Item, Quantizer, WorldSteps};
 use super::query::SlotTest;
 use super::tree::AdaptiveGrid;
 use broadphase_storage::{Aabb, QueryError, Sphere};
@@ -52,8 +52,8 @@ struct SphereTest<'a> {
 
 impl SlotTest for SphereTest<'_> {
     #[inline(always)]
-    fn quantized(&self, quantizer: &Quantizer) -> Item {
-        self.reach.quantized_bounds(quantizer)
+    fn quantized(&self, _: &Quantizer) -> Item {
+        self.reach.quantized_bounds()
     }
 
     #[inline(always)]
@@ -101,18 +101,14 @@ impl Reach {
     /// themselves, rounded outward in `f32`, cost more than the query's
     /// walk through a few leaves.)
     #[inline(always)]
-    fn quantized_bounds(&self, quantizer: &Quantizer) -> Item {
-        let (_, scale) = quantizer.origin_and_scale();
+    fn quantized_bounds(&self) -> Item {
         let mut item = Item::default();
         for axis in 0..3 {
-            let (zero, scale) = (self.steps.zero[axis], f64::from(scale[axis]));
             // The center's offset first: minus the radius first would
             // round the radius away against a center far from 0.
-            let offset = self.center[axis] - zero;
+            let offset = self.center[axis] - self.steps.zero[axis];
             let (low, high) = (offset - self.radius, offset + self.radius);
-            let high = if high > OVERFLOW { 65535.0 } else { high * scale + 1.0 };
-            item.lo[axis] = (low * scale - 1.0).clamp(0.0, 65535.0) as u16;
-            item.hi[axis] = high.clamp(0.0, 65535.0) as u16;
+            (item.lo[axis], item.hi[axis]) = self.steps.coords_of_offsets(axis, low, high, 1.0);
         }
         item
     }
