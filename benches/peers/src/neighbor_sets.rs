@@ -108,9 +108,7 @@ fn run(
     }
     let rows: Vec<(&'static str, Vec<f64>)> = methods.iter().map(|(n, _)| *n).zip(per).collect();
     for (n, v) in &rows {
-        let mut v = v.clone();
-        v.sort_by(f64::total_cmp);
-        eprintln!("  {n}: {:.2} ms", v[v.len() / 2]);
+        eprintln!("  {n}: {:.2} ms", crate::shapes::median(v));
     }
     NeighborSet { name: name.to_string(), points: points.len(), entries, rows }
 }

@@ -161,11 +161,7 @@ fn bars(path: &Path, s: &SceneResult) -> Result<(), Box<dyn std::error::Error>> 
 /// grouped by set, on a log axis (rays and boxes differ by 10×, peers by
 /// more).
 fn query_plot(path: &Path, sets: &[QuerySet]) -> Result<(), Box<dyn std::error::Error>> {
-    let median = |v: &[f64]| {
-        let mut v = v.to_vec();
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
+    use crate::shapes::median;
     // Top to bottom: a set's label line, then its methods.
     let mut lines: Vec<(String, Option<(bool, f64)>)> = Vec::new();
     for set in sets {

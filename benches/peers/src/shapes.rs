@@ -74,7 +74,8 @@ fn rays_from(origins: impl Iterator<Item = Vec3>, rng: &mut SplitMix64, max_t: f
     origins.map(|o| Ray::new(o, direction(rng), max_t)).collect()
 }
 
-fn median(v: &[f64]) -> f64 {
+/// The median of one method's rounds.
+pub fn median(v: &[f64]) -> f64 {
     let mut v = v.to_vec();
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
