@@ -180,6 +180,22 @@ pub(crate) fn check_grid(data: &[u8]) {
     }
 }
 
+/// A structure's outcome against the oracle's: the same typed error (by
+/// its report, which names index and axis: NaN != NaN), or both answered
+/// and `same` compares the answers.
+fn agree<E: core::fmt::Debug + core::fmt::Display, O: core::fmt::Debug + core::fmt::Display>(
+    name: &str,
+    found: Result<(), E>,
+    wanted: Result<(), O>,
+    same: impl FnOnce(),
+) {
+    match (found, wanted) {
+        (Err(found), Err(wanted)) => assert_eq!(found.to_string(), wanted.to_string(), "{name}"),
+        (Ok(()), Ok(())) => same(),
+        (found, wanted) => panic!("{name} said {found:?}, brute force said {wanted:?}"),
+    }
+}
+
 /// One job system for every input: starting threads per input would make
 /// the fuzzer measure thread start-up.
 fn shared_jobs() -> &'static broadphase::JobSystem {
@@ -198,14 +214,11 @@ pub(crate) fn check_grid_tree(data: &[u8]) {
     let mut expected = Vec::new();
     let oracle = brute_force_pairs(&boxes, &mut expected);
     let mut pairs = Vec::new();
-    match (tree.pairs(shared_jobs(), &boxes, &mut pairs), oracle) {
-        (Err(found), Err(wanted)) => assert_eq!(found.to_string(), wanted.to_string()),
-        (Ok(()), Ok(())) => {
-            pairs.sort_unstable();
-            assert_eq!(pairs, expected, "grid tree differs from brute force with {tree_config:?}");
-        }
-        (found, wanted) => panic!("grid tree said {found:?}, brute force said {wanted:?}"),
-    }
+    let found = tree.pairs(shared_jobs(), &boxes, &mut pairs);
+    agree("grid tree", found, oracle, || {
+        pairs.sort_unstable();
+        assert_eq!(pairs, expected, "grid tree differs from brute force with {tree_config:?}");
+    });
 }
 
 /// The three neighbor structures on points decoded from the same bytes
@@ -232,18 +245,13 @@ pub(crate) fn check_neighbors(data: &[u8]) {
         oracle: &Result<(), broadphase::neighbors::PointError>,
         expected: &[[u32; 2]],
     ) {
-        match (structure.build(points, radius), oracle) {
-            (Err(found), Err(wanted)) => {
-                assert_eq!(found.to_string(), wanted.to_string(), "{name}")
-            }
-            (Ok(()), Ok(())) => {
-                let mut pairs = Vec::new();
-                structure.neighbor_pairs(&mut pairs);
-                pairs.sort_unstable();
-                assert_eq!(pairs, expected, "{name} differs from brute force, radius {radius}");
-            }
-            (found, wanted) => panic!("{name} said {found:?}, brute force said {wanted:?}"),
-        }
+        let found = structure.build(points, radius);
+        agree(name, found, *oracle, || {
+            let mut pairs = Vec::new();
+            structure.neighbor_pairs(&mut pairs);
+            pairs.sort_unstable();
+            assert_eq!(pairs, expected, "{name} differs from brute force, radius {radius}");
+        });
     }
     check("grid", &mut CountingSortGrid::default(), &points, radius, &oracle, &expected);
     check("hash", &mut SpatialHash::default(), &points, radius, &oracle, &expected);
@@ -268,17 +276,12 @@ fn check_query_set(points: &[Vec3], boxes: &[Aabb], radius: f32) {
     }
     let queries: Vec<Vec3> = boxes.iter().map(|b| b.max).collect();
     let (mut rows, mut expected) = (NeighborLists::default(), NeighborLists::default());
-    match (
-        neighbors_of(&grid, &queries, radius, &mut rows),
-        brute_force_neighbors_of(points, &queries, radius, &mut expected),
-    ) {
-        (Err(found), Err(wanted)) => assert_eq!(found.to_string(), wanted.to_string()),
-        (Ok(()), Ok(())) => {
-            assert_eq!(rows.offsets(), expected.offsets(), "query set rows, radius {radius}");
-            assert_eq!(rows.indices(), expected.indices(), "query set entries, radius {radius}");
-        }
-        (found, wanted) => panic!("query set said {found:?}, brute force said {wanted:?}"),
-    }
+    let found = neighbors_of(&grid, &queries, radius, &mut rows);
+    let wanted = brute_force_neighbors_of(points, &queries, radius, &mut expected);
+    agree("query set", found, wanted, || {
+        assert_eq!(rows.offsets(), expected.offsets(), "query set rows, radius {radius}");
+        assert_eq!(rows.indices(), expected.indices(), "query set entries, radius {radius}");
+    });
 }
 
 /// Verlet lists built on the min corners with the boxes' heights as a
@@ -324,16 +327,13 @@ fn check_spheres_over_levels(centers: &[Vec3], boxes: &[Aabb]) {
     let mut expected = Vec::new();
     let oracle = brute_force_sphere_contacts(centers, &radii, &mut expected);
     let mut levels = MultiLevelGrid::default();
-    match (levels.build_spheres(centers, &radii), oracle) {
-        (Err(found), Err(wanted)) => assert_eq!(found.to_string(), wanted.to_string()),
-        (Ok(()), Ok(())) => {
-            let mut contacts = Vec::new();
-            levels.contacts(&mut contacts);
-            contacts.sort_unstable();
-            assert_eq!(contacts, expected, "multi-level grid differs from brute force");
-        }
-        (found, wanted) => panic!("multi-level grid said {found:?}, brute force said {wanted:?}"),
-    }
+    let found = levels.build_spheres(centers, &radii);
+    agree("multi-level grid", found, oracle, || {
+        let mut contacts = Vec::new();
+        levels.contacts(&mut contacts);
+        contacts.sort_unstable();
+        assert_eq!(contacts, expected, "multi-level grid differs from brute force");
+    });
 }
 
 /// The points in a box made from the input (their bounds, or a box the
@@ -356,16 +356,13 @@ fn check_periodic(data: &[u8], points: &[Vec3], radius: f32) {
     let mut expected = Vec::new();
     let oracle = brute_force_periodic_pairs(&domain, points, radius, &mut expected);
     let mut grid = PeriodicGrid::default();
-    match (grid.build(&domain, points, radius), oracle) {
-        (Err(found), Err(wanted)) => assert_eq!(found.to_string(), wanted.to_string()),
-        (Ok(()), Ok(())) => {
-            let mut pairs = Vec::new();
-            grid.neighbor_pairs(&mut pairs);
-            pairs.sort_unstable();
-            assert_eq!(pairs, expected, "periodic grid differs from brute force, {domain:?}");
-        }
-        (found, wanted) => panic!("periodic grid said {found:?}, brute force said {wanted:?}"),
-    }
+    let found = grid.build(&domain, points, radius);
+    agree("periodic grid", found, oracle, || {
+        let mut pairs = Vec::new();
+        grid.neighbor_pairs(&mut pairs);
+        pairs.sort_unstable();
+        assert_eq!(pairs, expected, "periodic grid differs from brute force, {domain:?}");
+    });
 }
 
 /// The decoded scene, built once, against ray, point and sphere queries
