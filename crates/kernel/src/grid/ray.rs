@@ -4,6 +4,7 @@
 use super::leaf::{Corners, unflip};
 use super::quantize::{Cell, Item, LEVELS, WorldSteps};
 use super::query::leaf_hits;
+use super::split::AXIS_CELLS;
 use super::tree::AdaptiveGrid;
 use broadphase_storage::{QueryError, Ray};
 use core::mem::MaybeUninit;
@@ -184,19 +185,19 @@ fn smaller(a: f64, b: f64) -> f64 {
 
 /// Where the four cells along each axis lie on a 64-cell mask:
 /// `ALONG[axis][set]` holds every cell whose coordinate `k` on `axis` has
-/// bit `k` of `set`.
+/// bit `k` of `set` — the union of the split's one-coordinate masks.
 const ALONG: [[u64; 16]; 3] = {
     let mut table = [[0u64; 16]; 3];
     let mut axis = 0;
     while axis < 3 {
         let mut set = 0;
         while set < 16 {
-            let mut cell = 0;
-            while cell < 64 {
-                if set >> ((cell >> (2 * axis)) & 3) & 1 == 1 {
-                    table[axis][set] |= 1 << cell;
+            let mut k = 0;
+            while k < 4 {
+                if set >> k & 1 == 1 {
+                    table[axis][set] |= AXIS_CELLS[axis][k][k];
                 }
-                cell += 1;
+                k += 1;
             }
             set += 1;
         }
