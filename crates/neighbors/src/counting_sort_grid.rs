@@ -215,6 +215,13 @@ impl Cells for CountingSortGrid {
         &self.sorted
     }
 
+    const ROWS: bool = true;
+
+    fn row_end(&self, slot: usize) -> usize {
+        let [_, y, z] = self.cell_of(self.sorted.position(slot).map(f64::from));
+        self.offsets[self.linear(self.dims[0] - 1, y, z) + 1] as usize
+    }
+
     fn kernel(&self) -> ScanKernel {
         self.config.kernel
     }

@@ -79,6 +79,9 @@
 //! ```
 
 mod api;
+// Only the AVX2 walk runs by blocks; the portable twin is its test.
+#[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
+mod block;
 mod brute_force;
 mod counting_sort_grid;
 mod cross;

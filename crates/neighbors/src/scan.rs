@@ -185,12 +185,19 @@ pub enum ScanKernel {
     /// SPH data: measured ~15% faster), AVX2 otherwise (sparse contacts,
     /// where 16 lanes run half empty: ~20% slower). [`resolve`](Self::resolve),
     /// which has no build to look at, says AVX2.
+    ///
+    /// One exception: a [`CountingSortGrid`](crate::CountingSortGrid)'s
+    /// neighbor lists on such dense rows take the AVX2 block walk (eight
+    /// particles against each candidate at once; 1.57× the per-particle
+    /// AVX2 walk on sph1m), wherever AVX2 runs. It has not been measured
+    /// against the AVX-512 walk, which [`Avx512`](Self::Avx512) still asks for.
     #[default]
     Auto,
     /// Portable Rust, no intrinsics: the twin the SIMD kernels are tested
     /// against, and what the `scalar` feature forces.
     Portable,
-    /// AVX2, 8 lanes: a table lookup and one store compact the hits.
+    /// AVX2, 8 lanes: a table lookup and one store compact the hits (and
+    /// the grid's dense neighbor lists run by blocks, as with `Auto`).
     Avx2,
     /// AVX-512F, 16 lanes: the hits are compacted by `vpcompressd`.
     Avx512,

@@ -8,6 +8,7 @@
 //! rest: for each run, the ranges of the `±k` cells around it are computed
 //! once and scanned for every particle of the run.
 
+use super::block::{BlockKernel, rows_by_blocks};
 use super::csr::NeighborLists;
 use super::points::{PointError, check_point, check_radius};
 #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
@@ -29,6 +30,18 @@ pub(crate) trait Cells {
 
     /// The particles, sorted by cell.
     fn sorted(&self) -> &Sorted;
+
+    /// Whether slots run along rows of cells: the cells of one row along x
+    /// hold consecutive slots, in x order, and
+    /// [`row_end`](Self::row_end) says where each row ends.
+    #[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
+    const ROWS: bool = false;
+
+    /// With [`ROWS`](Self::ROWS), the end of the slots of the row of cells
+    /// holding `slot`; without, `slot + 1`.
+    fn row_end(&self, slot: usize) -> usize {
+        slot + 1
+    }
 
     /// The scan kernel the configuration asks for (only SIMD builds can
     /// run another than the portable one).
@@ -275,6 +288,18 @@ pub(crate) fn rows_into<C: Cells>(
     offsets.clear();
     offsets.reserve(to - from + 1);
     offsets.push(0);
+    // Dense rows of cells fill blocks of eight particles (sparse ones would
+    // leave their lanes empty). The portable twin of the block walk, and
+    // the 16-lane kernel asked for by name, keep the per-particle walk.
+    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    if C::ROWS
+        && sorted.long_rows
+        && !matches!(c.kernel(), ScanKernel::Avx512 | ScanKernel::Portable)
+        && let Some(k) = Avx2::detect()
+    {
+        // SAFETY: `detect` returns a kernel only where AVX2 was detected.
+        return unsafe { avx2::block_rows(k, c, from..to, offsets, indices) };
+    }
     #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
     match simd_for(c) {
         // SAFETY: `simd_for` returns a kernel only where its feature was detected.
@@ -298,31 +323,56 @@ fn rows_shape<C: Cells, K: Kernel>(
     match sorted.shape {
         Shape::Points { radius } => {
             let r2 = radius * radius;
-            rows_walk(kernel, c, slots, |_| Within { r2 }, offsets, indices);
+            rows_walk(kernel, c, slots, |_| Within { r2 }, offsets, indices, 0);
         }
         Shape::Spheres { .. } => {
             let r = sorted.r.as_slice();
-            rows_walk(kernel, c, slots, |s| Contact { rp: r[s] }, offsets, indices);
+            rows_walk(kernel, c, slots, |s| Contact { rp: r[s] }, offsets, indices, 0);
         }
     }
 }
 
+/// [`rows_shape`] by blocks of particles (see `block.rs`).
 #[inline(always)]
-fn rows_walk<C: Cells, K: Kernel, T: Test>(
+#[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
+fn block_rows_shape<C: Cells, K: Kernel + BlockKernel>(
+    kernel: K,
+    c: &C,
+    slots: Range<usize>,
+    offsets: &mut Vec<usize>,
+    indices: &mut Vec<u32>,
+) {
+    let sorted = c.sorted();
+    match sorted.shape {
+        Shape::Points { radius } => {
+            let r2 = radius * radius;
+            rows_by_blocks(kernel, c, slots, |_| Within { r2 }, offsets, indices);
+        }
+        Shape::Spheres { .. } => {
+            let r = sorted.r.as_slice();
+            rows_by_blocks(kernel, c, slots, |s| Contact { rp: r[s] }, offsets, indices);
+        }
+    }
+}
+
+/// Pushes to `offsets` the row ends of `slots`, each particle's row
+/// written into `indices` from `pos`; returns the end of the entries.
+#[inline(always)]
+pub(crate) fn rows_walk<C: Cells, K: Kernel, T: Test>(
     kernel: K,
     c: &C,
     slots: Range<usize>,
     test_for: impl Fn(usize) -> T,
     offsets: &mut Vec<usize>,
     indices: &mut Vec<u32>,
-) {
+    mut pos: usize,
+) -> usize {
     let sorted = c.sorted();
     let cols = Columns::new(sorted);
     let k = c.k();
     let mut stencil = Stencil::default();
     let mut steps = Steps::default();
     let mut finger = C::Finger::default();
-    let mut pos = 0usize;
     let mut runs = c.runs_from(slots.start);
     while let Some((start, end, cell)) = c.next_run(&mut runs, slots.end) {
         c.ranges(around(cell, k), &mut finger, &mut stencil);
@@ -353,6 +403,7 @@ fn rows_walk<C: Cells, K: Kernel, T: Test>(
             offsets.push(pos);
         }
     }
+    pos
 }
 
 /// Fills `lists` with every particle's row in caller order.
@@ -458,7 +509,7 @@ macro_rules! simd_walks {
     ($module:ident, $feature:literal) => {
         #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
         mod $module {
-            use super::{Cells, Kernel, Range, Sorted, Stencil};
+            use super::{BlockKernel, Cells, Kernel, Range, Sorted, Stencil};
 
             #[target_feature(enable = $feature)]
             pub(super) fn pairs<C: Cells, K: Kernel>(
@@ -479,6 +530,18 @@ macro_rules! simd_walks {
                 indices: &mut Vec<u32>,
             ) {
                 super::rows_shape(kernel, c, slots, offsets, indices);
+            }
+
+            #[target_feature(enable = $feature)]
+            #[allow(dead_code)]
+            pub(super) fn block_rows<C: Cells, K: Kernel + BlockKernel>(
+                kernel: K,
+                c: &C,
+                slots: Range<usize>,
+                offsets: &mut Vec<usize>,
+                indices: &mut Vec<u32>,
+            ) {
+                super::block_rows_shape(kernel, c, slots, offsets, indices);
             }
 
             #[target_feature(enable = $feature)]

@@ -6,6 +6,7 @@
 //! walks call it from functions compiled with the feature enabled
 //! (`search.rs`) so that the intrinsics also inline.
 
+use super::block::{BLOCK, BlockKernel};
 use super::scan::{COMPRESS, Columns, HITS, Kernel, LANES, Portable, PortableProbe, Test};
 use std::arch::x86_64::*;
 
@@ -198,6 +199,88 @@ impl Kernel for Avx512 {
             let packed = _mm512_maskz_compress_epi32(hits, slots);
             _mm512_storeu_si512(buf.as_mut_ptr().add(pos).cast(), packed);
             pos + hits.count_ones() as usize
+        }
+    }
+}
+
+/// A block of eight particles in AVX2 lanes (see `block.rs`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Avx2Lanes {
+    p: [__m256; 3],
+    values: __m256,
+}
+
+impl BlockKernel for Avx2 {
+    type Lanes = Avx2Lanes;
+
+    #[inline(always)]
+    fn lanes(self, c: &Columns<'_>, from: usize, n: usize, values: [f32; BLOCK]) -> Avx2Lanes {
+        // NaN lanes fail every comparison.
+        let lane = |column: &[f32], l: usize| if l < n { column[from + l] } else { f32::NAN };
+        let [x, y, z] = [c.x, c.y, c.z]
+            .map(|column| -> [f32; BLOCK] { std::array::from_fn(|l| lane(column, l)) });
+        // SAFETY: AVX2 was detected (`self` exists); the loads read the
+        // local arrays above, eight lanes each.
+        unsafe {
+            Avx2Lanes {
+                p: [x, y, z].map(|v| _mm256_loadu_ps(v.as_ptr())),
+                values: _mm256_loadu_ps(values.as_ptr()),
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn test<T: Test>(self, lanes: &Avx2Lanes, p: [f32; 3], r: f32) -> u32 {
+        // SAFETY: AVX2 was detected (`self` exists); no memory is touched.
+        unsafe {
+            let [x, y, z] = lanes.p;
+            let dx = _mm256_sub_ps(_mm256_set1_ps(p[0]), x);
+            let dy = _mm256_sub_ps(_mm256_set1_ps(p[1]), y);
+            let dz = _mm256_sub_ps(_mm256_set1_ps(p[2]), z);
+            // (dx² + dy²) + dz², no fused multiply-add: the oracles' rounding.
+            let d2 = _mm256_add_ps(
+                _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
+                _mm256_mul_ps(dz, dz),
+            );
+            let limit = if T::SPHERES {
+                let t = _mm256_add_ps(lanes.values, _mm256_set1_ps(r));
+                _mm256_mul_ps(t, t)
+            } else {
+                lanes.values
+            };
+            _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d2, limit)) as u32
+        }
+    }
+
+    #[inline(always)]
+    fn lane_bits(self, masks: &[u8; 32], lane: u32) -> u32 {
+        // SAFETY: AVX2 was detected (`self` exists); the load reads the 32
+        // bytes of `masks`.
+        unsafe {
+            let bytes = _mm256_loadu_si256(masks.as_ptr().cast());
+            // Shifting each 16-bit pair left by 7 - lane moves bit `lane` of
+            // both bytes to their top bit (the low byte's other bits land
+            // below the high byte's top bit), which movemask collects.
+            let shift = _mm_cvtsi32_si128(7 - lane as i32);
+            _mm256_movemask_epi8(_mm256_sll_epi16(bytes, shift)) as u32
+        }
+    }
+
+    #[inline(always)]
+    fn emit(self, mask: u32, slots: &[u32; BLOCK], out: &mut [u32], pos: usize) -> usize {
+        assert!(pos + BLOCK <= out.len());
+        let mask = mask as usize & 0xff;
+        // SAFETY: AVX2 was detected (`self` exists); the load reads the
+        // eight entries of `slots`, the store writes `out[pos..pos + 8]`,
+        // in bounds by the assert above.
+        unsafe {
+            let lanes = _mm_loadl_epi64(COMPRESS[mask].as_ptr().cast());
+            let packed = _mm256_permutevar8x32_epi32(
+                _mm256_loadu_si256(slots.as_ptr().cast()),
+                _mm256_cvtepu8_epi32(lanes),
+            );
+            _mm256_storeu_si256(out.as_mut_ptr().add(pos).cast(), packed);
+            pos + usize::from(HITS[mask])
         }
     }
 }

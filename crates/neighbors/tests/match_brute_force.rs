@@ -166,6 +166,29 @@ proptest! {
         check_points(&points, radius, &points[..1], &[0.0, radius]);
     }
 
+    /// Dense sets (dozens of points per cell, coincident points, points on
+    /// cell borders): the grid's rows of cells are long enough for its
+    /// block walk, eight particles at a time.
+    #[test]
+    fn dense_sets_match_brute_force(
+        raw in prop::collection::vec((point_strategy(2.0), 0u8..4), 150..700),
+        radius in 0.3f32..1.7,
+        spheres in any::<bool>(),
+    ) {
+        // Some points snapped to a grid of quarter steps: exact ties and
+        // duplicates.
+        let points: Vec<Vec3> = raw
+            .iter()
+            .map(|&(p, snap)| if snap == 0 { (p * 4.0).round() * 0.25 } else { p })
+            .collect();
+        if spheres {
+            let radii: Vec<f32> = raw.iter().map(|&(_, snap)| radius * 0.25 * f32::from(snap)).collect();
+            check_spheres(&points, &radii, &points[..2]);
+        } else {
+            check_points(&points, radius, &points[..2], &[radius]);
+        }
+    }
+
     /// Random spheres.
     #[test]
     fn random_spheres_match_brute_force(
