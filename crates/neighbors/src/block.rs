@@ -114,8 +114,8 @@ pub(crate) fn rows_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
             let first = c.cell_of(sorted.position(s).map(f64::from));
             let last = c.cell_of(sorted.position(e - 1).map(f64::from));
             let cells = CellBox {
-                lo: first.map(|v| v.saturating_sub(k)),
-                hi: last.map(|v| v.saturating_add(k)),
+                lo: [0, 1, 2].map(|a| first[a].saturating_sub(k[a])),
+                hi: [0, 1, 2].map(|a| last[a].saturating_add(k[a])),
             };
             c.ranges(cells, &mut finger, &mut stencil);
             if stencil.total() > MAX_CANDIDATES {

@@ -48,9 +48,9 @@ pub(crate) trait Cells {
     #[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
     fn kernel(&self) -> ScanKernel;
 
-    /// The stencil half-width in cells: every particle within reach of a
-    /// particle of cell `c` lies in the cells `c ± k`.
-    fn k(&self) -> i32;
+    /// The stencil half-width in cells, per axis: every particle within
+    /// reach of a particle of cell `c` lies in the cells `c ± k`.
+    fn k(&self) -> [i32; 3];
 
     /// The cell holding position `p` (computed in `f64` like the build's,
     /// clamped like it: monotone in each coordinate).

@@ -319,8 +319,8 @@ impl Cells for SpatialHash {
         self.config.kernel
     }
 
-    fn k(&self) -> i32 {
-        self.k
+    fn k(&self) -> [i32; 3] {
+        [self.k; 3]
     }
 
     #[inline(always)]

@@ -358,8 +358,8 @@ impl Cells for SpatialIndex {
         self.config.kernel
     }
 
-    fn k(&self) -> i32 {
-        self.k
+    fn k(&self) -> [i32; 3] {
+        [self.k; 3]
     }
 
     #[inline(always)]

@@ -124,8 +124,11 @@ pub(crate) struct CellBox {
     pub(crate) hi: [i32; 3],
 }
 
-/// The box of cells `±k` around `cell`.
+/// The box of cells `±k` (per axis) around `cell`.
 #[inline(always)]
-pub(crate) fn around(cell: [i32; 3], k: i32) -> CellBox {
-    CellBox { lo: cell.map(|v| v.saturating_sub(k)), hi: cell.map(|v| v.saturating_add(k)) }
+pub(crate) fn around(cell: [i32; 3], k: [i32; 3]) -> CellBox {
+    CellBox {
+        lo: [0, 1, 2].map(|a| cell[a].saturating_sub(k[a])),
+        hi: [0, 1, 2].map(|a| cell[a].saturating_add(k[a])),
+    }
 }
