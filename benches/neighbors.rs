@@ -30,8 +30,9 @@
 //! - `cells_per_radius`: grid and index `build+sorted_lists` on sph125k with
 //!   1 and 2 cells per radius;
 //! - `job_system`: the grid's `build+sorted_lists` on sph1m with the lists
-//!   filled by [`ParallelNeighborLists`] on a 2-thread [`JobSystem`] (the
-//!   library's parallel path; the build stays on one thread);
+//!   filled by [`ParallelNeighborLists`] on a 2-thread [`JobSystem`], with
+//!   the build on the calling thread and with `build_parallel` on the
+//!   same job system, and the two builds alone;
 //! - `periodic`: [`PeriodicGrid`] `build+pairs` on sph125k in a box every
 //!   axis of which wraps, beside the counting-sort grid's `build+pairs` on
 //!   the same points without the wrap;
@@ -360,6 +361,19 @@ fn job_system(c: &mut Criterion) {
             parallel.fill(&jobs, &grid, &mut lists).expect("no job panics");
             black_box(lists.total())
         });
+    });
+    group.bench_function("sph1m/grid/build_parallel+sorted_lists_2_threads", |b| {
+        b.iter(|| {
+            grid.build_parallel(&jobs, black_box(&points), SPH1M_RADIUS).expect("valid");
+            parallel.fill(&jobs, &grid, &mut lists).expect("no job panics");
+            black_box(lists.total())
+        });
+    });
+    group.bench_function("sph1m/grid/build", |b| {
+        b.iter(|| grid.build(black_box(&points), SPH1M_RADIUS).expect("valid"));
+    });
+    group.bench_function("sph1m/grid/build_parallel_2_threads", |b| {
+        b.iter(|| grid.build_parallel(&jobs, black_box(&points), SPH1M_RADIUS).expect("valid"));
     });
     group.finish();
 }

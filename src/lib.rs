@@ -68,11 +68,11 @@ pub mod jobs {
 /// See `docs/NEIGHBORS.md`.
 pub mod neighbors {
     pub use broadphase_neighbors::{
-        CellHash, CountingSortGrid, CountingSortGridConfig, FillError, LEVEL_RATIO, MAX_RADIUS,
-        MultiLevelGrid, NeighborLists, NeighborRule, NeighborSearch, ParallelNeighborLists,
-        PeriodicDomain, PeriodicError, PeriodicGrid, PointError, RowLookup, ScanKernel,
-        SpatialHash, SpatialHashConfig, SpatialIndex, SpatialIndexConfig, VerletError, VerletLists,
-        neighbors_of,
+        BuildError, CellHash, CountingSortGrid, CountingSortGridConfig, FillError, LEVEL_RATIO,
+        MAX_RADIUS, MultiLevelGrid, NeighborLists, NeighborRule, NeighborSearch,
+        ParallelNeighborLists, PeriodicDomain, PeriodicError, PeriodicGrid, PointError, RowLookup,
+        ScanKernel, SpatialHash, SpatialHashConfig, SpatialIndex, SpatialIndexConfig, VerletError,
+        VerletLists, neighbors_of,
     };
 }
 

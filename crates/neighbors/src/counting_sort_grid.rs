@@ -5,11 +5,14 @@ use super::api::{Index, impl_neighbor_search};
 use super::scan::ScanKernel;
 use super::search::{CellBox, Cells, Stencil};
 use super::sorted::{Shape, Sorted, cell_size, counting_sort, stencil_k, widest};
+use glam::Vec3;
+
+mod parallel_build;
+pub use parallel_build::BuildError;
 
 /// How many times narrower than the others a dense grid's cells are along
 /// x (see [`CountingSortGrid`]'s build).
 const X_SPLIT: u32 = 2;
-use glam::Vec3;
 
 /// Tuning of [`CountingSortGrid`]. Every field is safe to change.
 ///
@@ -108,6 +111,8 @@ pub struct CountingSortGrid {
     /// Per particle (caller order): its cell index, then its sorted slot.
     keys: Vec<u32>,
     dst: Vec<u32>,
+    /// Scratch of [`build_parallel`](Self::build_parallel).
+    parts: parallel_build::PartScratch,
 }
 
 impl CountingSortGrid {
@@ -178,6 +183,28 @@ impl Index for CountingSortGrid {
             return;
         };
         let n = points.len();
+        let cell = self.plan(n, lo, hi, shape);
+        let k = stencil_k(self.config.cells_per_radius);
+
+        // Insert: the cell of every particle.
+        let mut keys = std::mem::take(&mut self.keys);
+        keys.clear();
+        keys.resize(n, 0);
+        self.keys_of(points, &mut keys);
+        let cells = self.cell_count();
+        // Counting sort: slots, prefix sum, sorted index per particle.
+        counting_sort(&keys, cells, &mut self.offsets, &mut self.dst);
+        self.keys = keys;
+        self.sorted.scatter(points, radii, &self.dst, shape);
+        self.sorted.estimate_rows(lo, hi, cell, k as i32);
+    }
+}
+
+impl CountingSortGrid {
+    /// Sizes the grid for `n` particles in the bounds `lo..=hi`: sets the
+    /// cells per axis, their sizes, the origin and the stencil; returns the
+    /// size of a cubic cell (x's may be narrower).
+    pub(crate) fn plan(&mut self, n: usize, lo: Vec3, hi: Vec3, shape: Shape) -> f64 {
         let extent = [0, 1, 2].map(|a| f64::from(hi[a]) - f64::from(lo[a]));
         let max_cells = (n as f64 * f64::from(self.config.max_cells_per_point.max(1)))
             .clamp(4096.0, f64::from(u32::MAX - 1));
@@ -215,9 +242,13 @@ impl Index for CountingSortGrid {
         self.origin = [0, 1, 2].map(|a| f64::from(lo[a]));
         self.inv_cell = cells.map(|c| 1.0 / c);
 
-        // Insert: the cell of every particle.
-        let mut keys = std::mem::take(&mut self.keys);
-        keys.clear();
+        cell
+    }
+
+    /// The cell index of every point, as the build and
+    /// [`cell_of`](Cells::cell_of) compute it.
+    #[inline]
+    pub(crate) fn keys_of(&self, points: &[Vec3], keys: &mut [u32]) {
         // The same map as `cell_of`, with everything hoisted: clamping in
         // floating point first makes truncation a floor.
         let (origin, inv) = (self.origin, self.inv_cell);
@@ -226,13 +257,14 @@ impl Index for CountingSortGrid {
         let axis =
             |v: f32, a: usize| ((f64::from(v) - origin[a]) * inv[a]).max(0.0).min(last[a]) as u32;
         // The linear index fits u32: at most max_cells < u32::MAX cells.
-        keys.extend(points.iter().map(|p| axis(p.x, 0) + dx * (axis(p.y, 1) + dy * axis(p.z, 2))));
-        let cells = self.dims.iter().map(|&d| d as usize).product();
-        // Counting sort: slots, prefix sum, sorted index per particle.
-        counting_sort(&keys, cells, &mut self.offsets, &mut self.dst);
-        self.keys = keys;
-        self.sorted.scatter(points, radii, &self.dst, shape);
-        self.sorted.estimate_rows(lo, hi, cell, k as i32);
+        for (key, p) in keys.iter_mut().zip(points) {
+            *key = axis(p.x, 0) + dx * (axis(p.y, 1) + dy * axis(p.z, 2));
+        }
+    }
+
+    /// Cells in the grid.
+    pub(crate) fn cell_count(&self) -> usize {
+        self.dims.iter().map(|&d| d as usize).product()
     }
 }
 

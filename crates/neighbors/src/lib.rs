@@ -34,8 +34,9 @@
 //!   ([`NeighborSearch::for_each_neighbor_pair_in`],
 //!   [`NeighborSearch::sorted_neighbor_lists`]) give exactly the whole over
 //!   a partition of the slots. [`ParallelNeighborLists`] runs those ranges
-//!   as scoped jobs that borrow the structure; the build stays on one
-//!   thread.
+//!   as scoped jobs that borrow the structure, and
+//!   [`CountingSortGrid::build_parallel`] builds the grid on the same job
+//!   system (the other structures build on one thread).
 //!
 //! `unsafe` is confined to the SIMD scan kernels (`simd.rs`), the calls
 //! into the walks compiled for their CPU feature (`search.rs`), and one
@@ -107,7 +108,7 @@ pub use brute_force::{
     brute_force_neighbor_pairs, brute_force_neighbor_rows, brute_force_neighbors_within,
     brute_force_sphere_contacts, brute_force_spheres_touching,
 };
-pub use counting_sort_grid::{CountingSortGrid, CountingSortGridConfig};
+pub use counting_sort_grid::{BuildError, CountingSortGrid, CountingSortGridConfig};
 pub use cross::{brute_force_neighbors_of, neighbors_of};
 pub use csr::NeighborLists;
 pub use multilevel::{LEVEL_RATIO, MultiLevelGrid};

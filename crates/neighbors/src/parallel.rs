@@ -15,7 +15,9 @@ use parking_lot::Mutex;
 /// range's lists into a buffer kept here across frames, and the ranges are
 /// joined in slot order, so the result equals
 /// `structure.sorted_neighbor_lists(0..len, ..)` exactly, for any thread
-/// count. The build itself stays on the calling thread.
+/// count. The build is the caller's: on the calling thread, or for the
+/// grid on the job system too
+/// ([`CountingSortGrid::build_parallel`](crate::CountingSortGrid::build_parallel)).
 ///
 /// The jobs are scoped: they borrow the structure for the call, so it
 /// stays the caller's to rebuild between frames. They are indexed jobs (a

@@ -165,6 +165,27 @@ impl Sorted {
         }
     }
 
+    /// Sizes the columns for `n` particles (`r` for spheres only) and
+    /// returns them to be filled: `x`, `y`, `z`, `r` (empty for points),
+    /// each `n` long (the padding stays NaN), and `order`.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn columns_mut(
+        &mut self,
+        n: usize,
+        spheres: bool,
+        shape: Shape,
+    ) -> (&mut [f32], &mut [f32], &mut [f32], &mut [f32], &mut [u32]) {
+        self.resize(n, spheres, shape);
+        let r_len = if spheres { n } else { 0 };
+        (
+            &mut self.x[..n],
+            &mut self.y[..n],
+            &mut self.z[..n],
+            &mut self.r[..r_len],
+            &mut self.order[..n],
+        )
+    }
+
     /// Fills the columns from `points` (and `radii` for spheres) in the
     /// order `order` (slot → caller index), which becomes `self.order`:
     /// sequential writes, one random read per particle.
