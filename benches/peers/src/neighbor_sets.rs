@@ -85,7 +85,11 @@ fn run(
         (
             "broadphase CountingSortGrid, build + sorted CSR lists (2 threads)",
             Box::new(|| {
-                build(&mut grid2);
+                match radii {
+                    Some(radii) => grid2.build_spheres_parallel(two, points, radii),
+                    None => grid2.build_parallel(two, points, radius),
+                }
+                .expect("valid scene");
                 parallel.fill(two, &grid2, &mut lists2).expect("no job panics");
             }),
         ),

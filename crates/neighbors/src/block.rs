@@ -69,7 +69,7 @@ pub(crate) trait BlockKernel: Copy {
     /// Writes `slots[l]` for each set bit `l` of `mask` (an 8-bit mask),
     /// lowest first, into `out[pos..]`; returns the new end. Stores
     /// `BLOCK` entries: `out` must have room for `pos + BLOCK`.
-    fn emit(self, mask: u32, slots: &[u32; BLOCK], out: &mut [u32], pos: usize) -> usize;
+    fn emit_slots(self, mask: u32, slots: &[u32; BLOCK], out: &mut [u32], pos: usize) -> usize;
 }
 
 /// The per-block buffers (on the stack: about 10 KB).
@@ -197,7 +197,7 @@ fn block_rows<K: BlockKernel, T: Test>(
                 let mask = (bits >> (part * BLOCK)) & 0xff;
                 let first = group * GROUP + part * BLOCK;
                 let slots = buffers.slots[first..first + BLOCK].try_into().expect("padded slots");
-                pos = kernel.emit(mask, slots, indices, pos);
+                pos = kernel.emit_slots(mask, slots, indices, pos);
             }
         }
         offsets.push(pos);
@@ -254,7 +254,7 @@ impl BlockKernel for Portable {
     }
 
     #[inline(always)]
-    fn emit(self, mask: u32, slots: &[u32; BLOCK], out: &mut [u32], pos: usize) -> usize {
+    fn emit_slots(self, mask: u32, slots: &[u32; BLOCK], out: &mut [u32], pos: usize) -> usize {
         let out: &mut [u32; BLOCK] = (&mut out[pos..pos + BLOCK]).try_into().expect("room");
         let lanes = &COMPRESS[mask as usize & 0xff];
         for l in 0..BLOCK {
@@ -387,8 +387,8 @@ mod tests {
             let slots: [u32; BLOCK] = std::array::from_fn(|_| (next(&mut rng) * 1e6) as u32);
             let mask = (next(&mut rng) * 256.0) as u32;
             let (mut want, mut got) = (vec![7u32; 20], vec![7u32; 20]);
-            let end = Portable.emit(mask, &slots, &mut want, 3);
-            assert_eq!(avx2.emit(mask, &slots, &mut got, 3), end);
+            let end = Portable.emit_slots(mask, &slots, &mut want, 3);
+            assert_eq!(avx2.emit_slots(mask, &slots, &mut got, 3), end);
             assert_eq!(got[..end], want[..end]);
         }
     }

@@ -275,11 +275,19 @@ pub(crate) trait Kernel: Copy {
     /// `skip` (its own, or [`NO_SKIP`]) never counts as a hit.
     fn probe<T: Test>(self, test: T, p: [f32; 3], skip: usize) -> Self::Probe;
 
-    /// Writes into `buf[pos..]` every slot `j` in `at..min(at + Self::LANES, end)`,
-    /// except the probe's skip, that passes the test, in increasing order;
-    /// returns the new end. Stores a whole step: `buf` must have room for
-    /// `pos + Self::LANES`, and the columns `at + Self::LANES` slots
-    /// (asserted). `end` must be at most the particle count.
+    /// The hit mask of the step at `at` (bit `l`: slot `at + l`): the slots
+    /// of `at..min(at + Self::LANES, end)`, except the probe's skip, that
+    /// pass the test. Reads the columns `at + Self::LANES` slots (asserted).
+    fn hits<T: Test>(self, c: &Columns<'_>, probe: &Self::Probe, at: usize, end: usize) -> u32;
+
+    /// Writes the slots of `mask`'s set bits (slot `at + l` for bit `l`)
+    /// into `buf[pos..]`, in increasing order; returns the new end. Stores
+    /// a whole step: `buf` must have room for `pos + Self::LANES`.
+    fn emit(self, mask: u32, at: usize, buf: &mut [u32], pos: usize) -> usize;
+
+    /// [`emit`](Kernel::emit)s the [`hits`](Kernel::hits) of the step at
+    /// `at`. `end` must be at most the particle count.
+    #[inline(always)]
     fn step<T: Test>(
         self,
         c: &Columns<'_>,
@@ -288,7 +296,9 @@ pub(crate) trait Kernel: Copy {
         end: usize,
         buf: &mut [u32],
         pos: usize,
-    ) -> usize;
+    ) -> usize {
+        self.emit(self.hits::<T>(c, probe, at, end), at, buf, pos)
+    }
 
     /// Scans the whole range `from..to` (steps from `from`); `buf` must
     /// have room for `pos + (to - from) + MAX_LANES` entries.
@@ -337,20 +347,14 @@ impl Kernel for Portable {
     }
 
     #[inline(always)]
-    fn step<T: Test>(
-        self,
-        c: &Columns<'_>,
-        probe: &PortableProbe,
-        at: usize,
-        end: usize,
-        buf: &mut [u32],
-        pos: usize,
-    ) -> usize {
-        debug_assert!(!T::SPHERES || !c.r.is_empty());
-        let mask = keep(T::with_value(probe.value).mask(c, at, probe.p), at, end, probe.skip);
+    fn hits<T: Test>(self, c: &Columns<'_>, probe: &PortableProbe, at: usize, end: usize) -> u32 {
+        keep(T::with_value(probe.value).mask(c, at, probe.p), at, end, probe.skip)
+    }
+
+    #[inline(always)]
+    fn emit(self, mask: u32, at: usize, buf: &mut [u32], pos: usize) -> usize {
         let out: &mut [u32; LANES] = (&mut buf[pos..pos + LANES]).try_into().expect("room");
         let lanes = &COMPRESS[mask as usize];
-        // `at` < `end` <= MAX_POINTS, so slots fit u32.
         let base = at as u32;
         for l in 0..LANES {
             out[l] = base + u32::from(lanes[l]);

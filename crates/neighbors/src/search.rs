@@ -17,8 +17,8 @@ use super::scan::{
     Columns, Contact, Kernel, MAX_LANES, NO_SKIP, Portable, ScanKernel, Test, Within,
 };
 use super::sorted::{ABSOLUTE_SLACK, Shape, Sorted};
-use super::stencil::Steps;
 pub(crate) use super::stencil::{CellBox, MAX_RANGES, Stencil, around};
+use super::stencil::{MAX_STEPS, Steps};
 use glam::Vec3;
 use std::ops::Range;
 
@@ -372,6 +372,7 @@ pub(crate) fn rows_walk<C: Cells, K: Kernel, T: Test>(
     let k = c.k();
     let mut stencil = Stencil::default();
     let mut steps = Steps::default();
+    let mut hits = [[0u32; 2]; MAX_STEPS];
     let mut finger = C::Finger::default();
     let mut runs = c.runs_from(slots.start);
     while let Some((start, end, cell)) = c.next_run(&mut runs, slots.end) {
@@ -383,8 +384,17 @@ pub(crate) fn rows_walk<C: Cells, K: Kernel, T: Test>(
             let p = sorted.position(s);
             if listed {
                 let probe = kernel.probe(test_for(s), p, s);
+                // All the tests first, keeping the steps that hit, then
+                // their writes: a write's position depends on the previous
+                // write's, and waiting on it stalled the tests behind it.
+                let mut live = 0;
                 for &[at, end] in steps.as_slice() {
-                    pos = kernel.step::<T>(&cols, &probe, at as usize, end as usize, indices, pos);
+                    let mask = kernel.hits::<T>(&cols, &probe, at as usize, end as usize);
+                    hits[live] = [mask, at];
+                    live += usize::from(mask != 0);
+                }
+                for &[mask, at] in &hits[..live] {
+                    pos = kernel.emit(mask, at as usize, indices, pos);
                 }
             } else {
                 for &[lo, hi] in stencil.ranges() {

@@ -53,36 +53,19 @@ impl Kernel for Avx2 {
     }
 
     #[inline(always)]
-    fn step<T: Test>(
-        self,
-        c: &Columns<'_>,
-        probe: &Avx2Probe,
-        at: usize,
-        end: usize,
-        buf: &mut [u32],
-        pos: usize,
-    ) -> usize {
-        // Loads read `at..at + LANES` of each column, the store writes
-        // `pos..pos + LANES`; lanes are compared as i32, so slots stay
-        // below 2³¹ (more particles take the portable kernel).
-        assert!(at + LANES <= c.x.len() && pos + LANES <= buf.len());
+    fn hits<T: Test>(self, c: &Columns<'_>, probe: &Avx2Probe, at: usize, end: usize) -> u32 {
+        assert!(at + LANES <= c.x.len());
         assert!(!T::SPHERES || at + LANES <= c.r.len());
         if end > i32::MAX as usize {
-            return Portable.step::<T>(c, &probe.scalar, at, end, buf, pos);
+            return Portable.hits::<T>(c, &probe.scalar, at, end);
         }
-        // SAFETY: the intrinsics need AVX2 (and AVX, SSE2, which it
-        // implies): `self` exists only where `detect` found it. The
-        // loads stay inside the columns and the store inside `buf` by
-        // the asserts above (`c.y`, `c.z` are as long as `c.x`, checked
-        // by `Columns::new`); only unaligned loads and stores are used.
+        // SAFETY: as in `step`: AVX2 was detected, the loads stay inside
+        // the columns by the asserts above.
         unsafe {
             let [px, py, pz] = probe.p;
-            // p - x: the negation of the oracles' x - p, exactly, so the
-            // squares are the same; it lets the loads fold in.
             let dx = _mm256_sub_ps(px, _mm256_loadu_ps(c.x.as_ptr().add(at)));
             let dy = _mm256_sub_ps(py, _mm256_loadu_ps(c.y.as_ptr().add(at)));
             let dz = _mm256_sub_ps(pz, _mm256_loadu_ps(c.z.as_ptr().add(at)));
-            // (dx² + dy²) + dz², no fused multiply-add: the oracles' rounding.
             let d2 = _mm256_add_ps(
                 _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
                 _mm256_mul_ps(dz, dz),
@@ -103,7 +86,21 @@ impl Kernel for Avx2 {
             );
             let hits =
                 _mm256_and_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d2, limit), _mm256_castsi256_ps(valid));
-            let mask = _mm256_movemask_ps(hits) as usize;
+            _mm256_movemask_ps(hits) as u32
+        }
+    }
+
+    #[inline(always)]
+    fn emit(self, mask: u32, at: usize, buf: &mut [u32], pos: usize) -> usize {
+        assert!(pos + LANES <= buf.len());
+        let mask = mask as usize & 0xff;
+        // SAFETY: AVX2 was detected; the store stays inside `buf` by the
+        // assert above.
+        unsafe {
+            let slots = _mm256_add_epi32(
+                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                _mm256_set1_epi32(at as i32),
+            );
             let lanes = _mm_loadl_epi64(COMPRESS[mask].as_ptr().cast());
             let packed = _mm256_permutevar8x32_epi32(slots, _mm256_cvtepu8_epi32(lanes));
             _mm256_storeu_si256(buf.as_mut_ptr().add(pos).cast(), packed);
@@ -153,27 +150,16 @@ impl Kernel for Avx512 {
     }
 
     #[inline(always)]
-    fn step<T: Test>(
-        self,
-        c: &Columns<'_>,
-        probe: &Avx512Probe,
-        at: usize,
-        end: usize,
-        buf: &mut [u32],
-        pos: usize,
-    ) -> usize {
+    fn hits<T: Test>(self, c: &Columns<'_>, probe: &Avx512Probe, at: usize, end: usize) -> u32 {
         const W: usize = 16;
-        assert!(at + W <= c.x.len() && pos + W <= buf.len());
+        assert!(at + W <= c.x.len());
         assert!(!T::SPHERES || at + W <= c.r.len());
         if end > i32::MAX as usize {
-            let mid = Portable.step::<T>(c, &probe.scalar, at, end, buf, pos);
-            return Portable.step::<T>(c, &probe.scalar, at + LANES, end, buf, mid);
+            let low = Portable.hits::<T>(c, &probe.scalar, at, end);
+            return low | Portable.hits::<T>(c, &probe.scalar, at + LANES, end) << LANES;
         }
-        // SAFETY: the intrinsics need AVX-512F: `self` exists only where
-        // `detect` found it. The loads stay inside the columns and the
-        // store inside `buf` by the asserts above (`c.y`, `c.z` are as
-        // long as `c.x`, checked by `Columns::new`); only unaligned
-        // loads and stores are used.
+        // SAFETY: as in `step`: AVX-512F was detected, the loads stay
+        // inside the columns by the asserts above.
         unsafe {
             let [px, py, pz] = probe.p;
             let dx = _mm512_sub_ps(px, _mm512_loadu_ps(c.x.as_ptr().add(at)));
@@ -195,10 +181,24 @@ impl Kernel for Avx512 {
             );
             let valid = _mm512_cmplt_epi32_mask(slots, _mm512_set1_epi32(end as i32))
                 & _mm512_cmpneq_epi32_mask(slots, probe.own);
-            let hits = _mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(valid, d2, limit);
-            let packed = _mm512_maskz_compress_epi32(hits, slots);
+            u32::from(_mm512_mask_cmp_ps_mask::<_CMP_LE_OQ>(valid, d2, limit))
+        }
+    }
+
+    #[inline(always)]
+    fn emit(self, mask: u32, at: usize, buf: &mut [u32], pos: usize) -> usize {
+        assert!(pos + 16 <= buf.len());
+        let mask = mask as u16;
+        // SAFETY: AVX-512F was detected; the store stays inside `buf` by
+        // the assert above.
+        unsafe {
+            let slots = _mm512_add_epi32(
+                _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                _mm512_set1_epi32(at as i32),
+            );
+            let packed = _mm512_maskz_compress_epi32(mask, slots);
             _mm512_storeu_si512(buf.as_mut_ptr().add(pos).cast(), packed);
-            pos + hits.count_ones() as usize
+            pos + mask.count_ones() as usize
         }
     }
 }
@@ -267,7 +267,7 @@ impl BlockKernel for Avx2 {
     }
 
     #[inline(always)]
-    fn emit(self, mask: u32, slots: &[u32; BLOCK], out: &mut [u32], pos: usize) -> usize {
+    fn emit_slots(self, mask: u32, slots: &[u32; BLOCK], out: &mut [u32], pos: usize) -> usize {
         assert!(pos + BLOCK <= out.len());
         let mask = mask as usize & 0xff;
         // SAFETY: AVX2 was detected (`self` exists); the load reads the
