@@ -48,7 +48,19 @@ fn machine() -> String {
         })
         .unwrap_or_else(|| "unknown CPU".to_string());
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    format!("{cpu}, {cores} hardware threads available")
+    // Same model names have come with and without AVX-512, which changes
+    // which kernels run.
+    #[cfg(target_arch = "x86_64")]
+    let simd = if std::arch::is_x86_feature_detected!("avx512f") {
+        ", AVX-512F and AVX2"
+    } else if std::arch::is_x86_feature_detected!("avx2") {
+        ", AVX2 (no AVX-512)"
+    } else {
+        ", no AVX2"
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let simd = "";
+    format!("{cpu}{simd}, {cores} hardware threads available")
 }
 
 fn rustc() -> String {
@@ -475,7 +487,7 @@ pub fn write(
         md,
         "Each frame builds from the points and finds every point's neighbors: broadphase's \
          `CountingSortGrid` writes the CSR lists in sorted order (`sorted_neighbor_lists` on one \
-         thread; `ParallelNeighborLists::fill` on a 2-thread job system, the build on one); the \
+         thread; on a 2-thread job system, `build_parallel` then `ParallelNeighborLists::fill`); the \
          plain grid (`benches/peers/src/peers/plain_grid.rs`: cells of the reach, a counting \
          sort, 27 cells as 9 x-runs per point) only counts; kiddo builds its tree and queries \
          `within` once per point (pairs `j > i` kept). particles5k is contacts of 5,000 spheres \
