@@ -40,7 +40,10 @@
 //!   and boulders), [`MultiLevelGrid`] against one counting-sort grid,
 //!   `build+contacts`;
 //! - `query_sets`: 100,000 probes among sph125k's points, [`neighbors_of`]
-//!   on one thread and `ParallelNeighborLists::fill_queries` on two.
+//!   on one thread and `ParallelNeighborLists::fill_queries` on two;
+//! - `sparse_lists`: the grid's `sorted_lists` (built once) on 100,000
+//!   uniform points in a cube of side 1000 at radius 5 and 20 (about 0.1
+//!   and 3 neighbors a point), and on particles5k's spheres.
 //!
 //! `STRUCT` is `grid` ([`CountingSortGrid`]), `hash` ([`SpatialHash`]),
 //! `index` ([`SpatialIndex`], binary search) or `index_map` (with the
@@ -497,10 +500,49 @@ fn query_sets(c: &mut Criterion) {
     group.finish();
 }
 
+/// The grid's lists where rows of cells hold few particles.
+fn sparse_lists(c: &mut Criterion) {
+    let mut state = 0x1234_5678_9abc_def0_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 40) as f32 / (1u64 << 24) as f32
+    };
+    let uniform: Vec<Vec3> =
+        (0..100_000).map(|_| Vec3::new(next(), next(), next()) * 1000.0).collect();
+    let spheres = particles5k();
+    let mut lists = NeighborLists::default();
+    let mut group = c.benchmark_group("sparse_lists");
+    configure_slow(&mut group);
+    for radius in [5.0, 20.0] {
+        let mut grid = CountingSortGrid::default();
+        grid.build(&uniform, radius).expect("valid");
+        group.bench_function(format!("uniform100k_r{radius}/grid/sorted_lists"), |b| {
+            b.iter(|| {
+                grid.sorted_neighbor_lists(0..grid.len(), &mut lists);
+                black_box(lists.total())
+            });
+        });
+    }
+    let mut grid = CountingSortGrid::default();
+    grid.build_spheres(&spheres.centers, &spheres.radii).expect("valid");
+    group.bench_function("particles5k/grid/sorted_lists", |b| {
+        b.iter(|| {
+            grid.sorted_neighbor_lists(0..grid.len(), &mut lists);
+            black_box(lists.total())
+        });
+    });
+    group.finish();
+}
+
 /// The benchmark groups, in run order (a private module: the `pub fn` that
 /// `criterion_group!` generates cannot carry a doc comment).
 mod groups {
-    use super::{choices, job_system, particles, periodic, query_sets, radii_spread, sph_scenes};
+    use super::{
+        choices, job_system, particles, periodic, query_sets, radii_spread, sparse_lists,
+        sph_scenes,
+    };
     use criterion::criterion_group;
 
     criterion_group!(
@@ -511,7 +553,8 @@ mod groups {
         job_system,
         periodic,
         radii_spread,
-        query_sets
+        query_sets,
+        sparse_lists
     );
 }
 

@@ -65,11 +65,11 @@ impl Default for CountingSortGridConfig {
 /// slots, 9 ranges in all, scanned 8 particles a step with squared
 /// distances.
 ///
-/// On dense data (a row of cells expected to hold 16 particles or more)
-/// the cells are half as wide along x, rows of 5 instead of 3 (still 9
-/// ranges), and the neighbor lists are found eight particles at a time
-/// against their joint stencil, whose x extent the narrower cells trim
-/// (sph1m on AVX2: 5% faster than with cubic cells).
+/// With AVX2 the neighbor lists are found eight particles at a time
+/// against their joint stencil. On dense data (a row of cells expected to
+/// hold 16 particles or more) the cells are then half as wide along x,
+/// rows of 5 instead of 3 (still 9 ranges), which trims that stencil's x
+/// extent (sph1m on AVX2: 5% faster than with cubic cells).
 ///
 /// Best when the particles fill a compact box: the grid costs one offset
 /// per cell of the bounds, empty or not (capped by

@@ -187,9 +187,9 @@ pub enum ScanKernel {
     /// which has no build to look at, says AVX2.
     ///
     /// One exception: a [`CountingSortGrid`](crate::CountingSortGrid)'s
-    /// neighbor lists on such dense rows take the AVX2 block walk (eight
-    /// particles against each candidate at once; 1.57× the per-particle
-    /// AVX2 walk on sph1m), wherever AVX2 runs. It has not been measured
+    /// neighbor lists take the AVX2 block walk (eight particles against
+    /// each candidate at once; 1.57× the per-particle AVX2 walk on sph1m,
+    /// 1.3–1.7× on sparse sets), wherever AVX2 runs. It has not been measured
     /// against the AVX-512 walk, which [`Avx512`](Self::Avx512) still asks for.
     #[default]
     Auto,
@@ -197,7 +197,7 @@ pub enum ScanKernel {
     /// against, and what the `scalar` feature forces.
     Portable,
     /// AVX2, 8 lanes: a table lookup and one store compact the hits (and
-    /// the grid's dense neighbor lists run by blocks, as with `Auto`).
+    /// the grid's neighbor lists run by blocks, as with `Auto`).
     Avx2,
     /// AVX-512F, 16 lanes: the hits are compacted by `vpcompressd`.
     Avx512,
