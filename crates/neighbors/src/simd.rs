@@ -284,3 +284,71 @@ impl BlockKernel for Avx2 {
         }
     }
 }
+
+/// The Verlet filter's rows on AVX2 (see `verlet.rs`): for each slot `s`
+/// of `lists` (rows and entries are slots), keeps the entries `j` with
+/// `distance2(p_s, p_j) <= r2` (positions in the columns `x`, `y`, `z`, by
+/// slot), eight entries a step with gathered coordinates, writing them
+/// from `out[0..]` and pushing each row's end to `offsets`. `out` must have
+/// room for the lists' total plus [`LANES`]; fewer than 2³¹ slots.
+#[target_feature(enable = "avx2")]
+pub(crate) fn filter_rows(
+    _: Avx2,
+    columns: [&[f32]; 3],
+    r2: f32,
+    lists: &crate::NeighborLists,
+    offsets: &mut Vec<usize>,
+    out: &mut [u32],
+) {
+    let [x, y, z] = columns;
+    let n = x.len();
+    assert!(y.len() == n && z.len() == n && lists.len() == n && n <= i32::MAX as usize);
+    assert!(out.len() >= lists.total() + LANES);
+    let indices = lists.indices.as_slice();
+    let mut pos = 0;
+    for s in 0..n {
+        let (from, to) = (lists.offsets[s], lists.offsets[s + 1]);
+        // Each step loads eight entries from `at`, past the row's end in
+        // its last step (the lists keep MAX_LANES of slack).
+        assert!(to + LANES <= indices.len() && to <= lists.total());
+        // SAFETY: AVX2 is enabled on this function, which takes an `Avx2`
+        // (it exists only where AVX2 was detected). Loads read
+        // `indices[at..at + 8]` with `at < to`, in bounds by the assert
+        // above; the gathers read `x`, `y`, `z` at indices clamped to
+        // `n - 1` (n > 0: there is a row), so in bounds whatever the
+        // entries past the row hold; the store writes `out[pos..pos + 8]`,
+        // in bounds by the assert in the loop.
+        unsafe {
+            let p = [x[s], y[s], z[s]].map(|v| _mm256_set1_ps(v));
+            let limit = _mm256_set1_ps(r2);
+            let last = _mm256_set1_epi32(n as i32 - 1);
+            let mut at = from;
+            while at < to {
+                // Kept entries never outnumber the lists', so this holds;
+                // checked, as the store below relies on it.
+                assert!(pos + LANES <= out.len());
+                let slots = _mm256_loadu_si256(indices.as_ptr().add(at).cast());
+                let safe = _mm256_min_epu32(slots, last);
+                let gx = _mm256_i32gather_ps::<4>(x.as_ptr(), safe);
+                let gy = _mm256_i32gather_ps::<4>(y.as_ptr(), safe);
+                let gz = _mm256_i32gather_ps::<4>(z.as_ptr(), safe);
+                // x_j - x_s, squared and summed left to right: the
+                // oracles' expression, no fused multiply-add.
+                let (dx, dy, dz) =
+                    (_mm256_sub_ps(gx, p[0]), _mm256_sub_ps(gy, p[1]), _mm256_sub_ps(gz, p[2]));
+                let d2 = _mm256_add_ps(
+                    _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
+                    _mm256_mul_ps(dz, dz),
+                );
+                let hits = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d2, limit)) as usize;
+                let mask = hits & ((1usize << (to - at).min(LANES)) - 1);
+                let lanes = _mm_loadl_epi64(COMPRESS[mask].as_ptr().cast());
+                let packed = _mm256_permutevar8x32_epi32(slots, _mm256_cvtepu8_epi32(lanes));
+                _mm256_storeu_si256(out.as_mut_ptr().add(pos).cast(), packed);
+                pos += usize::from(HITS[mask]);
+                at += LANES;
+            }
+        }
+        offsets.push(pos);
+    }
+}

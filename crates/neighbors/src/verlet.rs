@@ -95,8 +95,15 @@ pub struct VerletLists {
     /// Positions at the last build; empty before the first.
     built_at: Vec<Vec3>,
     built: bool,
-    /// Caller-order lists within `radius + skin` at the last build.
+    /// Sorted-order lists within `radius + skin` at the last build: rows
+    /// and entries are the structure's slots, so a row's neighbors sit
+    /// near it in memory.
     lists: NeighborLists,
+    /// `order[slot]`: the caller's index of the particle in that slot.
+    order: Vec<u32>,
+    /// Scratch of the filter: the current positions in slot order, as
+    /// columns.
+    current: [Vec<f32>; 3],
 }
 
 impl VerletLists {
@@ -136,7 +143,12 @@ impl VerletLists {
     ) -> Result<(), VerletError> {
         self.built = false;
         search.build(points, self.radius + self.skin)?;
-        search.neighbor_lists(&mut self.lists);
+        search.sorted_neighbor_lists(0..points.len(), &mut self.lists);
+        // The vector filter loads whole steps past a row's end.
+        let total = self.lists.total();
+        NeighborLists::reserve_entries(&mut self.lists.indices, total);
+        self.order.clear();
+        self.order.extend_from_slice(search.sorted_order());
         self.built_at.clear();
         self.built_at.extend_from_slice(points);
         self.built = true;
@@ -209,37 +221,56 @@ impl VerletLists {
     }
 
     /// The neighbors within the radius for `points`, from the kept lists:
-    /// rows in caller order, each row's entries in the kept lists' order,
-    /// into `out` (the same rule as
+    /// rows in caller order, entries as caller indices in the order of the
+    /// structure's slots, into `out` (the same rule as
     /// [`brute_force_neighbor_pairs`](crate::brute_force_neighbor_pairs)).
     /// Exact only while [`is_valid`](Self::is_valid) holds; use
     /// [`update`](Self::update) first.
     ///
+    /// The positions are first copied into the structure's slot order (one
+    /// scattered read each) and the rows filtered in that order, where a
+    /// row's neighbors sit near it in memory whatever the caller's order;
+    /// the rows are then moved to caller order, as
+    /// [`neighbor_lists`](crate::NeighborSearch::neighbor_lists) does.
+    ///
     /// # Errors
     /// [`VerletError::NotBuilt`] or [`VerletError::CountChanged`].
     pub fn neighbors_within(
-        &self,
+        &mut self,
         points: &[Vec3],
         out: &mut NeighborLists,
     ) -> Result<(), VerletError> {
         self.check_built_for(points)?;
         let r2 = self.radius * self.radius;
-        out.offsets.clear();
-        out.offsets.push(0);
-        let total = self.lists.total();
-        if out.indices.len() < total {
-            out.indices.resize(total, 0);
+        for (axis, column) in self.current.iter_mut().enumerate() {
+            column.clear();
+            column.extend(self.order.iter().map(|&i| points[i as usize][axis]));
+        }
+        let [x, y, z] = &self.current;
+        let (offsets, indices) = (&mut out.scratch_offsets, &mut out.scratch_indices);
+        offsets.clear();
+        offsets.push(0);
+        NeighborLists::reserve_entries(indices, self.lists.total());
+        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        if let Some(avx2) = crate::scan::Avx2::detect().filter(|_| x.len() <= i32::MAX as usize) {
+            // SAFETY: `detect` found AVX2, which `filter_rows` enables.
+            unsafe { crate::simd::filter_rows(avx2, [x, y, z], r2, &self.lists, offsets, indices) };
+            out.remap_from_scratch(&self.order);
+            return Ok(());
         }
         let mut at = 0;
-        for (row, &p) in points.iter().enumerate() {
-            for &j in self.lists.neighbors(row) {
+        for slot in 0..x.len() {
+            let p = Vec3::new(x[slot], y[slot], z[slot]);
+            for &j in self.lists.neighbors(slot) {
                 // Written always, kept if within: a branch on it would
                 // mispredict for most of the skin's pairs.
-                out.indices[at] = j;
-                at += usize::from(distance2(p, points[j as usize]) <= r2);
+                indices[at] = j;
+                let q = Vec3::new(x[j as usize], y[j as usize], z[j as usize]);
+                at += usize::from(distance2(p, q) <= r2);
             }
-            out.offsets.push(at);
+            offsets.push(at);
         }
+        out.remap_from_scratch(&self.order);
         Ok(())
     }
 }

@@ -15,7 +15,7 @@ use support::Rng;
 mod support;
 
 /// The filtered rows (sorted) against brute force's.
-fn check_rows(verlet: &VerletLists, points: &[Vec3], what: &str) {
+fn check_rows(verlet: &mut VerletLists, points: &[Vec3], what: &str) {
     let mut lists = NeighborLists::default();
     verlet.neighbors_within(points, &mut lists).unwrap();
     let mut pairs = Vec::new();
@@ -47,7 +47,7 @@ fn drift(
     for step in 0..steps {
         rebuilds += usize::from(verlet.update(search, points).unwrap());
         assert!(verlet.is_valid(points).unwrap(), "step {step}: valid right after update");
-        check_rows(&verlet, points, &format!("step {step}"));
+        check_rows(&mut verlet, points, &format!("step {step}"));
         for p in points.iter_mut() {
             *p += rng.point(-speed, speed);
         }
@@ -86,11 +86,11 @@ fn a_lattice_moving_onto_exactly_the_radius() {
     for k in 0..=10 {
         let points = lattice(1.1 - 0.01 * k as f32);
         verlet.update(&mut grid, &points).unwrap();
-        check_rows(&verlet, &points, &format!("spacing step {k}"));
+        check_rows(&mut verlet, &points, &format!("spacing step {k}"));
     }
     let points = lattice(1.0);
     verlet.update(&mut grid, &points).unwrap();
-    check_rows(&verlet, &points, "spacing 1.0");
+    check_rows(&mut verlet, &points, "spacing 1.0");
 }
 
 #[test]
@@ -103,14 +103,14 @@ fn moves_of_about_half_the_skin() {
     // A quarter of the skin along x: still valid, and exact.
     let quarter: Vec<Vec3> = start.iter().map(|p| *p + Vec3::new(0.1, 0.0, 0.0)).collect();
     assert!(verlet.is_valid(&quarter).unwrap());
-    check_rows(&verlet, &quarter, "a quarter of the skin");
+    check_rows(&mut verlet, &quarter, "a quarter of the skin");
     // Exactly half the skin: the margin for rounding refuses it.
     let half: Vec<Vec3> = start.iter().map(|p| *p + Vec3::new(0.2, 0.0, 0.0)).collect();
     assert!(!verlet.is_valid(&half).unwrap());
     // Just under half (by more than the margin): valid, exact.
     let under: Vec<Vec3> = start.iter().map(|p| *p + Vec3::new(0.199, 0.0, 0.0)).collect();
     assert!(verlet.is_valid(&under).unwrap());
-    check_rows(&verlet, &under, "just under half the skin");
+    check_rows(&mut verlet, &under, "just under half the skin");
     // Opposite moves of half the skin each bring pairs a whole skin
     // nearer: the worst case the lists must still hold.
     let opposite: Vec<Vec3> = start
@@ -119,7 +119,7 @@ fn moves_of_about_half_the_skin() {
         .map(|(i, p)| *p + Vec3::new(if i % 2 == 0 { 0.199 } else { -0.199 }, 0.0, 0.0))
         .collect();
     assert!(verlet.is_valid(&opposite).unwrap());
-    check_rows(&verlet, &opposite, "opposite moves");
+    check_rows(&mut verlet, &opposite, "opposite moves");
 }
 
 #[test]
@@ -130,7 +130,7 @@ fn unmoved_points_keep_the_lists_even_without_a_skin() {
     let mut verlet = VerletLists::new(0.9, 0.0).unwrap();
     assert!(verlet.update(&mut grid, &points).unwrap());
     assert!(!verlet.update(&mut grid, &points).unwrap(), "nothing moved: no rebuild");
-    check_rows(&verlet, &points, "unmoved");
+    check_rows(&mut verlet, &points, "unmoved");
 }
 
 #[test]
@@ -138,9 +138,9 @@ fn empty_and_single_point_sets() {
     let mut grid = CountingSortGrid::default();
     let mut verlet = VerletLists::new(1.0, 0.2).unwrap();
     assert!(verlet.update(&mut grid, &[]).unwrap());
-    check_rows(&verlet, &[], "empty");
+    check_rows(&mut verlet, &[], "empty");
     assert!(verlet.update(&mut grid, &[Vec3::ONE]).unwrap(), "the count changed: rebuilt");
-    check_rows(&verlet, &[Vec3::ONE], "one point");
+    check_rows(&mut verlet, &[Vec3::ONE], "one point");
 }
 
 #[test]
@@ -191,14 +191,14 @@ proptest! {
         let mut verlet = VerletLists::new(radius, skin).unwrap();
         for (step, &(dx, dy, dz)) in moves.iter().enumerate() {
             verlet.update(&mut grid, &points).unwrap();
-            check_rows(&verlet, &points, &format!("step {step}"));
+            check_rows(&mut verlet, &points, &format!("step {step}"));
             // Each point moves by a share of this step's move.
             for (i, p) in points.iter_mut().enumerate() {
                 *p += Vec3::new(dx, dy, dz) * ((i % 5) as f32 / 4.0 - 0.5);
             }
             // Between updates, trust the lists only if they say so.
             if verlet.is_valid(&points).unwrap() {
-                check_rows(&verlet, &points, &format!("after move {step}"));
+                check_rows(&mut verlet, &points, &format!("after move {step}"));
             }
         }
     }
