@@ -305,6 +305,19 @@ pub trait NeighborSearch {
     /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     fn sorted_neighbor_lists(&self, slots: Range<usize>, out: &mut NeighborLists);
+
+    /// The work behind [`neighbors_of`](crate::neighbors_of), which checks
+    /// the queries and the radius first: replaces `out` with one row per
+    /// query, the particles [`query`](Self::query) finds, ascending. The
+    /// structures here override it (the counting-sort grid visits the
+    /// queries in cell order); this default queries one point at a time.
+    #[doc(hidden)]
+    fn query_rows(&self, queries: &[Vec3], radius: f32, out: &mut NeighborLists) {
+        crate::cross::one_query_at_a_time(queries, out, |q, hits| {
+            // Checked by the caller: the query cannot refuse.
+            self.query(q, radius, hits).unwrap_or_default();
+        });
+    }
 }
 
 /// Implements [`NeighborSearch`] for a structure that implements
@@ -376,6 +389,15 @@ macro_rules! impl_neighbor_search {
                 out: &mut $crate::csr::NeighborLists,
             ) {
                 $crate::search::sorted_rows(self, slots, out);
+            }
+
+            fn query_rows(
+                &self,
+                queries: &[glam::Vec3],
+                radius: f32,
+                out: &mut $crate::csr::NeighborLists,
+            ) {
+                $crate::cross::query_rows(self, queries, radius, out);
             }
         }
     };

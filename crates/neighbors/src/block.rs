@@ -127,7 +127,7 @@ pub(crate) fn rows_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
                     kernel,
                     &cols,
                     &stencil,
-                    s..e,
+                    Block { len: e - s, own: Some(s) },
                     &lanes,
                     &mut buffers,
                     offsets,
@@ -140,6 +140,101 @@ pub(crate) fn rows_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
     }
 }
 
+/// A block's particles: how many, and for data particles (not queries)
+/// the slot of the first, so that none is its own neighbor.
+#[derive(Clone, Copy, Debug)]
+struct Block {
+    len: usize,
+    own: Option<usize>,
+}
+
+/// Fills `offsets` (pushed, after its first entry) and `indices` with the
+/// rows of query points among the particles of `c`, block by block: the
+/// queries' positions in `queries` and their cells in `cells`, sorted by
+/// cell (as `c` numbers them: along rows of cells, see [`Cells::ROWS`]);
+/// entries are `c`'s slots. `radius` is the query radius (`T` says whether
+/// it is tested against points or touches spheres).
+#[inline(always)]
+pub(crate) fn query_rows_by_blocks<C: Cells, K: BlockKernel, T: Test>(
+    kernel: K,
+    c: &C,
+    queries: &Columns<'_>,
+    cells: &[[i32; 3]],
+    radius: f32,
+    offsets: &mut Vec<usize>,
+    indices: &mut Vec<u32>,
+) {
+    let data = Columns::new(c.sorted());
+    let k = c.k();
+    let value = if T::SPHERES { radius } else { radius * radius };
+    let mut buffers =
+        Buffers { masks: [0; MAX_CANDIDATES + GROUP], slots: [0; MAX_CANDIDATES + GROUP] };
+    let mut stencil = Stencil::default();
+    let mut finger = C::Finger::default();
+    let mut pos = *offsets.last().unwrap_or(&0);
+    let mut s = 0;
+    while s < cells.len() {
+        // A block never leaves its row of cells, so its stencil is one box.
+        let [_, y, z] = cells[s];
+        let mut e = s + 1;
+        while e < cells.len() && e - s < BLOCK && cells[e][1] == y && cells[e][2] == z {
+            e += 1;
+        }
+        let (first, last) = (cells[s], cells[e - 1]);
+        let box_of = CellBox {
+            lo: [0, 1, 2].map(|a| first[a].saturating_sub(k[a])),
+            hi: [0, 1, 2].map(|a| last[a].saturating_add(k[a])),
+        };
+        c.ranges(box_of, &mut finger, &mut stencil);
+        let block = Block { len: e - s, own: None };
+        if stencil.total() > MAX_CANDIDATES {
+            // A crowded stencil: each query alone, against pieces of the
+            // candidates that fit the buffers, one row across the pieces.
+            let one = Block { len: 1, own: None };
+            let mut piece = Stencil::default();
+            for q in s..e {
+                let lanes = kernel.lanes(queries, q, 1, [value; BLOCK]);
+                for &[lo, hi] in stencil.ranges() {
+                    let mut at = lo;
+                    while at < hi {
+                        let to = hi.min(at + MAX_CANDIDATES as u32);
+                        piece.clear();
+                        piece.push(at, to);
+                        pos = block_rows::<K, T>(
+                            kernel,
+                            &data,
+                            &piece,
+                            one,
+                            &lanes,
+                            &mut buffers,
+                            offsets,
+                            indices,
+                            pos,
+                        );
+                        offsets.pop();
+                        at = to;
+                    }
+                }
+                offsets.push(pos);
+            }
+        } else {
+            let lanes = kernel.lanes(queries, s, e - s, [value; BLOCK]);
+            pos = block_rows::<K, T>(
+                kernel,
+                &data,
+                &stencil,
+                block,
+                &lanes,
+                &mut buffers,
+                offsets,
+                indices,
+                pos,
+            );
+        }
+        s = e;
+    }
+}
+
 /// The rows of the block `block` (its lanes in `lanes`) against the
 /// candidates of `stencil`.
 #[inline(always)]
@@ -148,7 +243,7 @@ fn block_rows<K: BlockKernel, T: Test>(
     kernel: K,
     cols: &Columns<'_>,
     stencil: &Stencil,
-    block: Range<usize>,
+    block: Block,
     lanes: &K::Lanes,
     buffers: &mut Buffers,
     offsets: &mut Vec<usize>,
@@ -159,8 +254,8 @@ fn block_rows<K: BlockKernel, T: Test>(
     let mut own = None;
     for &[lo, hi] in stencil.ranges() {
         let (lo, hi) = (lo as usize, hi as usize);
-        if (lo..hi).contains(&block.start) {
-            own = Some(count + block.start - lo);
+        if let Some(first) = block.own.filter(|first| (lo..hi).contains(first)) {
+            own = Some(count + first - lo);
         }
         let masks = &mut buffers.masks[count..count + hi - lo];
         let (xs, ys, zs) = (&cols.x[lo..hi], &cols.y[lo..hi], &cols.z[lo..hi]);
@@ -183,14 +278,14 @@ fn block_rows<K: BlockKernel, T: Test>(
     // The block's particles lie in its own row's range, and are not their
     // own neighbors.
     if let Some(own) = own {
-        for (lane, mask) in buffers.masks[own..own + block.len()].iter_mut().enumerate() {
+        for (lane, mask) in buffers.masks[own..own + block.len].iter_mut().enumerate() {
             *mask &= !(1 << lane);
         }
     }
     let groups = count.div_ceil(GROUP) * GROUP;
     buffers.masks[count..groups].fill(0);
-    NeighborLists::reserve_entries(indices, pos + block.len() * count);
-    for lane in 0..block.len() as u32 {
+    NeighborLists::reserve_entries(indices, pos + block.len * count);
+    for lane in 0..block.len as u32 {
         for (group, masks) in buffers.masks[..groups].chunks_exact(GROUP).enumerate() {
             let bits = kernel.lane_bits(masks.try_into().expect("a whole group"), lane);
             for part in 0..GROUP / BLOCK {

@@ -277,6 +277,14 @@ impl Cells for CountingSortGrid {
 
     const ROWS: bool = true;
 
+    fn cell_index(&self, cell: [i32; 3]) -> usize {
+        self.linear(cell[0], cell[1], cell[2])
+    }
+
+    fn cells_len(&self) -> usize {
+        self.cell_count()
+    }
+
     fn row_end(&self, slot: usize) -> usize {
         let [_, y, z] = self.cell_of(self.sorted.position(slot).map(f64::from));
         self.offsets[self.linear(self.dims[0] - 1, y, z) + 1] as usize

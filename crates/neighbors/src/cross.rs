@@ -8,7 +8,9 @@ use crate::api::NeighborSearch;
 use crate::brute_force::distance2;
 use crate::csr::NeighborLists;
 use crate::points::{PointError, check_radius, validate_points};
-use crate::search::NeighborRule;
+#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+use crate::scan::{Columns, ScanKernel};
+use crate::search::{Cells, NeighborRule};
 use glam::Vec3;
 
 /// The largest radius a query may use on a structure with this rule.
@@ -33,27 +35,6 @@ pub(crate) fn check_queries(
     }
     validate_points(queries)?;
     Ok(())
-}
-
-/// Appends one row per query of `queries` to `out` (whose offsets already
-/// hold at least the leading 0): the data points within `radius` of it
-/// (spheres: touching the ball), ascending. The queries are checked.
-fn append_rows(
-    search: &impl NeighborSearch,
-    queries: &[Vec3],
-    radius: f32,
-    hits: &mut Vec<u32>,
-    out: &mut NeighborLists,
-) {
-    for &q in queries {
-        // Checked by the caller: the query cannot refuse.
-        search.query(q, radius, hits).unwrap_or_default();
-        hits.sort_unstable();
-        let base = out.total();
-        NeighborLists::reserve_entries(&mut out.indices, base + hits.len());
-        out.indices[base..base + hits.len()].copy_from_slice(hits);
-        out.offsets.push(base + hits.len());
-    }
 }
 
 /// The neighbors among `search`'s points of each of `queries`: row `q` of
@@ -103,11 +84,146 @@ pub(crate) fn neighbors_of_range(
     radius: f32,
     out: &mut NeighborLists,
 ) {
+    search.query_rows(queries, radius, out);
+}
+
+/// The queries sorted by the cell they fall in, kept across calls in the
+/// output lists (only the AVX2 block walk uses it).
+#[derive(Clone, Debug, Default)]
+#[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
+pub(crate) struct QueryScratch {
+    /// Each query's cell index (queries in the caller's order).
+    keys: Vec<u32>,
+    /// Queries per cell, then each cell's first place.
+    counts: Vec<u32>,
+    /// `order[place]`: the query at that place in cell order.
+    order: Vec<u32>,
+    /// The sorted queries' coordinates and cells.
+    x: Vec<f32>,
+    y: Vec<f32>,
+    z: Vec<f32>,
+    cells: Vec<[i32; 3]>,
+}
+
+/// [`NeighborSearch::query_rows`] for the structures here: with AVX2, a
+/// structure whose slots run along rows of cells (the counting-sort grid)
+/// sorts the queries by cell and runs them through the block walk, eight
+/// neighboring queries against each candidate (`block.rs`); otherwise one
+/// query at a time.
+pub(crate) fn query_rows<C: Cells>(c: &C, queries: &[Vec3], radius: f32, out: &mut NeighborLists) {
+    out.clear();
+    out.offsets.push(0);
+    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    if C::ROWS
+        && c.sorted().len() > 0
+        && !matches!(c.kernel(), ScanKernel::Avx512 | ScanKernel::Portable)
+        && let Some(avx2) = crate::scan::Avx2::detect()
+    {
+        let mut scratch = std::mem::take(&mut out.queries);
+        scratch.sort(c, queries);
+        let q = Columns { x: &scratch.x, y: &scratch.y, z: &scratch.z, r: &[] };
+        let (offsets, indices) = (&mut out.scratch_offsets, &mut out.scratch_indices);
+        offsets.clear();
+        offsets.push(0);
+        crate::search::query_blocks(avx2, c, &q, &scratch.cells, radius, offsets, indices);
+        remap_query_rows(out, &scratch.order, &c.sorted().order);
+        out.queries = scratch;
+        return;
+    }
+    one_query_at_a_time(queries, out, |q, hits| {
+        // Checked by the caller: the query cannot refuse.
+        crate::search::query(c, q, radius, hits).unwrap_or_default();
+    });
+}
+
+/// Replaces `out` with one row per query, each what `query(q, hits)`
+/// leaves in `hits`, sorted.
+pub(crate) fn one_query_at_a_time(
+    queries: &[Vec3],
+    out: &mut NeighborLists,
+    mut query: impl FnMut(Vec3, &mut Vec<u32>),
+) {
     out.clear();
     out.offsets.push(0);
     let mut hits = std::mem::take(&mut out.scratch_indices);
-    append_rows(search, queries, radius, &mut hits, out);
+    for &q in queries {
+        query(q, &mut hits);
+        hits.sort_unstable();
+        let base = out.total();
+        NeighborLists::reserve_entries(&mut out.indices, base + hits.len());
+        out.indices[base..base + hits.len()].copy_from_slice(&hits);
+        out.offsets.push(base + hits.len());
+    }
     out.scratch_indices = hits;
+}
+
+impl QueryScratch {
+    /// Sorts `queries` by the cell of `c` each falls in (clamped into the
+    /// grid, as a query's search is), stably: a counting sort on the
+    /// cells' indices.
+    #[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
+    fn sort<C: Cells>(&mut self, c: &C, queries: &[Vec3]) {
+        let cell_of = |q: Vec3| c.cell_of([q.x, q.y, q.z].map(f64::from));
+        self.keys.clear();
+        self.keys.extend(queries.iter().map(|&q| c.cell_index(cell_of(q)) as u32));
+        self.counts.clear();
+        self.counts.resize(c.cells_len() + 1, 0);
+        for &key in &self.keys {
+            self.counts[key as usize] += 1;
+        }
+        let mut sum = 0;
+        for count in self.counts.iter_mut() {
+            (*count, sum) = (sum, sum + *count);
+        }
+        self.order.clear();
+        self.order.resize(queries.len(), 0);
+        for (i, &key) in self.keys.iter().enumerate() {
+            let place = &mut self.counts[key as usize];
+            // Queries fit u32: validated like points (MAX_POINTS).
+            self.order[*place as usize] = i as u32;
+            *place += 1;
+        }
+        let sorted = self.order.iter().map(|&i| queries[i as usize]);
+        self.x.clear();
+        self.y.clear();
+        self.z.clear();
+        self.cells.clear();
+        for q in sorted {
+            self.x.push(q.x);
+            self.y.push(q.y);
+            self.z.push(q.z);
+            self.cells.push(cell_of(q));
+        }
+    }
+}
+
+/// Moves the rows found in cell order (`out.scratch_*`, entries as slots)
+/// to the queries' order (`order[place]` is the query at each place),
+/// entries as the data's caller indices (`data[slot]`), each row ascending.
+#[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
+fn remap_query_rows(out: &mut NeighborLists, order: &[u32], data: &[u32]) {
+    let m = order.len();
+    out.offsets.clear();
+    out.offsets.resize(m + 1, 0);
+    for (place, &query) in order.iter().enumerate() {
+        out.offsets[query as usize + 1] =
+            out.scratch_offsets[place + 1] - out.scratch_offsets[place];
+    }
+    let mut sum = 0;
+    for offset in out.offsets.iter_mut() {
+        sum += *offset;
+        *offset = sum;
+    }
+    NeighborLists::reserve_entries(&mut out.indices, sum);
+    for (place, &query) in order.iter().enumerate() {
+        let (from, to) = (out.scratch_offsets[place], out.scratch_offsets[place + 1]);
+        let at = out.offsets[query as usize];
+        let row = &mut out.indices[at..at + (to - from)];
+        for (entry, &slot) in row.iter_mut().zip(&out.scratch_indices[from..to]) {
+            *entry = data[slot as usize];
+        }
+        row.sort_unstable();
+    }
 }
 
 /// The data points within `radius` of each query, by testing every pair:

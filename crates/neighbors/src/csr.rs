@@ -42,6 +42,9 @@ pub struct NeighborLists {
     /// The lists in sorted order, kept to remap them into caller order.
     pub(crate) scratch_offsets: Vec<usize>,
     pub(crate) scratch_indices: Vec<u32>,
+    /// The query sets' sort (see `cross.rs`).
+    #[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
+    pub(crate) queries: crate::cross::QueryScratch,
 }
 
 impl NeighborLists {

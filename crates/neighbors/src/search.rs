@@ -8,7 +8,7 @@
 //! rest: for each run, the ranges of the `±k` cells around it are computed
 //! once and scanned for every particle of the run.
 
-use super::block::{BlockKernel, rows_by_blocks};
+use super::block::{BlockKernel, query_rows_by_blocks, rows_by_blocks};
 use super::csr::NeighborLists;
 use super::points::{PointError, check_point, check_radius};
 #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
@@ -41,6 +41,19 @@ pub(crate) trait Cells {
     /// holding `slot`; without, `slot + 1`.
     fn row_end(&self, slot: usize) -> usize {
         slot + 1
+    }
+
+    /// With [`ROWS`](Self::ROWS), the index of `cell` (as
+    /// [`cell_of`](Self::cell_of) gives it) among the structure's cells,
+    /// in slot order; without, 0.
+    fn cell_index(&self, _cell: [i32; 3]) -> usize {
+        0
+    }
+
+    /// With [`ROWS`](Self::ROWS), how many cells
+    /// [`cell_index`](Self::cell_index) numbers; without, 1.
+    fn cells_len(&self) -> usize {
+        1
     }
 
     /// The scan kernel the configuration asks for (only SIMD builds can
@@ -332,6 +345,44 @@ fn rows_shape<C: Cells, K: Kernel>(
     }
 }
 
+/// The rows of sorted query points (`queries`, their cells in `cells`)
+/// among the particles of `c`, by blocks on AVX2 (see `block.rs`), into
+/// `offsets` (pushed after its first entry) and `indices` as slots.
+#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+pub(crate) fn query_blocks<C: Cells>(
+    avx2: Avx2,
+    c: &C,
+    queries: &Columns<'_>,
+    cells: &[[i32; 3]],
+    radius: f32,
+    offsets: &mut Vec<usize>,
+    indices: &mut Vec<u32>,
+) {
+    // SAFETY: an `Avx2` value exists only where AVX2 was detected.
+    unsafe { avx2::query_blocks(avx2, c, queries, cells, radius, offsets, indices) }
+}
+
+#[inline(always)]
+#[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
+fn query_blocks_shape<C: Cells, K: BlockKernel>(
+    kernel: K,
+    c: &C,
+    queries: &Columns<'_>,
+    cells: &[[i32; 3]],
+    radius: f32,
+    offsets: &mut Vec<usize>,
+    indices: &mut Vec<u32>,
+) {
+    match c.sorted().shape {
+        Shape::Points { .. } => query_rows_by_blocks::<C, K, Within>(
+            kernel, c, queries, cells, radius, offsets, indices,
+        ),
+        Shape::Spheres { .. } => query_rows_by_blocks::<C, K, Contact>(
+            kernel, c, queries, cells, radius, offsets, indices,
+        ),
+    }
+}
+
 /// [`rows_shape`] by blocks of particles (see `block.rs`).
 #[inline(always)]
 #[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
@@ -519,7 +570,7 @@ macro_rules! simd_walks {
     ($module:ident, $feature:literal) => {
         #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
         mod $module {
-            use super::{BlockKernel, Cells, Kernel, Range, Sorted, Stencil};
+            use super::{BlockKernel, Cells, Columns, Kernel, Range, Sorted, Stencil};
 
             #[target_feature(enable = $feature)]
             pub(super) fn pairs<C: Cells, K: Kernel>(
@@ -552,6 +603,20 @@ macro_rules! simd_walks {
                 indices: &mut Vec<u32>,
             ) {
                 super::block_rows_shape(kernel, c, slots, offsets, indices);
+            }
+
+            #[target_feature(enable = $feature)]
+            #[allow(dead_code)]
+            pub(super) fn query_blocks<C: Cells, K: BlockKernel>(
+                kernel: K,
+                c: &C,
+                queries: &Columns<'_>,
+                cells: &[[i32; 3]],
+                radius: f32,
+                offsets: &mut Vec<usize>,
+                indices: &mut Vec<u32>,
+            ) {
+                super::query_blocks_shape(kernel, c, queries, cells, radius, offsets, indices);
             }
 
             #[target_feature(enable = $feature)]

@@ -49,6 +49,17 @@ fn random_sets_of_different_sizes() {
 }
 
 #[test]
+fn queries_beside_a_crowd() {
+    // 3,000 points in one cell: a stencil past the grid's candidate buffer,
+    // searched in pieces, and the rows still ascending.
+    let mut rng = Rng(23);
+    let mut data: Vec<Vec3> = (0..3_000).map(|_| rng.point(0.0, 0.1)).collect();
+    data.extend((0..500).map(|_| rng.point(-3.0, 3.0)));
+    let queries: Vec<Vec3> = (0..200).map(|_| rng.point(-1.0, 1.0)).collect();
+    check_all(&data, &queries, 0.5, &[0.5, 0.25]);
+}
+
+#[test]
 fn queries_at_exactly_the_radius_and_far_away() {
     // A lattice of spacing 1; queries at lattice points (neighbors exactly
     // 1 away on each axis), half-way between, outside the data, far off.
