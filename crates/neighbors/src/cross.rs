@@ -111,8 +111,6 @@ pub(crate) struct QueryScratch {
 /// neighboring queries against each candidate (`block.rs`); otherwise one
 /// query at a time.
 pub(crate) fn query_rows<C: Cells>(c: &C, queries: &[Vec3], radius: f32, out: &mut NeighborLists) {
-    out.clear();
-    out.offsets.push(0);
     #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
     if C::ROWS
         && c.sorted().len() > 0
