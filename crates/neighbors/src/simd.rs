@@ -22,6 +22,51 @@ impl Avx2 {
     }
 }
 
+/// Squared distances between the points `a` and `b`, lane by lane, in the
+/// oracles' expression: the differences squared and summed left to right,
+/// `(dx² + dy²) + dz²`, no fused multiply-add. Either order of `a` and `b`
+/// gives the same bits (a difference's negation squares to the same value).
+#[inline(always)]
+fn squared_distances(_: Avx2, a: [__m256; 3], b: [__m256; 3]) -> __m256 {
+    // SAFETY: AVX2 (hence AVX) is present: an `Avx2` exists only where
+    // `detect` found it. Register arithmetic only.
+    unsafe {
+        let [dx, dy, dz] = [0, 1, 2].map(|i| _mm256_sub_ps(a[i], b[i]));
+        _mm256_add_ps(
+            _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
+            _mm256_mul_ps(dz, dz),
+        )
+    }
+}
+
+/// The slots `at..at + 8` in lanes (as `i32` bits: a slot above 2³¹ keeps
+/// its bits).
+#[inline(always)]
+fn slots_from(_: Avx2, at: usize) -> __m256i {
+    // SAFETY: AVX2 is present (an `Avx2` exists). Register arithmetic only.
+    unsafe {
+        _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(at as i32))
+    }
+}
+
+/// Writes the lanes of `values` whose bit is set in `mask` (its low eight
+/// bits), lowest first, into `out[pos..]`; returns `pos` plus their count.
+/// Stores all eight lanes: `out` must have room for `pos + 8` (asserted).
+#[inline(always)]
+fn compress_store(_: Avx2, values: __m256i, mask: u32, out: &mut [u32], pos: usize) -> usize {
+    assert!(pos + LANES <= out.len());
+    let mask = mask as usize & 0xff;
+    // SAFETY: AVX2 is present (an `Avx2` exists); the table load reads the
+    // 8 bytes of `COMPRESS[mask]`, the store writes `out[pos..pos + 8]`, in
+    // bounds by the assert above (unaligned loads and stores only).
+    unsafe {
+        let lanes = _mm_loadl_epi64(COMPRESS[mask].as_ptr().cast());
+        let packed = _mm256_permutevar8x32_epi32(values, _mm256_cvtepu8_epi32(lanes));
+        _mm256_storeu_si256(out.as_mut_ptr().add(pos).cast(), packed);
+    }
+    pos + usize::from(HITS[mask])
+}
+
 /// A particle broadcast to eight lanes.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Avx2Probe {
@@ -54,32 +99,29 @@ impl Kernel for Avx2 {
 
     #[inline(always)]
     fn hits<T: Test>(self, c: &Columns<'_>, probe: &Avx2Probe, at: usize, end: usize) -> u32 {
+        // Loads read `at..at + LANES` of each column; lanes are compared as
+        // i32, so slots stay below 2³¹ (more particles take the portable
+        // kernel).
         assert!(at + LANES <= c.x.len());
         assert!(!T::SPHERES || at + LANES <= c.r.len());
         if end > i32::MAX as usize {
             return Portable.hits::<T>(c, &probe.scalar, at, end);
         }
-        // SAFETY: as in `step`: AVX2 was detected, the loads stay inside
-        // the columns by the asserts above.
+        // SAFETY: the intrinsics need AVX2 (and AVX, SSE2, which it
+        // implies): `self` exists only where `detect` found it. The loads
+        // stay inside the columns by the asserts above (`c.y`, `c.z` are as
+        // long as `c.x`, checked by `Columns::new`); only unaligned loads
+        // are used.
         unsafe {
-            let [px, py, pz] = probe.p;
-            let dx = _mm256_sub_ps(px, _mm256_loadu_ps(c.x.as_ptr().add(at)));
-            let dy = _mm256_sub_ps(py, _mm256_loadu_ps(c.y.as_ptr().add(at)));
-            let dz = _mm256_sub_ps(pz, _mm256_loadu_ps(c.z.as_ptr().add(at)));
-            let d2 = _mm256_add_ps(
-                _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
-                _mm256_mul_ps(dz, dz),
-            );
+            let column = |v: &[f32]| _mm256_loadu_ps(v.as_ptr().add(at));
+            let d2 = squared_distances(self, probe.p, [c.x, c.y, c.z].map(column));
             let limit = if T::SPHERES {
                 let t = _mm256_add_ps(probe.value, _mm256_loadu_ps(c.r.as_ptr().add(at)));
                 _mm256_mul_ps(t, t)
             } else {
                 probe.value
             };
-            let slots = _mm256_add_epi32(
-                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                _mm256_set1_epi32(at as i32),
-            );
+            let slots = slots_from(self, at);
             let valid = _mm256_andnot_si256(
                 _mm256_cmpeq_epi32(slots, probe.own),
                 _mm256_cmpgt_epi32(_mm256_set1_epi32(end as i32), slots),
@@ -92,20 +134,7 @@ impl Kernel for Avx2 {
 
     #[inline(always)]
     fn emit(self, mask: u32, at: usize, buf: &mut [u32], pos: usize) -> usize {
-        assert!(pos + LANES <= buf.len());
-        let mask = mask as usize & 0xff;
-        // SAFETY: AVX2 was detected; the store stays inside `buf` by the
-        // assert above.
-        unsafe {
-            let slots = _mm256_add_epi32(
-                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                _mm256_set1_epi32(at as i32),
-            );
-            let lanes = _mm_loadl_epi64(COMPRESS[mask].as_ptr().cast());
-            let packed = _mm256_permutevar8x32_epi32(slots, _mm256_cvtepu8_epi32(lanes));
-            _mm256_storeu_si256(buf.as_mut_ptr().add(pos).cast(), packed);
-            pos + usize::from(HITS[mask])
-        }
+        compress_store(self, slots_from(self, at), mask, buf, pos)
     }
 }
 
@@ -158,8 +187,10 @@ impl Kernel for Avx512 {
             let low = Portable.hits::<T>(c, &probe.scalar, at, end);
             return low | Portable.hits::<T>(c, &probe.scalar, at + LANES, end) << LANES;
         }
-        // SAFETY: as in `step`: AVX-512F was detected, the loads stay
-        // inside the columns by the asserts above.
+        // SAFETY: the intrinsics need AVX-512F: `self` exists only where
+        // `detect` found it. The loads stay inside the columns by the
+        // asserts above (`c.y`, `c.z` are as long as `c.x`, checked by
+        // `Columns::new`); only unaligned loads are used.
         unsafe {
             let [px, py, pz] = probe.p;
             let dx = _mm512_sub_ps(px, _mm512_loadu_ps(c.x.as_ptr().add(at)));
@@ -233,15 +264,7 @@ impl BlockKernel for Avx2 {
     fn test<T: Test>(self, lanes: &Avx2Lanes, p: [f32; 3], r: f32) -> u32 {
         // SAFETY: AVX2 was detected (`self` exists); no memory is touched.
         unsafe {
-            let [x, y, z] = lanes.p;
-            let dx = _mm256_sub_ps(_mm256_set1_ps(p[0]), x);
-            let dy = _mm256_sub_ps(_mm256_set1_ps(p[1]), y);
-            let dz = _mm256_sub_ps(_mm256_set1_ps(p[2]), z);
-            // (dx² + dy²) + dz², no fused multiply-add: the oracles' rounding.
-            let d2 = _mm256_add_ps(
-                _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
-                _mm256_mul_ps(dz, dz),
-            );
+            let d2 = squared_distances(self, p.map(|v| _mm256_set1_ps(v)), lanes.p);
             let limit = if T::SPHERES {
                 let t = _mm256_add_ps(lanes.values, _mm256_set1_ps(r));
                 _mm256_mul_ps(t, t)
@@ -268,20 +291,10 @@ impl BlockKernel for Avx2 {
 
     #[inline(always)]
     fn emit_slots(self, mask: u32, slots: &[u32; BLOCK], out: &mut [u32], pos: usize) -> usize {
-        assert!(pos + BLOCK <= out.len());
-        let mask = mask as usize & 0xff;
         // SAFETY: AVX2 was detected (`self` exists); the load reads the
-        // eight entries of `slots`, the store writes `out[pos..pos + 8]`,
-        // in bounds by the assert above.
-        unsafe {
-            let lanes = _mm_loadl_epi64(COMPRESS[mask].as_ptr().cast());
-            let packed = _mm256_permutevar8x32_epi32(
-                _mm256_loadu_si256(slots.as_ptr().cast()),
-                _mm256_cvtepu8_epi32(lanes),
-            );
-            _mm256_storeu_si256(out.as_mut_ptr().add(pos).cast(), packed);
-            pos + usize::from(HITS[mask])
-        }
+        // eight entries of `slots`.
+        let slots = unsafe { _mm256_loadu_si256(slots.as_ptr().cast()) };
+        compress_store(self, slots, mask, out, pos)
     }
 }
 
@@ -293,7 +306,7 @@ impl BlockKernel for Avx2 {
 /// room for the lists' total plus [`LANES`]; fewer than 2³¹ slots.
 #[target_feature(enable = "avx2")]
 pub(crate) fn filter_rows(
-    _: Avx2,
+    avx2: Avx2,
     columns: [&[f32]; 3],
     r2: f32,
     lists: &crate::NeighborLists,
@@ -316,36 +329,22 @@ pub(crate) fn filter_rows(
         // `indices[at..at + 8]` with `at < to`, in bounds by the assert
         // above; the gathers read `x`, `y`, `z` at indices clamped to
         // `n - 1` (n > 0: there is a row), so in bounds whatever the
-        // entries past the row hold; the store writes `out[pos..pos + 8]`,
-        // in bounds by the assert in the loop.
+        // entries past the row hold. The stores are `compress_store`'s,
+        // which checks its bounds.
         unsafe {
             let p = [x[s], y[s], z[s]].map(|v| _mm256_set1_ps(v));
             let limit = _mm256_set1_ps(r2);
             let last = _mm256_set1_epi32(n as i32 - 1);
             let mut at = from;
             while at < to {
-                // Kept entries never outnumber the lists', so this holds;
-                // checked, as the store below relies on it.
-                assert!(pos + LANES <= out.len());
                 let slots = _mm256_loadu_si256(indices.as_ptr().add(at).cast());
                 let safe = _mm256_min_epu32(slots, last);
-                let gx = _mm256_i32gather_ps::<4>(x.as_ptr(), safe);
-                let gy = _mm256_i32gather_ps::<4>(y.as_ptr(), safe);
-                let gz = _mm256_i32gather_ps::<4>(z.as_ptr(), safe);
-                // x_j - x_s, squared and summed left to right: the
-                // oracles' expression, no fused multiply-add.
-                let (dx, dy, dz) =
-                    (_mm256_sub_ps(gx, p[0]), _mm256_sub_ps(gy, p[1]), _mm256_sub_ps(gz, p[2]));
-                let d2 = _mm256_add_ps(
-                    _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
-                    _mm256_mul_ps(dz, dz),
-                );
-                let hits = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d2, limit)) as usize;
-                let mask = hits & ((1usize << (to - at).min(LANES)) - 1);
-                let lanes = _mm_loadl_epi64(COMPRESS[mask].as_ptr().cast());
-                let packed = _mm256_permutevar8x32_epi32(slots, _mm256_cvtepu8_epi32(lanes));
-                _mm256_storeu_si256(out.as_mut_ptr().add(pos).cast(), packed);
-                pos += usize::from(HITS[mask]);
+                let gathered =
+                    [x, y, z].map(|column| _mm256_i32gather_ps::<4>(column.as_ptr(), safe));
+                let d2 = squared_distances(avx2, gathered, p);
+                let hits = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d2, limit)) as u32;
+                let mask = hits & ((1u32 << (to - at).min(LANES)) - 1);
+                pos = compress_store(avx2, slots, mask, out, pos);
                 at += LANES;
             }
         }
