@@ -32,8 +32,9 @@
 
 use super::csr::NeighborLists;
 use super::scan::{COMPRESS, Columns, HITS, Kernel, LANES, Portable, Test};
-use super::search::{CellBox, Cells, Stencil, rows_walk};
+use super::search::{Cells, Stencil, rows_walk};
 use super::sorted::Shape;
+use super::stencil::spanning;
 use std::ops::Range;
 
 /// Particles per block: the lanes of one test.
@@ -80,10 +81,16 @@ struct Buffers {
     slots: [u32; MAX_CANDIDATES + GROUP],
 }
 
+impl Buffers {
+    fn new() -> Self {
+        Self { masks: [0; MAX_CANDIDATES + GROUP], slots: [0; MAX_CANDIDATES + GROUP] }
+    }
+}
+
 /// Fills `offsets` (pushed, after its first entry) and `indices` (from
-/// `pos`) with the sorted-order rows of `slots`, block by block; returns
-/// the end of the entries. `c` must number its slots along rows of cells
-/// (see [`Cells::ROWS`]).
+/// the last offset) with the sorted-order rows of `slots`, block by
+/// block. `c` must number its slots along rows of cells (see
+/// [`Cells::ROWS`]).
 #[inline(always)]
 pub(crate) fn rows_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
     kernel: K,
@@ -100,8 +107,7 @@ pub(crate) fn rows_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
         Shape::Points { radius } => radius * radius,
         Shape::Spheres { .. } => sorted.r[s],
     };
-    let mut buffers =
-        Buffers { masks: [0; MAX_CANDIDATES + GROUP], slots: [0; MAX_CANDIDATES + GROUP] };
+    let mut buffers = Buffers::new();
     let mut stencil = Stencil::default();
     let mut finger = C::Finger::default();
     let mut pos = *offsets.last().unwrap_or(&0);
@@ -113,11 +119,7 @@ pub(crate) fn rows_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
             let e = (s + BLOCK).min(row_end);
             let first = c.cell_of(sorted.position(s).map(f64::from));
             let last = c.cell_of(sorted.position(e - 1).map(f64::from));
-            let cells = CellBox {
-                lo: [0, 1, 2].map(|a| first[a].saturating_sub(k[a])),
-                hi: [0, 1, 2].map(|a| last[a].saturating_add(k[a])),
-            };
-            c.ranges(cells, &mut finger, &mut stencil);
+            c.ranges(spanning(first, last, k), &mut finger, &mut stencil);
             if stencil.total() > MAX_CANDIDATES {
                 pos = rows_walk(kernel, c, s..e, test_for, offsets, indices, pos);
             } else {
@@ -167,8 +169,7 @@ pub(crate) fn query_rows_by_blocks<C: Cells, K: BlockKernel, T: Test>(
     let data = Columns::new(c.sorted());
     let k = c.k();
     let value = if T::SPHERES { radius } else { radius * radius };
-    let mut buffers =
-        Buffers { masks: [0; MAX_CANDIDATES + GROUP], slots: [0; MAX_CANDIDATES + GROUP] };
+    let mut buffers = Buffers::new();
     let mut stencil = Stencil::default();
     let mut finger = C::Finger::default();
     let mut pos = *offsets.last().unwrap_or(&0);
@@ -180,12 +181,7 @@ pub(crate) fn query_rows_by_blocks<C: Cells, K: BlockKernel, T: Test>(
         while e < cells.len() && e - s < BLOCK && cells[e][1] == y && cells[e][2] == z {
             e += 1;
         }
-        let (first, last) = (cells[s], cells[e - 1]);
-        let box_of = CellBox {
-            lo: [0, 1, 2].map(|a| first[a].saturating_sub(k[a])),
-            hi: [0, 1, 2].map(|a| last[a].saturating_add(k[a])),
-        };
-        c.ranges(box_of, &mut finger, &mut stencil);
+        c.ranges(spanning(cells[s], cells[e - 1], k), &mut finger, &mut stencil);
         let block = Block { len: e - s, own: None };
         if stencil.total() > MAX_CANDIDATES {
             // A crowded stencil: each query alone, against pieces of the

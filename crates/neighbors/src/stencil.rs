@@ -127,8 +127,15 @@ pub(crate) struct CellBox {
 /// The box of cells `±k` (per axis) around `cell`.
 #[inline(always)]
 pub(crate) fn around(cell: [i32; 3], k: [i32; 3]) -> CellBox {
+    spanning(cell, cell, k)
+}
+
+/// The box of cells from `first - k` to `last + k` (per axis): the cells
+/// within reach of any cell between `first` and `last`.
+#[inline(always)]
+pub(crate) fn spanning(first: [i32; 3], last: [i32; 3], k: [i32; 3]) -> CellBox {
     CellBox {
-        lo: [0, 1, 2].map(|a| cell[a].saturating_sub(k[a])),
-        hi: [0, 1, 2].map(|a| cell[a].saturating_add(k[a])),
+        lo: [0, 1, 2].map(|a| first[a].saturating_sub(k[a])),
+        hi: [0, 1, 2].map(|a| last[a].saturating_add(k[a])),
     }
 }
