@@ -124,7 +124,9 @@ pub(crate) fn query_rows<C: Cells>(c: &C, queries: &[Vec3], radius: f32, out: &m
         offsets.clear();
         offsets.push(0);
         crate::search::query_blocks(avx2, c, &q, &scratch.cells, radius, offsets, indices);
-        remap_query_rows(out, &scratch.order, &c.sorted().order);
+        // Rows to the queries' order, entries to the data's caller
+        // indices, ascending.
+        out.remap_rows_from_scratch(&scratch.order, &c.sorted().order, true);
         out.queries = scratch;
         return;
     }
@@ -192,35 +194,6 @@ impl QueryScratch {
             self.z.push(q.z);
             self.cells.push(cell_of(q));
         }
-    }
-}
-
-/// Moves the rows found in cell order (`out.scratch_*`, entries as slots)
-/// to the queries' order (`order[place]` is the query at each place),
-/// entries as the data's caller indices (`data[slot]`), each row ascending.
-#[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
-fn remap_query_rows(out: &mut NeighborLists, order: &[u32], data: &[u32]) {
-    let m = order.len();
-    out.offsets.clear();
-    out.offsets.resize(m + 1, 0);
-    for (place, &query) in order.iter().enumerate() {
-        out.offsets[query as usize + 1] =
-            out.scratch_offsets[place + 1] - out.scratch_offsets[place];
-    }
-    let mut sum = 0;
-    for offset in out.offsets.iter_mut() {
-        sum += *offset;
-        *offset = sum;
-    }
-    NeighborLists::reserve_entries(&mut out.indices, sum);
-    for (place, &query) in order.iter().enumerate() {
-        let (from, to) = (out.scratch_offsets[place], out.scratch_offsets[place + 1]);
-        let at = out.offsets[query as usize];
-        let row = &mut out.indices[at..at + (to - from)];
-        for (entry, &slot) in row.iter_mut().zip(&out.scratch_indices[from..to]) {
-            *entry = data[slot as usize];
-        }
-        row.sort_unstable();
     }
 }
 

@@ -238,19 +238,26 @@ impl NeighborLists {
     /// Rewrites the lists kept in sorted order (rows and entries are slots,
     /// in `scratch_*`) into caller order in `offsets`/`indices`, through
     /// `order` (slot → caller index).
-    ///
-    /// Rows are read in slot order and written to scattered places: the
-    /// destination offset and row of the slot `AHEAD` rows later are
-    /// prefetched, so the misses overlap instead of stalling each row.
     pub(crate) fn remap_from_scratch(&mut self, order: &[u32]) {
+        self.remap_rows_from_scratch(order, order, false);
+    }
+
+    /// Rewrites the rows kept in `scratch_*` into `offsets`/`indices`:
+    /// scratch row `r` becomes row `rows[r]`, each entry `e` becomes
+    /// `entries[e]`, and with `sort` each row is sorted.
+    ///
+    /// Rows are read in scratch order and written to scattered places: the
+    /// destination offset and row of the row `AHEAD` later are prefetched,
+    /// so the misses overlap instead of stalling each row.
+    pub(crate) fn remap_rows_from_scratch(&mut self, rows: &[u32], entries: &[u32], sort: bool) {
         const AHEAD: usize = 8;
-        let n = order.len();
+        let n = rows.len();
         debug_assert_eq!(self.scratch_offsets.len(), n + 1);
         self.offsets.clear();
         self.offsets.resize(n + 1, 0);
-        for (slot, &caller) in order.iter().enumerate() {
-            self.offsets[caller as usize + 1] =
-                self.scratch_offsets[slot + 1] - self.scratch_offsets[slot];
+        for (from, &to) in rows.iter().enumerate() {
+            self.offsets[to as usize + 1] =
+                self.scratch_offsets[from + 1] - self.scratch_offsets[from];
         }
         let mut sum = 0;
         for offset in self.offsets.iter_mut() {
@@ -259,18 +266,21 @@ impl NeighborLists {
         }
         let total = sum;
         Self::reserve_entries(&mut self.indices, total);
-        for (slot, &caller) in order.iter().enumerate() {
-            if let Some(&later) = order.get(slot + 2 * AHEAD) {
+        for (from, &to) in rows.iter().enumerate() {
+            if let Some(&later) = rows.get(from + 2 * AHEAD) {
                 prefetch(&self.offsets[later as usize]);
             }
-            if let Some(&soon) = order.get(slot + AHEAD) {
+            if let Some(&soon) = rows.get(from + AHEAD) {
                 prefetch(self.indices.as_ptr().wrapping_add(self.offsets[soon as usize]));
             }
-            let (from, to) = (self.scratch_offsets[slot], self.scratch_offsets[slot + 1]);
-            let at = self.offsets[caller as usize];
-            let row = &mut self.indices[at..at + (to - from)];
-            for (dst, &s) in row.iter_mut().zip(&self.scratch_indices[from..to]) {
-                *dst = order[s as usize];
+            let (start, end) = (self.scratch_offsets[from], self.scratch_offsets[from + 1]);
+            let at = self.offsets[to as usize];
+            let row = &mut self.indices[at..at + (end - start)];
+            for (dst, &e) in row.iter_mut().zip(&self.scratch_indices[start..end]) {
+                *dst = entries[e as usize];
+            }
+            if sort {
+                row.sort_unstable();
             }
         }
     }
