@@ -4,7 +4,7 @@
 use super::api::{Index, impl_neighbor_search};
 use super::scan::ScanKernel;
 use super::search::{CellBox, Cells, Stencil};
-use super::sorted::{Shape, Sorted, cell_size, counting_sort, stencil_k, widest};
+use super::sorted::{Shape, Sorted, cell_size, counting_sort, rows_are_long, stencil_k, widest};
 use glam::Vec3;
 
 mod parallel_build;
@@ -225,7 +225,7 @@ impl CountingSortGrid {
         // X_SPLIT times narrower along x (still one range per row), which
         // trims the stencil's x extent around a block of particles.
         let per_cell = n as f64 / (dims[0] * dims[1] * dims[2]);
-        let split = if per_cell * f64::from(2 * k + 1) >= 16.0
+        let split = if rows_are_long(per_cell, k as i32)
             && dims[0] * f64::from(X_SPLIT) * dims[1] * dims[2] <= max_cells
         {
             X_SPLIT

@@ -105,7 +105,7 @@ impl Sorted {
         let cells: f64 =
             (0..3).map(|a| ((f64::from(hi[a]) - f64::from(lo[a])) / cell).floor() + 1.0).product();
         let per_cell = self.len() as f64 / cells.max(1.0);
-        self.long_rows = per_cell * f64::from(2 * k + 1) >= 16.0;
+        self.long_rows = rows_are_long(per_cell, k);
     }
 
     /// The position in `slot`.
@@ -257,6 +257,12 @@ pub(crate) fn counting_sort(
     for (slot, &key) in dst.iter_mut().zip(keys) {
         *slot += offsets[key as usize];
     }
+}
+
+/// Whether a row of `2k + 1` cells holding `per_cell` particles each is
+/// expected to hold 16 or more: a row that fills 16 lanes.
+pub(crate) fn rows_are_long(per_cell: f64, k: i32) -> bool {
+    per_cell * f64::from(2 * k + 1) >= 16.0
 }
 
 /// Absolute slack added to every cell and query reach. Below about 2⁻⁷⁴

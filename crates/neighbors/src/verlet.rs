@@ -242,9 +242,14 @@ impl VerletLists {
     ) -> Result<(), VerletError> {
         self.check_built_for(points)?;
         let r2 = self.radius * self.radius;
-        for (axis, column) in self.current.iter_mut().enumerate() {
-            column.clear();
-            column.extend(self.order.iter().map(|&i| points[i as usize][axis]));
+        // One scattered read a point, into all three columns.
+        self.current.iter_mut().for_each(Vec::clear);
+        let [x, y, z] = &mut self.current;
+        for &i in &self.order {
+            let p = points[i as usize];
+            x.push(p.x);
+            y.push(p.y);
+            z.push(p.z);
         }
         let [x, y, z] = &self.current;
         let (offsets, indices) = (&mut out.scratch_offsets, &mut out.scratch_indices);
