@@ -1,4 +1,5 @@
-//! Neighbor rows of a dense grid, eight particles at a time.
+//! Neighbor rows of a grid, a block of particles at a time (eight on
+//! AVX2, sixteen on AVX-512).
 //!
 //! The per-particle walk (`search.rs`) tests one particle against its
 //! stencil eight candidates a step and writes each step's hits at once, so
@@ -7,23 +8,30 @@
 //! dense search (sph1m: 162 ms for the rows, 82 ms with the writes
 //! removed). Here the roles turn:
 //!
-//! 1. Eight consecutive particles of one row of cells (a *block*) sit in
-//!    the lanes. Every candidate of the block's stencil (the union of its
+//! 1. Eight (AVX2) or sixteen (AVX-512) consecutive particles of one row
+//!    of cells (a *block*) sit in the lanes. Every candidate of the block's stencil (the union of its
 //!    particles' stencils: one row of cells a cell or two longer) is
 //!    broadcast against them, and its hit mask (bit `l`: lane `l`'s
 //!    particle) goes to a fixed place in a small buffer. Nothing in this
 //!    loop waits on a write position.
-//! 2. Each particle's row is then read out of the masks: one shift and one
-//!    byte `movemask` give its bits for 32 candidates, and each group of
-//!    eight is compacted into the row with one table lookup and one
-//!    permute. (Skipping the groups without a hit measured slower: the
-//!    bookkeeping cost more than the stores it saved.)
+//! 2. Each particle's row is then read out of the masks, 32 candidates at
+//!    a time. AVX2: one shift and one byte `movemask` give the particle's
+//!    bits, and each eight candidates are compacted into the row with one
+//!    table lookup and one permute. AVX-512: a `vptestmd` gives the bits
+//!    of sixteen candidates, `vpcompressd` compacts them, and a half-width
+//!    store writes them (a second store only past eight hits: the
+//!    full-width stores cost 4% more). (Skipping the groups without a hit
+//!    measured slower on AVX2: the bookkeeping cost more than the stores
+//!    it saved.)
 //!
-//! On sph1m (AVX2, one thread) the rows took 108 ms this way against 169
-//! ms for the per-particle walk, the same entries in the same order.
+//! On sph1m (one thread) the rows took 108 ms this way against 169 ms for
+//! the per-particle walk on a Zen 3 with AVX2; on a Zen 5, 50 ms with
+//! AVX-512 blocks against 59 ms with AVX2 blocks and 65 ms for the
+//! per-particle AVX-512 walk: the same entries in the same order.
 //! The portable twin of this walk is slower than the portable
-//! per-particle walk (a scalar `lane_bits` costs 32 steps), so only the
-//! AVX2 kernel runs it; the twin is what the AVX2 kernel is tested against.
+//! per-particle walk (a scalar bit gather costs 32 steps), so only the
+//! SIMD kernels run it; the twin, and lane-by-lane expectations, are what
+//! they are tested against.
 //!
 //! The candidates are tested in slot order, so rows come out in increasing
 //! slot order, exactly as the per-particle walk writes them; the test is
@@ -37,53 +45,91 @@ use super::sorted::Shape;
 use super::stencil::spanning;
 use std::ops::Range;
 
-/// Particles per block: the lanes of one test.
-pub(crate) const BLOCK: usize = LANES;
+/// The most particles a block holds: the widest kernel's lanes.
+pub(crate) const MAX_BLOCK: usize = 16;
 
 /// Most candidates one block tests from its buffers; a block whose stencil
 /// holds more (a very crowded cell) takes the per-particle walk.
 pub(crate) const MAX_CANDIDATES: usize = 2048;
 
 /// Candidates per group read out of the masks at once.
-const GROUP: usize = 32;
+pub(crate) const GROUP: usize = 32;
+
+/// One candidate's hits: bit `l` for lane `l` (`u8` for eight lanes,
+/// `u16` for sixteen).
+pub(crate) trait LaneMask: Copy + Default {
+    /// The mask without lane `lane`'s bit.
+    fn without_lane(self, lane: usize) -> Self;
+}
+
+impl LaneMask for u8 {
+    #[inline(always)]
+    fn without_lane(self, lane: usize) -> u8 {
+        self & !(1 << lane)
+    }
+}
+
+impl LaneMask for u16 {
+    #[inline(always)]
+    fn without_lane(self, lane: usize) -> u16 {
+        self & !(1 << lane)
+    }
+}
 
 /// A block's particles prepared for the tests, and the tests' outputs.
 ///
 /// A kernel as a type, like [`Kernel`]: the block walk is compiled once per
 /// implementation, with its CPU feature enabled.
 pub(crate) trait BlockKernel: Copy {
+    /// Particles per block: the lanes of one test (at most [`MAX_BLOCK`]).
+    const WIDTH: usize;
+
+    /// One candidate's hit mask.
+    type Mask: LaneMask;
+
     /// The block's particles broadcast into lanes.
     type Lanes: Copy;
 
-    /// Slots `from..from + n` (`n <= BLOCK`) in lanes, with their test
+    /// Slots `from..from + n` (`n <= WIDTH`) in lanes, with their test
     /// values (`r²` for points, each particle's radius for spheres); the
     /// lanes past `n` never hit.
-    fn lanes(self, c: &Columns<'_>, from: usize, n: usize, values: [f32; BLOCK]) -> Self::Lanes;
+    fn lanes(
+        self,
+        c: &Columns<'_>,
+        from: usize,
+        n: usize,
+        values: &[f32; MAX_BLOCK],
+    ) -> Self::Lanes;
 
     /// The lanes within reach of the candidate at `p` (radius `r`, read for
-    /// spheres only), as bits.
-    fn test<T: Test>(self, lanes: &Self::Lanes, p: [f32; 3], r: f32) -> u32;
+    /// spheres only).
+    fn test<T: Test>(self, lanes: &Self::Lanes, p: [f32; 3], r: f32) -> Self::Mask;
 
-    /// Bit `i`: bit `lane` of `masks[i]`.
-    fn lane_bits(self, masks: &[u8; GROUP], lane: u32) -> u32;
-
-    /// Writes `slots[l]` for each set bit `l` of `mask` (an 8-bit mask),
-    /// lowest first, into `out[pos..]`; returns the new end. Stores
-    /// `BLOCK` entries: `out` must have room for `pos + BLOCK`.
-    fn emit_slots(self, mask: u32, slots: &[u32; BLOCK], out: &mut [u32], pos: usize) -> usize;
+    /// Writes `slots[i]` for each `i` whose mask has bit `lane` set, lowest
+    /// first, into `out[pos..]`; returns the new end. Stores up to
+    /// [`MAX_BLOCK`] entries past each write position: `out` must have
+    /// room for the new end plus `MAX_BLOCK` (asserted).
+    fn emit_lane(
+        self,
+        masks: &[Self::Mask; GROUP],
+        lane: u32,
+        slots: &[u32; GROUP],
+        out: &mut [u32],
+        pos: usize,
+    ) -> usize;
 }
 
-/// The per-block buffers (on the stack: about 10 KB).
-struct Buffers {
+/// The per-block buffers (on the stack: 10–13 KB).
+struct Buffers<M> {
     /// Hit masks by candidate, padded with zeros to a whole group.
-    masks: [u8; MAX_CANDIDATES + GROUP],
+    masks: [M; MAX_CANDIDATES + GROUP],
     /// The slot of each candidate.
     slots: [u32; MAX_CANDIDATES + GROUP],
 }
 
-impl Buffers {
+impl<M: LaneMask> Buffers<M> {
     fn new() -> Self {
-        Self { masks: [0; MAX_CANDIDATES + GROUP], slots: [0; MAX_CANDIDATES + GROUP] }
+        Self { masks: [M::default(); MAX_CANDIDATES + GROUP], slots: [0; MAX_CANDIDATES + GROUP] }
     }
 }
 
@@ -116,7 +162,7 @@ pub(crate) fn rows_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
         // A block never leaves its row of cells, so its stencil is one box.
         let row_end = c.row_end(s).clamp(s + 1, slots.end);
         while s < row_end {
-            let e = (s + BLOCK).min(row_end);
+            let e = (s + K::WIDTH).min(row_end);
             let first = c.cell_of(sorted.position(s).map(f64::from));
             let last = c.cell_of(sorted.position(e - 1).map(f64::from));
             c.ranges(spanning(first, last, k), &mut finger, &mut stencil);
@@ -124,7 +170,7 @@ pub(crate) fn rows_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
                 pos = rows_walk(kernel, c, s..e, test_for, offsets, indices, pos);
             } else {
                 let values = std::array::from_fn(|l| if s + l < e { values(s + l) } else { 0.0 });
-                let lanes = kernel.lanes(&cols, s, e - s, values);
+                let lanes = kernel.lanes(&cols, s, e - s, &values);
                 pos = block_rows::<K, T>(
                     kernel,
                     &cols,
@@ -178,7 +224,7 @@ pub(crate) fn query_rows_by_blocks<C: Cells, K: BlockKernel, T: Test>(
         // A block never leaves its row of cells, so its stencil is one box.
         let [_, y, z] = cells[s];
         let mut e = s + 1;
-        while e < cells.len() && e - s < BLOCK && cells[e][1] == y && cells[e][2] == z {
+        while e < cells.len() && e - s < K::WIDTH && cells[e][1] == y && cells[e][2] == z {
             e += 1;
         }
         c.ranges(spanning(cells[s], cells[e - 1], k), &mut finger, &mut stencil);
@@ -189,7 +235,7 @@ pub(crate) fn query_rows_by_blocks<C: Cells, K: BlockKernel, T: Test>(
             let one = Block { len: 1, own: None };
             let mut piece = Stencil::default();
             for q in s..e {
-                let lanes = kernel.lanes(queries, q, 1, [value; BLOCK]);
+                let lanes = kernel.lanes(queries, q, 1, &[value; MAX_BLOCK]);
                 for &[lo, hi] in stencil.ranges() {
                     let mut at = lo;
                     while at < hi {
@@ -214,7 +260,7 @@ pub(crate) fn query_rows_by_blocks<C: Cells, K: BlockKernel, T: Test>(
                 offsets.push(pos);
             }
         } else {
-            let lanes = kernel.lanes(queries, s, e - s, [value; BLOCK]);
+            let lanes = kernel.lanes(queries, s, e - s, &[value; MAX_BLOCK]);
             pos = block_rows::<K, T>(
                 kernel,
                 &data,
@@ -241,7 +287,7 @@ fn block_rows<K: BlockKernel, T: Test>(
     stencil: &Stencil,
     block: Block,
     lanes: &K::Lanes,
-    buffers: &mut Buffers,
+    buffers: &mut Buffers<K::Mask>,
     offsets: &mut Vec<usize>,
     indices: &mut Vec<u32>,
     mut pos: usize,
@@ -258,11 +304,11 @@ fn block_rows<K: BlockKernel, T: Test>(
         if T::SPHERES {
             let rs = &cols.r[lo..hi];
             for (i, mask) in masks.iter_mut().enumerate() {
-                *mask = kernel.test::<T>(lanes, [xs[i], ys[i], zs[i]], rs[i]) as u8;
+                *mask = kernel.test::<T>(lanes, [xs[i], ys[i], zs[i]], rs[i]);
             }
         } else {
             for (i, mask) in masks.iter_mut().enumerate() {
-                *mask = kernel.test::<T>(lanes, [xs[i], ys[i], zs[i]], 0.0) as u8;
+                *mask = kernel.test::<T>(lanes, [xs[i], ys[i], zs[i]], 0.0);
             }
         }
         for (slot, at) in buffers.slots[count..count + hi - lo].iter_mut().zip(lo..) {
@@ -275,51 +321,67 @@ fn block_rows<K: BlockKernel, T: Test>(
     // own neighbors.
     if let Some(own) = own {
         for (lane, mask) in buffers.masks[own..own + block.len].iter_mut().enumerate() {
-            *mask &= !(1 << lane);
+            *mask = mask.without_lane(lane);
         }
     }
     let groups = count.div_ceil(GROUP) * GROUP;
-    buffers.masks[count..groups].fill(0);
+    buffers.masks[count..groups].fill(K::Mask::default());
     NeighborLists::reserve_entries(indices, pos + block.len * count);
+    let masks = buffers.masks[..groups].chunks_exact(GROUP);
+    let slots = buffers.slots[..groups].chunks_exact(GROUP);
     for lane in 0..block.len as u32 {
-        for (group, masks) in buffers.masks[..groups].chunks_exact(GROUP).enumerate() {
-            let bits = kernel.lane_bits(masks.try_into().expect("a whole group"), lane);
-            for part in 0..GROUP / BLOCK {
-                let mask = (bits >> (part * BLOCK)) & 0xff;
-                let first = group * GROUP + part * BLOCK;
-                let slots = buffers.slots[first..first + BLOCK].try_into().expect("padded slots");
-                pos = kernel.emit_slots(mask, slots, indices, pos);
-            }
+        for (masks, slots) in masks.clone().zip(slots.clone()) {
+            let (masks, slots) =
+                (masks.try_into().expect("a group"), slots.try_into().expect("a group"));
+            pos = kernel.emit_lane(masks, lane, slots, indices, pos);
         }
         offsets.push(pos);
     }
     pos
 }
 
+/// The columns' slots `from..from + n` in `W` lanes, NaN past `n` (NaN
+/// lanes fail every comparison).
+#[inline(always)]
+pub(crate) fn block_columns<const W: usize>(
+    c: &Columns<'_>,
+    from: usize,
+    n: usize,
+) -> [[f32; W]; 3] {
+    let lane = |column: &[f32], l: usize| if l < n { column[from + l] } else { f32::NAN };
+    [c.x, c.y, c.z].map(|column| std::array::from_fn(|l| lane(column, l)))
+}
+
 /// Lanes of the portable block kernel.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PortableLanes {
-    p: [[f32; BLOCK]; 3],
-    values: [f32; BLOCK],
+    p: [[f32; LANES]; 3],
+    values: [f32; LANES],
 }
 
 impl BlockKernel for Portable {
+    const WIDTH: usize = LANES;
+    type Mask = u8;
     type Lanes = PortableLanes;
 
     #[inline(always)]
-    fn lanes(self, c: &Columns<'_>, from: usize, n: usize, values: [f32; BLOCK]) -> PortableLanes {
-        // NaN lanes fail every comparison.
-        let lane = |column: &[f32], l: usize| if l < n { column[from + l] } else { f32::NAN };
+    fn lanes(
+        self,
+        c: &Columns<'_>,
+        from: usize,
+        n: usize,
+        values: &[f32; MAX_BLOCK],
+    ) -> PortableLanes {
         PortableLanes {
-            p: [c.x, c.y, c.z].map(|column| std::array::from_fn(|l| lane(column, l))),
-            values,
+            p: block_columns::<LANES>(c, from, n),
+            values: std::array::from_fn(|l| values[l]),
         }
     }
 
     #[inline(always)]
-    fn test<T: Test>(self, lanes: &PortableLanes, p: [f32; 3], r: f32) -> u32 {
+    fn test<T: Test>(self, lanes: &PortableLanes, p: [f32; 3], r: f32) -> u8 {
         let mut mask = 0;
-        for l in 0..BLOCK {
+        for l in 0..LANES {
             // The oracles' expression: squares of the differences, summed
             // left to right, no fused multiply-add.
             let (dx, dy, dz) = (p[0] - lanes.p[0][l], p[1] - lanes.p[1][l], p[2] - lanes.p[2][l]);
@@ -330,28 +392,34 @@ impl BlockKernel for Portable {
             } else {
                 lanes.values[l]
             };
-            mask |= u32::from(d2 <= limit) << l;
+            mask |= u8::from(d2 <= limit) << l;
         }
         mask
     }
 
     #[inline(always)]
-    fn lane_bits(self, masks: &[u8; GROUP], lane: u32) -> u32 {
-        let mut bits = 0;
+    fn emit_lane(
+        self,
+        masks: &[u8; GROUP],
+        lane: u32,
+        slots: &[u32; GROUP],
+        out: &mut [u32],
+        mut pos: usize,
+    ) -> usize {
+        let mut bits = 0u32;
         for (i, &mask) in masks.iter().enumerate() {
             bits |= u32::from((mask >> lane) & 1) << i;
         }
-        bits
-    }
-
-    #[inline(always)]
-    fn emit_slots(self, mask: u32, slots: &[u32; BLOCK], out: &mut [u32], pos: usize) -> usize {
-        let out: &mut [u32; BLOCK] = (&mut out[pos..pos + BLOCK]).try_into().expect("room");
-        let lanes = &COMPRESS[mask as usize & 0xff];
-        for l in 0..BLOCK {
-            out[l] = slots[usize::from(lanes[l])];
+        for (part, slots) in slots.chunks_exact(LANES).enumerate() {
+            let mask = (bits >> (part * LANES)) as usize & 0xff;
+            let out: &mut [u32; LANES] = (&mut out[pos..pos + LANES]).try_into().expect("room");
+            let lanes = &COMPRESS[mask];
+            for l in 0..LANES {
+                out[l] = slots[usize::from(lanes[l])];
+            }
+            pos += usize::from(HITS[mask]);
         }
-        pos + usize::from(HITS[mask as usize & 0xff])
+        pos
     }
 }
 
@@ -405,8 +473,13 @@ mod tests {
         assert!(want == got, "portable blocks differ on {what}");
         #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
         if let Some(avx2) = crate::scan::Avx2::detect() {
-            let [want, got] = both(avx2, grid, slots);
+            let [want, got] = both(avx2, grid, slots.clone());
             assert!(want == got, "AVX2 blocks differ on {what}");
+        }
+        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        if let Some(avx512) = crate::scan::Avx512::detect() {
+            let [want, got] = both(avx512, grid, slots);
+            assert!(want == got, "AVX-512 blocks differ on {what}");
         }
     }
 
@@ -449,38 +522,68 @@ mod tests {
         check_all_kernels(&grid, 0..crowd.len(), "a crowd");
     }
 
-    /// The AVX2 block kernel's steps give the portable twin's bits.
-    #[test]
-    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-    fn block_kernels_agree() {
-        let Some(avx2) = crate::scan::Avx2::detect() else { return };
+    /// The bits and rows a block kernel's steps should give, written out
+    /// lane by lane.
+    fn check_steps<K: BlockKernel>(kernel: K, rounds: usize)
+    where
+        K::Mask: TryFrom<u32> + Into<u32>,
+    {
         let mut rng = 0x1234_5678_u64;
-        let column: Vec<f32> = (0..64).map(|_| next(&mut rng) * 3.0).collect();
-        let c = Columns { x: &column[..32], y: &column[16..48], z: &column[32..], r: &[] };
-        for round in 0..500 {
-            let n = 1 + round % BLOCK;
-            let from = (next(&mut rng) * 20.0) as usize;
-            let values: [f32; BLOCK] = std::array::from_fn(|_| next(&mut rng) * 2.0);
-            let (want_lanes, got_lanes) =
-                (Portable.lanes(&c, from, n, values), avx2.lanes(&c, from, n, values));
+        let column: Vec<f32> = (0..3 * 48).map(|_| next(&mut rng) * 3.0).collect();
+        let (x, y, z) = (&column[..48], &column[48..96], &column[96..]);
+        let c = Columns { x, y, z, r: &[] };
+        for round in 0..rounds {
+            let n = 1 + round % K::WIDTH;
+            let from = (next(&mut rng) * 30.0) as usize;
+            let values: [f32; MAX_BLOCK] = std::array::from_fn(|_| next(&mut rng) * 2.0);
+            let lanes = kernel.lanes(&c, from, n, &values);
             let p = [next(&mut rng) * 3.0, next(&mut rng) * 3.0, next(&mut rng) * 3.0];
             let r = next(&mut rng);
-            let want = Portable.test::<Within>(&want_lanes, p, r);
-            assert_eq!(avx2.test::<Within>(&got_lanes, p, r), want, "round {round}");
-            assert_eq!(want >> n, 0, "empty lanes hit");
-            let want = Portable.test::<crate::scan::Contact>(&want_lanes, p, r);
-            assert_eq!(avx2.test::<crate::scan::Contact>(&got_lanes, p, r), want);
+            let expected = |spheres: bool| {
+                (0..n).fold(0u32, |mask, l| {
+                    let q = [x[from + l], y[from + l], z[from + l]];
+                    let (dx, dy, dz) = (p[0] - q[0], p[1] - q[1], p[2] - q[2]);
+                    let d2 = dx * dx + dy * dy + dz * dz;
+                    let limit = if spheres { (values[l] + r) * (values[l] + r) } else { values[l] };
+                    mask | u32::from(d2 <= limit) << l
+                })
+            };
+            let got: u32 = kernel.test::<Within>(&lanes, p, r).into();
+            assert_eq!(got, expected(false), "round {round}: points");
+            let got: u32 = kernel.test::<crate::scan::Contact>(&lanes, p, r).into();
+            assert_eq!(got, expected(true), "round {round}: spheres");
 
-            let masks: [u8; GROUP] = std::array::from_fn(|_| (next(&mut rng) * 256.0) as u8);
-            let lane = round as u32 % 8;
-            assert_eq!(avx2.lane_bits(&masks, lane), Portable.lane_bits(&masks, lane));
+            let width_mask = (1u64 << K::WIDTH) - 1;
+            let masks: [K::Mask; GROUP] = std::array::from_fn(|_| {
+                // Sparse and dense masks both.
+                let bits = (next(&mut rng) * 65536.0) as u64 & (next(&mut rng) * 65536.0) as u64;
+                let bits = if round % 2 == 0 { bits } else { !bits };
+                K::Mask::try_from((bits & width_mask) as u32).ok().expect("fits the width")
+            });
+            let slots: [u32; GROUP] = std::array::from_fn(|_| (next(&mut rng) * 1e6) as u32);
+            let lane = (round % K::WIDTH) as u32;
+            let want: Vec<u32> = (0..GROUP)
+                .filter(|&i| (masks[i].into() >> lane) & 1 == 1)
+                .map(|i| slots[i])
+                .collect();
+            let mut out = vec![7u32; 3 + GROUP + MAX_BLOCK];
+            let end = kernel.emit_lane(&masks, lane, &slots, &mut out, 3);
+            assert_eq!(out[3..end], want[..], "round {round}: lane {lane}");
+        }
+    }
 
-            let slots: [u32; BLOCK] = std::array::from_fn(|_| (next(&mut rng) * 1e6) as u32);
-            let mask = (next(&mut rng) * 256.0) as u32;
-            let (mut want, mut got) = (vec![7u32; 20], vec![7u32; 20]);
-            let end = Portable.emit_slots(mask, &slots, &mut want, 3);
-            assert_eq!(avx2.emit_slots(mask, &slots, &mut got, 3), end);
-            assert_eq!(got[..end], want[..end]);
+    /// Each block kernel's steps give the bits and rows written out lane
+    /// by lane.
+    #[test]
+    fn block_kernel_steps() {
+        check_steps(Portable, 500);
+        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        if let Some(avx2) = crate::scan::Avx2::detect() {
+            check_steps(avx2, 500);
+        }
+        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        if let Some(avx512) = crate::scan::Avx512::detect() {
+            check_steps(avx512, 500);
         }
     }
 }

@@ -66,7 +66,7 @@ impl Default for CountingSortGridConfig {
 /// distances.
 ///
 /// With AVX2 the neighbor lists are found eight particles at a time
-/// against their joint stencil. On dense data (a row of cells expected to
+/// against their joint stencil, sixteen with AVX-512. On dense data (a row of cells expected to
 /// hold 16 particles or more) the cells are then half as wide along x,
 /// rows of 5 instead of 3 (still 9 ranges), which trims that stencil's x
 /// extent (sph1m on AVX2: 5% faster than with cubic cells).

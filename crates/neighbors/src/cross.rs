@@ -9,7 +9,7 @@ use crate::brute_force::distance2;
 use crate::csr::NeighborLists;
 use crate::points::{PointError, check_radius, validate_points};
 #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-use crate::scan::{Columns, ScanKernel};
+use crate::scan::Columns;
 use crate::search::{Cells, NeighborRule};
 use glam::Vec3;
 
@@ -88,7 +88,7 @@ pub(crate) fn neighbors_of_range(
 }
 
 /// The queries sorted by the cell they fall in, kept across calls in the
-/// output lists (only the AVX2 block walk uses it).
+/// output lists (only the SIMD block walks use it).
 #[derive(Clone, Debug, Default)]
 #[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
 pub(crate) struct QueryScratch {
@@ -105,17 +105,15 @@ pub(crate) struct QueryScratch {
     cells: Vec<[i32; 3]>,
 }
 
-/// [`NeighborSearch::query_rows`] for the structures here: with AVX2, a
-/// structure whose slots run along rows of cells (the counting-sort grid)
-/// sorts the queries by cell and runs them through the block walk, eight
-/// neighboring queries against each candidate (`block.rs`); otherwise one
-/// query at a time.
+/// [`NeighborSearch::query_rows`] for the structures here: with AVX2 or
+/// AVX-512, a structure whose slots run along rows of cells (the
+/// counting-sort grid) sorts the queries by cell and runs them through the
+/// block walk, eight or sixteen neighboring queries against each candidate
+/// (`block.rs`); otherwise one query at a time.
 pub(crate) fn query_rows<C: Cells>(c: &C, queries: &[Vec3], radius: f32, out: &mut NeighborLists) {
     #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-    if C::ROWS
-        && c.sorted().len() > 0
-        && !matches!(c.kernel(), ScanKernel::Avx512 | ScanKernel::Portable)
-        && let Some(avx2) = crate::scan::Avx2::detect()
+    if c.sorted().len() > 0
+        && let Some(kernel) = crate::search::block_simd_for(c)
     {
         let mut scratch = std::mem::take(&mut out.queries);
         scratch.sort(c, queries);
@@ -123,7 +121,7 @@ pub(crate) fn query_rows<C: Cells>(c: &C, queries: &[Vec3], radius: f32, out: &m
         let (offsets, indices) = (&mut out.scratch_offsets, &mut out.scratch_indices);
         offsets.clear();
         offsets.push(0);
-        crate::search::query_blocks(avx2, c, &q, &scratch.cells, radius, offsets, indices);
+        crate::search::query_blocks(kernel, c, &q, &scratch.cells, radius, offsets, indices);
         // Rows to the queries' order, entries to the data's caller
         // indices, ascending.
         out.remap_rows_from_scratch(&scratch.order, &c.sorted().order, true);

@@ -179,6 +179,35 @@ fn simd_for<C: Cells>(c: &C) -> Option<Simd> {
     }
 }
 
+/// A block kernel (see `block.rs`), as a value that proves its CPU
+/// feature was detected.
+#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[derive(Clone, Copy)]
+pub(crate) enum BlockSimd {
+    Avx2(Avx2),
+    Avx512(Avx512),
+}
+
+/// The block kernel for the rows of `c`, if its slots run along rows of
+/// cells and the configured kernel has a SIMD block walk on this CPU:
+/// sixteen lanes where AVX-512F runs (unless AVX2 is asked for by name),
+/// else eight.
+#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[inline]
+pub(crate) fn block_simd_for<C: Cells>(c: &C) -> Option<BlockSimd> {
+    if !C::ROWS {
+        return None;
+    }
+    let avx2 = || Avx2::detect().map(BlockSimd::Avx2);
+    match c.kernel() {
+        ScanKernel::Portable => None,
+        ScanKernel::Avx2 => avx2(),
+        ScanKernel::Auto | ScanKernel::Avx512 => {
+            Avx512::detect().map(BlockSimd::Avx512).or_else(avx2)
+        }
+    }
+}
+
 #[inline(always)]
 fn pairs_shape<C: Cells, K: Kernel>(
     kernel: K,
@@ -301,17 +330,21 @@ pub(crate) fn rows_into<C: Cells>(
     offsets.clear();
     offsets.reserve(to - from + 1);
     offsets.push(0);
-    // Rows of cells run by blocks of eight particles (faster at every
-    // density measured, sparse ones too). The portable twin of the block
-    // walk, and the 16-lane kernel asked for by name, keep the
-    // per-particle walk.
+    // Rows of cells run by blocks of particles (faster at every density
+    // measured, sparse ones too). The portable twin of the block walk
+    // keeps the per-particle walk.
     #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-    if C::ROWS
-        && !matches!(c.kernel(), ScanKernel::Avx512 | ScanKernel::Portable)
-        && let Some(k) = Avx2::detect()
-    {
-        // SAFETY: `detect` returns a kernel only where AVX2 was detected.
-        return unsafe { avx2::block_rows(k, c, from..to, offsets, indices) };
+    match block_simd_for(c) {
+        Some(BlockSimd::Avx2(k)) => {
+            // SAFETY: `block_simd_for` returns a kernel only where its
+            // feature was detected.
+            return unsafe { avx2::block_rows(k, c, from..to, offsets, indices) };
+        }
+        Some(BlockSimd::Avx512(k)) => {
+            // SAFETY: as above.
+            return unsafe { avx512::block_rows(k, c, from..to, offsets, indices) };
+        }
+        None => {}
     }
     #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
     match simd_for(c) {
@@ -346,11 +379,11 @@ fn rows_shape<C: Cells, K: Kernel>(
 }
 
 /// The rows of sorted query points (`queries`, their cells in `cells`)
-/// among the particles of `c`, by blocks on AVX2 (see `block.rs`), into
-/// `offsets` (pushed after its first entry) and `indices` as slots.
+/// among the particles of `c`, by blocks (see `block.rs`), into `offsets`
+/// (pushed after its first entry) and `indices` as slots.
 #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
 pub(crate) fn query_blocks<C: Cells>(
-    avx2: Avx2,
+    kernel: BlockSimd,
     c: &C,
     queries: &Columns<'_>,
     cells: &[[i32; 3]],
@@ -358,8 +391,16 @@ pub(crate) fn query_blocks<C: Cells>(
     offsets: &mut Vec<usize>,
     indices: &mut Vec<u32>,
 ) {
-    // SAFETY: an `Avx2` value exists only where AVX2 was detected.
-    unsafe { avx2::query_blocks(avx2, c, queries, cells, radius, offsets, indices) }
+    match kernel {
+        // SAFETY: a kernel value exists only where its feature was detected.
+        BlockSimd::Avx2(k) => unsafe {
+            avx2::query_blocks(k, c, queries, cells, radius, offsets, indices)
+        },
+        // SAFETY: as above.
+        BlockSimd::Avx512(k) => unsafe {
+            avx512::query_blocks(k, c, queries, cells, radius, offsets, indices)
+        },
+    }
 }
 
 #[inline(always)]
@@ -634,4 +675,4 @@ macro_rules! simd_walks {
     };
 }
 simd_walks!(avx2, "avx2");
-simd_walks!(avx512, "avx512f");
+simd_walks!(avx512, "avx512f,popcnt");

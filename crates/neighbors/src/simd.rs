@@ -6,7 +6,7 @@
 //! walks call it from functions compiled with the feature enabled
 //! (`search.rs`) so that the intrinsics also inline.
 
-use super::block::{BLOCK, BlockKernel};
+use super::block::{BlockKernel, GROUP, MAX_BLOCK, block_columns};
 use super::scan::{COMPRESS, Columns, HITS, Kernel, LANES, Portable, PortableProbe, Test};
 use std::arch::x86_64::*;
 
@@ -143,10 +143,13 @@ impl Kernel for Avx2 {
 pub(crate) struct Avx512(());
 
 impl Avx512 {
-    /// The kernel, if this CPU has AVX-512F.
+    /// The kernel, if this CPU has AVX-512F (and POPCNT, which every
+    /// AVX-512 CPU has, for counting a 16-lane mask's hits).
     #[inline]
     pub(crate) fn detect() -> Option<Self> {
-        std::arch::is_x86_feature_detected!("avx512f").then_some(Avx512(()))
+        let found = std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("popcnt");
+        found.then_some(Avx512(()))
     }
 }
 
@@ -242,26 +245,25 @@ pub(crate) struct Avx2Lanes {
 }
 
 impl BlockKernel for Avx2 {
+    const WIDTH: usize = LANES;
+    type Mask = u8;
     type Lanes = Avx2Lanes;
 
     #[inline(always)]
-    fn lanes(self, c: &Columns<'_>, from: usize, n: usize, values: [f32; BLOCK]) -> Avx2Lanes {
-        // NaN lanes fail every comparison.
-        let lane = |column: &[f32], l: usize| if l < n { column[from + l] } else { f32::NAN };
-        let [x, y, z] = [c.x, c.y, c.z]
-            .map(|column| -> [f32; BLOCK] { std::array::from_fn(|l| lane(column, l)) });
+    fn lanes(self, c: &Columns<'_>, from: usize, n: usize, values: &[f32; MAX_BLOCK]) -> Avx2Lanes {
+        let columns = block_columns::<LANES>(c, from, n);
         // SAFETY: AVX2 was detected (`self` exists); the loads read the
-        // local arrays above, eight lanes each.
+        // local arrays above and the first eight of `values`.
         unsafe {
             Avx2Lanes {
-                p: [x, y, z].map(|v| _mm256_loadu_ps(v.as_ptr())),
+                p: columns.map(|v| _mm256_loadu_ps(v.as_ptr())),
                 values: _mm256_loadu_ps(values.as_ptr()),
             }
         }
     }
 
     #[inline(always)]
-    fn test<T: Test>(self, lanes: &Avx2Lanes, p: [f32; 3], r: f32) -> u32 {
+    fn test<T: Test>(self, lanes: &Avx2Lanes, p: [f32; 3], r: f32) -> u8 {
         // SAFETY: AVX2 was detected (`self` exists); no memory is touched.
         unsafe {
             let d2 = squared_distances(self, p.map(|v| _mm256_set1_ps(v)), lanes.p);
@@ -271,30 +273,126 @@ impl BlockKernel for Avx2 {
             } else {
                 lanes.values
             };
-            _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d2, limit)) as u32
+            _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d2, limit)) as u8
         }
     }
 
     #[inline(always)]
-    fn lane_bits(self, masks: &[u8; 32], lane: u32) -> u32 {
-        // SAFETY: AVX2 was detected (`self` exists); the load reads the 32
-        // bytes of `masks`.
+    fn emit_lane(
+        self,
+        masks: &[u8; GROUP],
+        lane: u32,
+        slots: &[u32; GROUP],
+        out: &mut [u32],
+        mut pos: usize,
+    ) -> usize {
+        // SAFETY: AVX2 was detected (`self` exists); the loads read the 32
+        // bytes of `masks` and eight entries of `slots` at a time, in
+        // bounds (`part * 8 + 8 <= 32`). The stores are `compress_store`'s,
+        // which checks its bounds.
         unsafe {
             let bytes = _mm256_loadu_si256(masks.as_ptr().cast());
             // Shifting each 16-bit pair left by 7 - lane moves bit `lane` of
             // both bytes to their top bit (the low byte's other bits land
             // below the high byte's top bit), which movemask collects.
             let shift = _mm_cvtsi32_si128(7 - lane as i32);
-            _mm256_movemask_epi8(_mm256_sll_epi16(bytes, shift)) as u32
+            let bits = _mm256_movemask_epi8(_mm256_sll_epi16(bytes, shift)) as u32;
+            for part in 0..GROUP / LANES {
+                let slots = _mm256_loadu_si256(slots.as_ptr().add(part * LANES).cast());
+                pos = compress_store(self, slots, bits >> (part * LANES), out, pos);
+            }
+        }
+        pos
+    }
+}
+
+/// A block of sixteen particles in AVX-512 lanes (see `block.rs`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Avx512Lanes {
+    p: [__m512; 3],
+    values: __m512,
+}
+
+impl BlockKernel for Avx512 {
+    const WIDTH: usize = 16;
+    type Mask = u16;
+    type Lanes = Avx512Lanes;
+
+    #[inline(always)]
+    fn lanes(
+        self,
+        c: &Columns<'_>,
+        from: usize,
+        n: usize,
+        values: &[f32; MAX_BLOCK],
+    ) -> Avx512Lanes {
+        let columns = block_columns::<16>(c, from, n);
+        // SAFETY: AVX-512F was detected (`self` exists); the loads read the
+        // local arrays above and the sixteen entries of `values`.
+        unsafe {
+            Avx512Lanes {
+                p: columns.map(|v| _mm512_loadu_ps(v.as_ptr())),
+                values: _mm512_loadu_ps(values.as_ptr()),
+            }
         }
     }
 
     #[inline(always)]
-    fn emit_slots(self, mask: u32, slots: &[u32; BLOCK], out: &mut [u32], pos: usize) -> usize {
-        // SAFETY: AVX2 was detected (`self` exists); the load reads the
-        // eight entries of `slots`.
-        let slots = unsafe { _mm256_loadu_si256(slots.as_ptr().cast()) };
-        compress_store(self, slots, mask, out, pos)
+    fn test<T: Test>(self, lanes: &Avx512Lanes, p: [f32; 3], r: f32) -> u16 {
+        // SAFETY: AVX-512F was detected (`self` exists); no memory is
+        // touched.
+        unsafe {
+            let [dx, dy, dz] = [0, 1, 2].map(|i| _mm512_sub_ps(_mm512_set1_ps(p[i]), lanes.p[i]));
+            let d2 = _mm512_add_ps(
+                _mm512_add_ps(_mm512_mul_ps(dx, dx), _mm512_mul_ps(dy, dy)),
+                _mm512_mul_ps(dz, dz),
+            );
+            let limit = if T::SPHERES {
+                let t = _mm512_add_ps(lanes.values, _mm512_set1_ps(r));
+                _mm512_mul_ps(t, t)
+            } else {
+                lanes.values
+            };
+            _mm512_cmp_ps_mask::<_CMP_LE_OQ>(d2, limit)
+        }
+    }
+
+    #[inline(always)]
+    fn emit_lane(
+        self,
+        masks: &[u16; GROUP],
+        lane: u32,
+        slots: &[u32; GROUP],
+        out: &mut [u32],
+        mut pos: usize,
+    ) -> usize {
+        const W: usize = 16;
+        // SAFETY: AVX-512F was detected (`self` exists). The loads read 16
+        // masks and 16 slots from `half * 16`, inside the 32-entry arrays;
+        // each store writes `out[pos..pos + 16]`, in bounds by the assert
+        // before it. Unaligned loads and stores only.
+        unsafe {
+            let bit = _mm512_set1_epi32(1 << lane);
+            for half in 0..GROUP / W {
+                let wide =
+                    _mm512_cvtepu16_epi32(_mm256_loadu_si256(masks.as_ptr().add(half * W).cast()));
+                let hits = _mm512_test_epi32_mask(wide, bit);
+                let slots = _mm512_loadu_si512(slots.as_ptr().add(half * W).cast());
+                assert!(pos + W <= out.len());
+                let packed = _mm512_maskz_compress_epi32(hits, slots);
+                let at = out.as_mut_ptr().add(pos);
+                // Half-width stores: a lane's row rarely takes more than
+                // eight of sixteen candidates, and the full-width store
+                // cost more than the rare second one.
+                _mm256_storeu_si256(at.cast(), _mm512_castsi512_si256(packed));
+                let count = hits.count_ones() as usize;
+                if count > 8 {
+                    _mm256_storeu_si256(at.add(8).cast(), _mm512_extracti64x4_epi64::<1>(packed));
+                }
+                pos += count;
+            }
+        }
+        pos
     }
 }
 

@@ -168,7 +168,7 @@ proptest! {
 
     /// Dense sets (dozens of points per cell, coincident points, points on
     /// cell borders): the grid's rows of cells are long enough for its
-    /// block walk, eight particles at a time.
+    /// block walk, eight or sixteen particles at a time.
     #[test]
     fn dense_sets_match_brute_force(
         raw in prop::collection::vec((point_strategy(2.0), 0u8..4), 150..700),
