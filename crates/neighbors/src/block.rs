@@ -17,16 +17,16 @@
 //! 2. Each particle's row is then read out of the masks, 32 candidates at
 //!    a time. AVX2: one shift and one byte `movemask` give the particle's
 //!    bits, and each eight candidates are compacted into the row with one
-//!    table lookup and one permute. AVX-512: a `vptestmd` gives the bits
-//!    of sixteen candidates, `vpcompressd` compacts them, and a half-width
-//!    store writes them (a second store only past eight hits: the
-//!    full-width stores cost 4% more). (Skipping the groups without a hit
-//!    measured slower on AVX2: the bookkeeping cost more than the stores
-//!    it saved.)
+//!    table lookup and one permute. AVX-512: one `vptestmw` gives the bits
+//!    of all 32, `vpcompressb` packs the hits' places as bytes, and one
+//!    two-table `vpermt2d` turns sixteen places into slots, written by a
+//!    half-width store (a second store only past eight hits, a third past
+//!    sixteen). (Skipping the groups without a hit measured slower on
+//!    AVX2: the bookkeeping cost more than the stores it saved.)
 //!
 //! On sph1m (one thread) the rows took 108 ms this way against 169 ms for
-//! the per-particle walk on a Zen 3 with AVX2; on a Zen 5, 50 ms with
-//! AVX-512 blocks against 59 ms with AVX2 blocks and 65 ms for the
+//! the per-particle walk on a Zen 3 with AVX2; on a Zen 5, 44 ms with
+//! AVX-512 blocks against 58 ms with AVX2 blocks and 65 ms for the
 //! per-particle AVX-512 walk: the same entries in the same order.
 //! The portable twin of this walk is slower than the portable
 //! per-particle walk (a scalar bit gather costs 32 steps), so only the
@@ -477,7 +477,7 @@ mod tests {
             assert!(want == got, "AVX2 blocks differ on {what}");
         }
         #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-        if let Some(avx512) = crate::scan::Avx512::detect() {
+        if let Some(avx512) = crate::scan::Avx512Blocks::detect() {
             let [want, got] = both(avx512, grid, slots);
             assert!(want == got, "AVX-512 blocks differ on {what}");
         }
@@ -582,7 +582,7 @@ mod tests {
             check_steps(avx2, 500);
         }
         #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-        if let Some(avx512) = crate::scan::Avx512::detect() {
+        if let Some(avx512) = crate::scan::Avx512Blocks::detect() {
             check_steps(avx512, 500);
         }
     }

@@ -12,7 +12,7 @@ use super::block::{BlockKernel, query_rows_by_blocks, rows_by_blocks};
 use super::csr::NeighborLists;
 use super::points::{PointError, check_point, check_radius};
 #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-use super::scan::{Avx2, Avx512};
+use super::scan::{Avx2, Avx512, Avx512Blocks};
 use super::scan::{
     Columns, Contact, Kernel, MAX_LANES, NO_SKIP, Portable, ScanKernel, Test, Within,
 };
@@ -185,13 +185,13 @@ fn simd_for<C: Cells>(c: &C) -> Option<Simd> {
 #[derive(Clone, Copy)]
 pub(crate) enum BlockSimd {
     Avx2(Avx2),
-    Avx512(Avx512),
+    Avx512(Avx512Blocks),
 }
 
 /// The block kernel for the rows of `c`, if its slots run along rows of
 /// cells and the configured kernel has a SIMD block walk on this CPU:
-/// sixteen lanes where AVX-512F runs (unless AVX2 is asked for by name),
-/// else eight.
+/// sixteen lanes where AVX-512 F, BW, VL and VBMI2 run (unless AVX2 is
+/// asked for by name), else eight.
 #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
 #[inline]
 pub(crate) fn block_simd_for<C: Cells>(c: &C) -> Option<BlockSimd> {
@@ -203,7 +203,7 @@ pub(crate) fn block_simd_for<C: Cells>(c: &C) -> Option<BlockSimd> {
         ScanKernel::Portable => None,
         ScanKernel::Avx2 => avx2(),
         ScanKernel::Auto | ScanKernel::Avx512 => {
-            Avx512::detect().map(BlockSimd::Avx512).or_else(avx2)
+            Avx512Blocks::detect().map(BlockSimd::Avx512).or_else(avx2)
         }
     }
 }
@@ -342,7 +342,7 @@ pub(crate) fn rows_into<C: Cells>(
         }
         Some(BlockSimd::Avx512(k)) => {
             // SAFETY: as above.
-            return unsafe { avx512::block_rows(k, c, from..to, offsets, indices) };
+            return unsafe { avx512_blocks::block_rows(k, c, from..to, offsets, indices) };
         }
         None => {}
     }
@@ -398,7 +398,7 @@ pub(crate) fn query_blocks<C: Cells>(
         },
         // SAFETY: as above.
         BlockSimd::Avx512(k) => unsafe {
-            avx512::query_blocks(k, c, queries, cells, radius, offsets, indices)
+            avx512_blocks::query_blocks(k, c, queries, cells, radius, offsets, indices)
         },
     }
 }
@@ -610,6 +610,9 @@ fn query_walk<K: Kernel, T: Test>(
 macro_rules! simd_walks {
     ($module:ident, $feature:literal) => {
         #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        // Each module serves the walks its kernel runs: the 8- and 16-lane
+        // scan kernels, or the AVX-512 block kernel's walks only.
+        #[allow(dead_code)]
         mod $module {
             use super::{BlockKernel, Cells, Columns, Kernel, Range, Sorted, Stencil};
 
@@ -635,7 +638,6 @@ macro_rules! simd_walks {
             }
 
             #[target_feature(enable = $feature)]
-            #[allow(dead_code)]
             pub(super) fn block_rows<C: Cells, K: Kernel + BlockKernel>(
                 kernel: K,
                 c: &C,
@@ -647,7 +649,6 @@ macro_rules! simd_walks {
             }
 
             #[target_feature(enable = $feature)]
-            #[allow(dead_code)]
             pub(super) fn query_blocks<C: Cells, K: BlockKernel>(
                 kernel: K,
                 c: &C,
@@ -676,3 +677,4 @@ macro_rules! simd_walks {
 }
 simd_walks!(avx2, "avx2");
 simd_walks!(avx512, "avx512f,popcnt");
+simd_walks!(avx512_blocks, "avx512f,avx512bw,avx512vl,avx512vbmi2,popcnt");

@@ -306,14 +306,54 @@ impl BlockKernel for Avx2 {
     }
 }
 
-/// A block of sixteen particles in AVX-512 lanes (see `block.rs`).
+/// The AVX-512 block kernel (see `block.rs`): sixteen particles a block.
+/// Its read-out compacts a particle's hits among 32 candidates at once with
+/// byte compression and a two-table permute, so it needs AVX-512BW, VL and
+/// VBMI2 beside F (Ice Lake, Zen 4 and later). A value exists only where
+/// they were all detected.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Avx512Blocks(Avx512);
+
+impl Avx512Blocks {
+    /// The kernel, if this CPU has AVX-512 F, BW, VL and VBMI2 (and POPCNT).
+    #[inline]
+    pub(crate) fn detect() -> Option<Self> {
+        let found = std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512vl")
+            && std::arch::is_x86_feature_detected!("avx512vbmi2");
+        Avx512::detect().filter(|_| found).map(Avx512Blocks)
+    }
+}
+
+/// The crowded blocks' per-particle fallback is the 16-lane scan kernel.
+impl Kernel for Avx512Blocks {
+    const LANES: usize = 16;
+    type Probe = Avx512Probe;
+
+    #[inline(always)]
+    fn probe<T: Test>(self, test: T, p: [f32; 3], skip: usize) -> Avx512Probe {
+        self.0.probe(test, p, skip)
+    }
+
+    #[inline(always)]
+    fn hits<T: Test>(self, c: &Columns<'_>, probe: &Avx512Probe, at: usize, end: usize) -> u32 {
+        self.0.hits::<T>(c, probe, at, end)
+    }
+
+    #[inline(always)]
+    fn emit(self, mask: u32, at: usize, buf: &mut [u32], pos: usize) -> usize {
+        self.0.emit(mask, at, buf, pos)
+    }
+}
+
+/// A block of sixteen particles in AVX-512 lanes.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Avx512Lanes {
     p: [__m512; 3],
     values: __m512,
 }
 
-impl BlockKernel for Avx512 {
+impl BlockKernel for Avx512Blocks {
     const WIDTH: usize = 16;
     type Mask = u16;
     type Lanes = Avx512Lanes;
@@ -364,35 +404,49 @@ impl BlockKernel for Avx512 {
         lane: u32,
         slots: &[u32; GROUP],
         out: &mut [u32],
-        mut pos: usize,
+        pos: usize,
     ) -> usize {
-        const W: usize = 16;
-        // SAFETY: AVX-512F was detected (`self` exists). The loads read 16
-        // masks and 16 slots from `half * 16`, inside the 32-entry arrays;
-        // each store writes `out[pos..pos + 16]`, in bounds by the assert
-        // before it. Unaligned loads and stores only.
+        // SAFETY: AVX-512 F, BW, VL and VBMI2 and POPCNT were detected
+        // (`self` exists). The loads read the 64 bytes of `masks` and the
+        // two halves of `slots`. Every store ends at most `MAX_BLOCK` past
+        // `pos + count`, in bounds by the assert: the first ends at `pos +
+        // 8`, the second (only past eight hits) at `pos + 16`, the third
+        // (only past sixteen) at `pos + 32`. Unaligned loads and stores only.
         unsafe {
-            let bit = _mm512_set1_epi32(1 << lane);
-            for half in 0..GROUP / W {
-                let wide =
-                    _mm512_cvtepu16_epi32(_mm256_loadu_si256(masks.as_ptr().add(half * W).cast()));
-                let hits = _mm512_test_epi32_mask(wide, bit);
-                let slots = _mm512_loadu_si512(slots.as_ptr().add(half * W).cast());
-                assert!(pos + W <= out.len());
-                let packed = _mm512_maskz_compress_epi32(hits, slots);
-                let at = out.as_mut_ptr().add(pos);
-                // Half-width stores: a lane's row rarely takes more than
-                // eight of sixteen candidates, and the full-width store
-                // cost more than the rare second one.
-                _mm256_storeu_si256(at.cast(), _mm512_castsi512_si256(packed));
-                let count = hits.count_ones() as usize;
-                if count > 8 {
-                    _mm256_storeu_si256(at.add(8).cast(), _mm512_extracti64x4_epi64::<1>(packed));
+            let bits = _mm512_test_epi16_mask(
+                _mm512_loadu_si512(masks.as_ptr().cast()),
+                _mm512_set1_epi16(1 << lane),
+            );
+            let count = bits.count_ones() as usize;
+            assert!(pos + count + MAX_BLOCK <= out.len());
+            // The hits' places in the group, as bytes, lowest first; each
+            // sixteen of them become slots by one permute of both halves.
+            let places = _mm256_maskz_compress_epi8(
+                bits,
+                _mm256_setr_epi8(
+                    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+                    22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+                ),
+            );
+            let low = _mm512_loadu_si512(slots.as_ptr().cast());
+            let high = _mm512_loadu_si512(slots.as_ptr().add(16).cast());
+            let slots_at = |places: __m128i| {
+                _mm512_permutex2var_epi32(low, _mm512_cvtepu8_epi32(places), high)
+            };
+            let first = slots_at(_mm256_castsi256_si128(places));
+            let at = out.as_mut_ptr().add(pos);
+            // Half-width stores: a row rarely takes more than eight of 32
+            // candidates, and full-width stores measured slower.
+            _mm256_storeu_si256(at.cast(), _mm512_castsi512_si256(first));
+            if count > 8 {
+                _mm256_storeu_si256(at.add(8).cast(), _mm512_extracti64x4_epi64::<1>(first));
+                if count > 16 {
+                    let second = slots_at(_mm256_extracti128_si256::<1>(places));
+                    _mm512_storeu_si512(at.add(16).cast(), second);
                 }
-                pos += count;
             }
+            pos + count
         }
-        pos
     }
 }
 
