@@ -1,0 +1,36 @@
+"""Broad-phase collision detection and neighbor search on numpy arrays.
+
+The Rust crate ``broadphase`` behind numpy's idiom: arrays in, arrays out.
+
+- ``overlap_pairs(mins, maxs)``: every overlapping pair of a set of boxes.
+- ``Grid(mins, maxs)``: boxes indexed once, then batches of box, point and
+  ray queries.
+- ``neighbor_pairs(points, r)`` and ``neighbor_lists(points, r)``: points
+  within ``r`` of each other, in open space or in a box whose faces wrap.
+- ``PersistentBroadPhase``: boxes that persist and move across the steps
+  of a simulation, with the pairs that started and ended at each step.
+
+Coordinates are float32 or float64 arrays of shape ``(n, 3)`` or
+``(n, 2)``; the work runs in float32 (see each function for how float64 is
+rounded). Bad input raises ``ValueError`` naming the first bad row. Every
+call releases the GIL while it works; ``threads=`` runs it on that many
+threads (None: one).
+"""
+
+from ._broadphase import (
+    Grid,
+    PersistentBroadPhase,
+    __version__,
+    neighbor_lists,
+    neighbor_pairs,
+    overlap_pairs,
+)
+
+__all__ = [
+    "Grid",
+    "PersistentBroadPhase",
+    "__version__",
+    "neighbor_lists",
+    "neighbor_pairs",
+    "overlap_pairs",
+]

@@ -1,0 +1,232 @@
+//! `Grid`: a set of boxes indexed once by the kernel's grid, then asked
+//! batches of box, point and ray queries on the job system.
+
+use crate::convert::{Coords, boxes, first_bad_row, lengths};
+use crate::order::{Index, RowSource, build_csr};
+use crate::threads::{detached, failed, job_system};
+use broadphase::AdaptiveGrid;
+use broadphase::query::{BatchHits, Ray, cast_rays};
+use numpy::PyArray1;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+/// A set of boxes indexed once, for many batches of queries.
+///
+/// Parameters
+/// ----------
+/// mins, maxs : ndarray, shape (n, 3) or (n, 2), float32 or float64
+///     The boxes' corners, under the rules of ``overlap_pairs`` (float64
+///     rounded outward to float32). Queries must have the same number of
+///     columns.
+///
+/// Every query returns the boxes it touches, faces, edges and corners
+/// included. Box and point queries return a CSR table ``(indptr,
+/// indices)``: the hits of query ``k`` are
+/// ``indices[indptr[k]:indptr[k + 1]]``, ascending. Both arrays are int32
+/// when every value fits (int64 otherwise), as ``scipy.sparse.csr_array``
+/// takes them without a copy.
+///
+/// Examples
+/// --------
+/// >>> import numpy as np, broadphase
+/// >>> mins = np.array([[0, 0], [2, 0]], dtype=np.float32)
+/// >>> grid = broadphase.Grid(mins, mins + 1)
+/// >>> grid.query_points(np.array([[0.5, 0.5], [1.5, 0.5]]))
+/// (array([0, 1, 1], dtype=int32), array([0], dtype=int32))
+#[pyclass(module = "broadphase", frozen)]
+#[derive(Debug)]
+pub(crate) struct Grid {
+    grid: AdaptiveGrid,
+    dims: usize,
+}
+
+/// First hits: the box index (-1 for none) and the entry `t` of each ray.
+type RayHits<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>);
+
+/// The rows of a batch's answer.
+struct HitRows<'a>(&'a BatchHits);
+
+impl RowSource for HitRows<'_> {
+    fn rows(&self) -> usize {
+        self.0.len()
+    }
+    fn row_len(&self, row: usize) -> usize {
+        self.0.hits(row).len()
+    }
+    fn write_row<I: Index>(&self, row: usize, out: &mut [I]) {
+        for (o, &id) in out.iter_mut().zip(self.0.hits(row)) {
+            *o = I::of(id as usize);
+        }
+    }
+}
+
+impl Grid {
+    fn check_dims(&self, coords: &Coords<'_>, name: &str) -> PyResult<()> {
+        if coords.dims() == self.dims {
+            return Ok(());
+        }
+        Err(PyValueError::new_err(format!(
+            "{name} has {} columns but the grid was built from boxes of {}",
+            coords.dims(),
+            self.dims
+        )))
+    }
+}
+
+#[pymethods]
+impl Grid {
+    #[new]
+    fn new(py: Python<'_>, mins: &Bound<'_, PyAny>, maxs: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let (mins, maxs) = (Coords::extract(mins, "mins")?, Coords::extract(maxs, "maxs")?);
+        let dims = mins.dims();
+        let boxes = boxes(&mins, &maxs, "box")?;
+        let grid = detached(py, move || {
+            let mut grid = AdaptiveGrid::default();
+            grid.build(&boxes).map(|()| grid)
+        })?
+        .map_err(failed)?;
+        Ok(Self { grid, dims })
+    }
+
+    /// The number of boxes.
+    fn __len__(&self) -> usize {
+        self.grid.len()
+    }
+
+    /// Columns of the boxes the grid was built from: 2 or 3.
+    #[getter]
+    fn dims(&self) -> usize {
+        self.dims
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Grid(boxes={}, dims={})", self.grid.len(), self.dims)
+    }
+
+    /// The boxes each query box overlaps.
+    ///
+    /// Parameters
+    /// ----------
+    /// mins, maxs : ndarray, shape (m, dims), float32 or float64
+    ///     The query boxes (float64 rounded outward, as for the grid).
+    /// threads : int, optional
+    ///     As for ``overlap_pairs``.
+    ///
+    /// Returns
+    /// -------
+    /// indptr, indices : ndarray
+    ///     CSR rows, one per query, each ascending.
+    #[pyo3(signature = (mins, maxs, threads = None))]
+    fn query<'py>(
+        &self,
+        py: Python<'py>,
+        mins: &Bound<'py, PyAny>,
+        maxs: &Bound<'py, PyAny>,
+        threads: Option<i64>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let jobs = job_system(threads)?;
+        let (mins, maxs) = (Coords::extract(mins, "mins")?, Coords::extract(maxs, "maxs")?);
+        self.check_dims(&mins, "mins")?;
+        let queries = boxes(&mins, &maxs, "query box")?;
+        let grid = &self.grid;
+        let csr = detached(py, move || {
+            let mut hits = BatchHits::default();
+            hits.query_boxes(&jobs, grid, &queries).map_err(failed)?;
+            build_csr(&jobs, &HitRows(&hits), grid.len(), true)
+        })??;
+        Ok(csr.into_arrays(py))
+    }
+
+    /// The boxes that contain each point (faces included).
+    ///
+    /// Parameters
+    /// ----------
+    /// points : ndarray, shape (m, dims), float32 or float64
+    ///     float64 points are rounded to the nearest float32; as the boxes
+    ///     were rounded outward, a point inside a box stays inside it.
+    /// threads : int, optional
+    ///     As for ``overlap_pairs``.
+    ///
+    /// Returns
+    /// -------
+    /// indptr, indices : ndarray
+    ///     CSR rows, one per point, each ascending.
+    #[pyo3(signature = (points, threads = None))]
+    fn query_points<'py>(
+        &self,
+        py: Python<'py>,
+        points: &Bound<'py, PyAny>,
+        threads: Option<i64>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let jobs = job_system(threads)?;
+        let points = Coords::extract(points, "points")?;
+        self.check_dims(&points, "points")?;
+        let points = points.points("point")?;
+        let grid = &self.grid;
+        let csr = detached(py, move || {
+            let mut hits = BatchHits::default();
+            hits.query_points(&jobs, grid, &points).map_err(failed)?;
+            build_csr(&jobs, &HitRows(&hits), grid.len(), true)
+        })??;
+        Ok(csr.into_arrays(py))
+    }
+
+    /// The first box each ray hits.
+    ///
+    /// A ray is the points ``origin + t * dir`` for ``t`` in ``[0,
+    /// max_t]``; ``dir`` need not be unit length (``t`` is in units of
+    /// it) and may be zero. A ray that starts inside a box hits it at
+    /// ``t = 0``; grazing a face is a hit. Ties in ``t`` go to the lower
+    /// index.
+    ///
+    /// Parameters
+    /// ----------
+    /// origins, dirs : ndarray, shape (m, dims), float32 or float64
+    ///     float64 values are rounded to the nearest float32.
+    /// max_t : float or ndarray of shape (m,), optional
+    ///     Where each ray ends, ``inf`` (the default) for no end; not NaN,
+    ///     not negative. float64 is rounded up to float32.
+    /// threads : int, optional
+    ///     As for ``overlap_pairs``.
+    ///
+    /// Returns
+    /// -------
+    /// index : ndarray, shape (m,), int64
+    ///     The box hit first, -1 where none.
+    /// t : ndarray, shape (m,), float32
+    ///     Where the ray enters it, ``inf`` where none.
+    #[pyo3(signature = (origins, dirs, max_t = None, threads = None))]
+    fn cast_rays<'py>(
+        &self,
+        py: Python<'py>,
+        origins: &Bound<'py, PyAny>,
+        dirs: &Bound<'py, PyAny>,
+        max_t: Option<&Bound<'py, PyAny>>,
+        threads: Option<i64>,
+    ) -> PyResult<RayHits<'py>> {
+        let jobs = job_system(threads)?;
+        let (origins, dirs) =
+            (Coords::extract(origins, "origins")?, Coords::extract(dirs, "dirs")?);
+        self.check_dims(&origins, "origins")?;
+        origins.same_shape(&dirs)?;
+        let n = origins.len();
+        let max_t = match max_t {
+            Some(obj) => lengths(obj, n, "max_t", "ray")?,
+            None => Ok(vec![f32::INFINITY; n]),
+        };
+        let (origins, dirs, max_t) =
+            first_bad_row(origins.points_by_row("ray"), dirs.points_by_row("ray"), max_t)?;
+        let rays: Vec<Ray> = (0..n).map(|i| Ray::new(origins[i], dirs[i], max_t[i])).collect();
+        drop((origins, dirs, max_t));
+        let grid = &self.grid;
+        let (index, t) = detached(py, move || -> PyResult<(Vec<i64>, Vec<f32>)> {
+            let mut hits = Vec::new();
+            cast_rays(&jobs, grid, &rays, &mut hits).map_err(failed)?;
+            Ok(hits
+                .iter()
+                .map(|hit| hit.map_or((-1, f32::INFINITY), |(id, t)| (i64::from(id), t)))
+                .unzip())
+        })??;
+        Ok((PyArray1::from_vec(py, index), PyArray1::from_vec(py, t)))
+    }
+}

@@ -1,0 +1,32 @@
+//! The Python extension of broadphase: numpy arrays in, numpy arrays out.
+//!
+//! Each call checks and copies its arrays into the crates' types while it
+//! holds the interpreter, runs the crates' work with the interpreter
+//! released (other Python threads run meanwhile), and hands the results to
+//! numpy without another copy. Bad input is a `ValueError` naming the first
+//! bad row; a panic is caught at the boundary and becomes `RuntimeError`.
+//! The Python package `broadphase` re-exports what is registered here.
+
+mod convert;
+mod grid;
+mod neighbors;
+mod order;
+mod pairs;
+mod persistent;
+mod threads;
+
+use pyo3::prelude::*;
+
+/// Broad-phase collision detection and neighbor search on numpy arrays.
+#[pymodule]
+fn _broadphase(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(pairs::overlap_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(pairs::_time_overlap_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(neighbors::neighbor_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(neighbors::neighbor_lists, m)?)?;
+    m.add_function(wrap_pyfunction!(neighbors::_neighbor_structure, m)?)?;
+    m.add_class::<grid::Grid>()?;
+    m.add_class::<persistent::PersistentBroadPhase>()?;
+    Ok(())
+}

@@ -1,0 +1,401 @@
+//! `neighbor_pairs` and `neighbor_lists`: fixed-radius neighbors of a
+//! point set, in open space (the counting-sort grid, or the spatial hash
+//! where the grid would have to coarsen) or in a box whose faces wrap (the
+//! periodic grid).
+
+use crate::convert::{Coords, bad_row, pairs_array, show, show32};
+use crate::order::{Csr, Index, RowSource, build_csr, csr_from_slots, join_pairs};
+use crate::threads::{detached, failed, job_system};
+use broadphase::JobSystem;
+use broadphase::glam::Vec3;
+use broadphase::neighbors::{
+    BuildError, CountingSortGrid, MAX_RADIUS, NeighborLists, NeighborSearch, ParallelNeighborLists,
+    PeriodicDomain, PeriodicError, PeriodicGrid, PointError, SpatialHash,
+};
+use numpy::PyArray2;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+
+/// The counting-sort grid's default cap on cells per point: past it the
+/// grid coarsens its cells, and a set whose bounds are mostly empty (a
+/// cluster and a far outlier) would then put most points in one cell.
+const GRID_CELLS_PER_POINT: f64 = 8.0;
+
+/// Which structure answers a non-periodic search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Structure {
+    /// `CountingSortGrid`: the fastest, while cells of the radius tile the
+    /// points' bounds within its cell budget.
+    Grid,
+    /// `SpatialHash`: cells of the radius whatever the bounds, memory per
+    /// point; for outliers and sparse sets, where the grid would coarsen.
+    Hash,
+}
+
+/// The structure for `points` and radius `r`: the grid when cells of the
+/// radius over the points' bounds fit its budget, the hash otherwise.
+fn structure(points: &[Vec3], r: f32) -> Structure {
+    if r <= 0.0 || points.is_empty() {
+        // Cells are then sized by the count, not the radius: the grid.
+        return Structure::Grid;
+    }
+    let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
+    for p in points {
+        for axis in 0..3 {
+            let v = f64::from(p[axis]);
+            lo[axis] = lo[axis].min(v);
+            hi[axis] = hi[axis].max(v);
+        }
+    }
+    let cells: f64 = (0..3).map(|a| ((hi[a] - lo[a]) / f64::from(r)).floor() + 1.0).product();
+    let budget = (points.len() as f64 * GRID_CELLS_PER_POINT).max(4096.0);
+    if cells <= budget { Structure::Grid } else { Structure::Hash }
+}
+
+/// A box whose faces wrap, as the `periodic=` argument describes it.
+fn domain(obj: &Bound<'_, PyAny>, dims: usize) -> PyResult<PeriodicDomain> {
+    let usage = || {
+        PyTypeError::new_err(
+            "periodic must be (lo, hi) or (lo, hi, wrap): lo and hi a float or one per axis, \
+             wrap a bool or one per axis",
+        )
+    };
+    let parts: Vec<Bound<'_, PyAny>> = obj.extract().map_err(|_| usage())?;
+    if !(2..=3).contains(&parts.len()) {
+        return Err(usage());
+    }
+    let per_axis = |item: &Bound<'_, PyAny>, name: &str| -> PyResult<Vec<f64>> {
+        let values = match item.extract::<f64>() {
+            Ok(v) => vec![v; dims],
+            Err(_) => item.extract::<Vec<f64>>().map_err(|_| usage())?,
+        };
+        if values.len() != dims {
+            return Err(PyValueError::new_err(format!(
+                "periodic {name} has {} values for points of {dims} columns",
+                values.len()
+            )));
+        }
+        Ok(values)
+    };
+    let (lo, hi) = (per_axis(&parts[0], "lo")?, per_axis(&parts[1], "hi")?);
+    let wrap = match parts.get(2) {
+        None => vec![true; dims],
+        Some(item) => match item.extract::<bool>() {
+            Ok(w) => vec![w; dims],
+            Err(_) => item.extract::<Vec<bool>>().map_err(|_| usage())?,
+        },
+    };
+    if wrap.len() != dims {
+        return Err(PyValueError::new_err(format!(
+            "periodic wrap has {} values for points of {dims} columns",
+            wrap.len()
+        )));
+    }
+    // Two columns: the points lie at z = 0, in a slab that does not wrap.
+    let (mut min, mut max, mut periodic) = (Vec3::splat(-1.0), Vec3::splat(1.0), [false; 3]);
+    for axis in 0..dims {
+        let (a, b) = (lo[axis], hi[axis]);
+        if !(a.is_finite() && b.is_finite() && a < b) {
+            return Err(PyValueError::new_err(format!(
+                "periodic box: axis {axis} needs finite lo < hi, got lo = {}, hi = {}",
+                show(a),
+                show(b)
+            )));
+        }
+        (min[axis], max[axis], periodic[axis]) = (a as f32, b as f32, wrap[axis]);
+    }
+    PeriodicDomain::new(min, max, periodic).map_err(periodic_error)
+}
+
+/// The `ValueError` for what a neighbor search refused.
+fn point_error(error: PointError) -> PyErr {
+    match error {
+        PointError::NotFinite { index, axis, value } => bad_row(
+            "point",
+            index,
+            format!(
+                "points[{index}, {}] = {} is not a finite number",
+                axis as usize,
+                show32(value)
+            ),
+        ),
+        PointError::InvalidRadius { value } => PyValueError::new_err(format!(
+            "r = {} must be a finite number in 0..={MAX_RADIUS:e}",
+            show32(value)
+        )),
+        other => failed(other),
+    }
+}
+
+fn periodic_error(error: PeriodicError) -> PyErr {
+    match error {
+        PeriodicError::Point(e) => point_error(e),
+        PeriodicError::BadDomain { axis, min, max } => PyValueError::new_err(format!(
+            "periodic box: axis {} needs lo < hi with a finite float32 length, got lo = {}, hi = {}",
+            axis as usize,
+            show32(min),
+            show32(max)
+        )),
+        PeriodicError::OutsideDomain { index, axis, value } => bad_row(
+            "point",
+            index,
+            format!(
+                "points[{index}, {}] = {} is outside the periodic box",
+                axis as usize,
+                show32(value)
+            ),
+        ),
+        PeriodicError::RadiusAboveHalfBox { radius, axis, half } => PyValueError::new_err(format!(
+            "r = {} exceeds half the periodic box along axis {} ({})",
+            show32(radius),
+            axis as usize,
+            show32(half)
+        )),
+    }
+}
+
+fn build_error(error: BuildError) -> PyErr {
+    match error {
+        BuildError::Points(e) => point_error(e),
+        BuildError::Jobs(e) => failed(e),
+    }
+}
+
+/// The radius as float32, refusing NaN, infinite and negative values.
+fn radius(r: f64) -> PyResult<f32> {
+    if r.is_finite() && r >= 0.0 {
+        return Ok(r as f32);
+    }
+    Err(PyValueError::new_err(format!("r must be a finite number >= 0, got {}", show(r))))
+}
+
+/// What both functions take, checked and converted.
+struct Input {
+    points: Vec<Vec3>,
+    r: f32,
+    domain: Option<PeriodicDomain>,
+}
+
+fn input(
+    points: &Bound<'_, PyAny>,
+    r: f64,
+    periodic: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Input> {
+    let coords = Coords::extract(points, "points")?;
+    let r = radius(r)?;
+    let domain = periodic.map(|p| domain(p, coords.dims())).transpose()?;
+    Ok(Input { points: coords.points("point")?, r, domain })
+}
+
+/// Every pair of `search` once, `(a, b)` with `a < b`, in parts of slot
+/// ranges run on `jobs`.
+fn pairs_of<S: NeighborSearch + Sync>(
+    jobs: &JobSystem,
+    search: &S,
+) -> PyResult<Vec<Vec<[u32; 2]>>> {
+    let len = search.len();
+    let pieces = (jobs.threads() * 4).min(len / 4096).max(1);
+    let mut parts = vec![Vec::new(); pieces];
+    if pieces == 1 {
+        search.for_each_neighbor_pair(|a, b| parts[0].push([a.min(b), a.max(b)]));
+        return Ok(parts);
+    }
+    let step = len.div_ceil(pieces);
+    jobs.scope(|s| {
+        for (k, part) in parts.iter_mut().enumerate() {
+            s.spawn(move |_| {
+                search.for_each_neighbor_pair_in(k * step..(k + 1) * step, |a, b| {
+                    part.push([a.min(b), a.max(b)]);
+                });
+            });
+        }
+    })
+    .map_err(failed)?;
+    Ok(parts)
+}
+
+/// Lists already in caller order.
+struct CallerRows<'a>(&'a NeighborLists);
+
+impl RowSource for CallerRows<'_> {
+    fn rows(&self) -> usize {
+        self.0.len()
+    }
+    fn row_len(&self, row: usize) -> usize {
+        self.0.neighbors(row).len()
+    }
+    fn write_row<I: Index>(&self, row: usize, out: &mut [I]) {
+        for (o, &i) in out.iter_mut().zip(self.0.neighbors(row)) {
+            *o = I::of(i as usize);
+        }
+    }
+}
+
+/// Every point's row in caller order, computed in sorted order on `jobs`
+/// (the block walk, where the CPU has it) and moved to caller order as it
+/// is written out, so the entries are copied once.
+fn lists_of<S: NeighborSearch + Sync>(jobs: &JobSystem, search: &S, sort: bool) -> PyResult<Csr> {
+    let n = search.len();
+    let mut lists = NeighborLists::default();
+    if jobs.threads() == 1 {
+        search.sorted_neighbor_lists(0..n, &mut lists);
+    } else {
+        ParallelNeighborLists::default().fill(jobs, search, &mut lists).map_err(failed)?;
+    }
+    csr_from_slots(jobs, lists.offsets(), lists.indices(), search.sorted_order(), sort)
+}
+
+/// Builds the structure for `input` on `jobs` and hands it to `then`.
+fn with_structure<T>(
+    jobs: &JobSystem,
+    input: &Input,
+    grid_then: impl FnOnce(&CountingSortGrid) -> PyResult<T>,
+    hash_then: impl FnOnce(&SpatialHash) -> PyResult<T>,
+) -> PyResult<T> {
+    match structure(&input.points, input.r) {
+        Structure::Grid => {
+            let mut grid = CountingSortGrid::default();
+            if jobs.threads() > 1 {
+                grid.build_parallel(jobs, &input.points, input.r).map_err(build_error)?;
+            } else {
+                grid.build(&input.points, input.r).map_err(point_error)?;
+            }
+            grid_then(&grid)
+        }
+        Structure::Hash => {
+            let mut hash = SpatialHash::default();
+            hash.build(&input.points, input.r).map_err(point_error)?;
+            hash_then(&hash)
+        }
+    }
+}
+
+/// Every pair of points within distance ``r`` of each other.
+///
+/// Parameters
+/// ----------
+/// points : ndarray, shape (n, 3) or (n, 2), float32 or float64
+///     Finite coordinates. float64 is rounded to the nearest float32 first
+///     (and ``r`` too): the search runs on the float32 values.
+/// r : float
+///     The radius, finite and ``>= 0``. Inclusive: ``i`` and ``j`` are
+///     neighbors when ``dx*dx + dy*dy + dz*dz <= r*r``, computed in
+///     float32 from left to right, exactly as the crate's brute force does;
+///     on float32 data this is ``scipy.spatial.cKDTree.query_pairs(r)``'s
+///     set except where a distance lies within float32 rounding of ``r``.
+/// periodic : tuple, optional
+///     ``(lo, hi)`` or ``(lo, hi, wrap)``: a box whose faces wrap, ``lo``
+///     and ``hi`` a float or one per axis, ``wrap`` a bool or one per axis
+///     (default True on every axis). Distances then go by the nearest
+///     image along the wrapping axes. Points must lie in ``[lo, hi]``
+///     (faces included), and ``r`` may not exceed half the box on a
+///     wrapping axis.
+/// threads : int, optional
+///     Threads, the calling one included: None (the default) is one, 0 one
+///     per core. The result does not depend on it. The periodic search
+///     runs on one thread.
+/// sort : bool, optional
+///     Rows ordered by ``(i, j)`` (the default); False keeps the search's
+///     own order (the same for the same input), and skips the sort.
+///
+/// Returns
+/// -------
+/// ndarray, shape (m, 2), uint32
+///     Each pair once, as ``(i, j)`` with ``i < j``.
+///
+/// Raises
+/// ------
+/// ValueError
+///     For a wrong shape or dtype, a bad ``r``, or the first point that is
+///     not finite (or outside the periodic box), naming its index.
+#[pyfunction]
+#[pyo3(signature = (points, r, periodic = None, threads = None, sort = true))]
+pub(crate) fn neighbor_pairs<'py>(
+    py: Python<'py>,
+    points: &Bound<'py, PyAny>,
+    r: f64,
+    periodic: Option<&Bound<'py, PyAny>>,
+    threads: Option<i64>,
+    sort: bool,
+) -> PyResult<Bound<'py, PyArray2<u32>>> {
+    let jobs = job_system(threads)?;
+    let input = input(points, r, periodic)?;
+    let pairs = detached(py, move || -> PyResult<Vec<[u32; 2]>> {
+        let n = input.points.len();
+        let parts = match &input.domain {
+            Some(domain) => {
+                let mut grid = PeriodicGrid::default();
+                grid.build(domain, &input.points, input.r).map_err(periodic_error)?;
+                let mut pairs = Vec::new();
+                grid.for_each_neighbor_pair(|a, b| pairs.push([a.min(b), a.max(b)]));
+                vec![pairs]
+            }
+            None => with_structure(
+                &jobs,
+                &input,
+                |grid| pairs_of(&jobs, grid),
+                |hash| pairs_of(&jobs, hash),
+            )?,
+        };
+        Ok(join_pairs(parts, n, sort))
+    })??;
+    pairs_array(py, pairs)
+}
+
+/// Every point's neighbors within distance ``r``, as CSR rows.
+///
+/// Takes the arguments of ``neighbor_pairs`` (same rule, same periodic
+/// box, same rounding). Row ``i`` lists every ``j != i`` within ``r`` of
+/// point ``i``: each pair appears in both rows.
+///
+/// Returns
+/// -------
+/// indptr, indices : ndarray
+///     The neighbors of point ``i`` are ``indices[indptr[i]:indptr[i +
+///     1]]``, ascending (with ``sort=False``, in the search's own order).
+///     Both arrays are int32 when every value fits (int64 otherwise), so
+///     ``scipy.sparse.csr_array((np.ones(len(indices)), indices, indptr),
+///     shape=(n, n))`` takes them without a copy.
+#[pyfunction]
+#[pyo3(signature = (points, r, periodic = None, threads = None, sort = true))]
+pub(crate) fn neighbor_lists<'py>(
+    py: Python<'py>,
+    points: &Bound<'py, PyAny>,
+    r: f64,
+    periodic: Option<&Bound<'py, PyAny>>,
+    threads: Option<i64>,
+    sort: bool,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let jobs = job_system(threads)?;
+    let input = input(points, r, periodic)?;
+    let csr = detached(py, move || -> PyResult<Csr> {
+        match &input.domain {
+            Some(domain) => {
+                let mut grid = PeriodicGrid::default();
+                grid.build(domain, &input.points, input.r).map_err(periodic_error)?;
+                let mut lists = NeighborLists::default();
+                grid.neighbor_lists(&mut lists);
+                // Its rows are ascending already.
+                build_csr(&jobs, &CallerRows(&lists), input.points.len(), false)
+            }
+            None => with_structure(
+                &jobs,
+                &input,
+                |grid| lists_of(&jobs, grid, sort),
+                |hash| lists_of(&jobs, hash, sort),
+            ),
+        }
+    })??;
+    Ok(csr.into_arrays(py))
+}
+
+/// Which structure a non-periodic search of these points and radius
+/// uses, ``"grid"`` or ``"hash"``: for tests. Not part of the API.
+#[pyfunction]
+pub(crate) fn _neighbor_structure(points: &Bound<'_, PyAny>, r: f64) -> PyResult<&'static str> {
+    let input = input(points, r, None)?;
+    Ok(match structure(&input.points, input.r) {
+        Structure::Grid => "grid",
+        Structure::Hash => "hash",
+    })
+}

@@ -1,0 +1,282 @@
+//! `PersistentBroadPhase`: the crate's persistent broad phase for
+//! simulation loops, with the caller's integer ids as its slots.
+
+use crate::convert::{Coords, bad_row, boxes, ids as id_array, pairs_array, show};
+use crate::threads::{detached, failed, job_system};
+use broadphase::persistent::{self, PersistentConfig, Proxy, ProxyError, ProxyKind};
+use broadphase::{Aabb, JobSystem};
+use numpy::PyArray2;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// Ids are slots, and every slot up to the largest id costs memory (about
+/// 60 bytes), so an id is capped well below what would exhaust a machine:
+/// a stray large id is an error, not an abort.
+const MAX_ID: u32 = (1 << 28) - 1;
+
+/// The broad phase of a simulation loop: boxes that persist and move from
+/// one step to the next, under ids the caller picks.
+///
+/// Each step, set the boxes that moved (or appeared) with ``set_boxes``,
+/// drop the ones that left with ``remove``, call ``update``, then read
+/// ``pairs`` (every overlapping pair now), ``started`` (pairs that began
+/// overlapping in this update) and ``ended`` (pairs that stopped, or lost
+/// a removed box). A step costs what moved: boxes are indexed enlarged by
+/// ``margin`` times their largest extent, and one that stays inside its
+/// enlarged box is not re-indexed. The answer is always the exact set of
+/// overlapping pairs of the current boxes (inclusive, as in
+/// ``overlap_pairs``), except pairs of two static boxes, which are never
+/// reported.
+///
+/// Ids are integers in ``0 .. 2**28 - 1`` that index the structure's
+/// slots: keep them dense (``0 .. n``), as memory follows the largest id.
+/// Pair arrays are ``(m, 2)`` uint32 ``(i, j)`` with ``i < j``, rows sorted.
+///
+/// Parameters
+/// ----------
+/// margin : float, optional
+///     The enlargement, a fraction of a box's largest extent (default
+///     0.5; 0 re-indexes every box that moves, which pays when everything
+///     moves far each step).
+/// threads : int, optional
+///     Threads for ``set_boxes`` and ``update``, the calling one included:
+///     None (the default) is one, 0 one per core.
+///
+/// Examples
+/// --------
+/// >>> import numpy as np, broadphase
+/// >>> world = broadphase.PersistentBroadPhase()
+/// >>> world.set_boxes(np.array([0, 1]), np.zeros((2, 3)), np.ones((2, 3)))
+/// >>> world.update()
+/// >>> world.started
+/// array([[0, 1]], dtype=uint32)
+#[pyclass(module = "broadphase")]
+#[derive(Debug)]
+pub(crate) struct PersistentBroadPhase {
+    world: persistent::PersistentBroadPhase,
+    /// The live proxy of each id.
+    handles: Vec<Option<Proxy>>,
+    /// Columns of the boxes set so far (2 or 3), once any were.
+    dims: Option<usize>,
+    jobs: Arc<JobSystem>,
+}
+
+fn proxy_error(error: ProxyError) -> PyErr {
+    match error {
+        ProxyError::InvalidBox(e) => PyValueError::new_err(e.to_string()),
+        other => failed(other),
+    }
+}
+
+/// Pairs of proxies as pairs of ids.
+fn id_pairs(pairs: &[[Proxy; 2]]) -> Vec<[u32; 2]> {
+    pairs.iter().map(|[a, b]| [a.index(), b.index()]).collect()
+}
+
+impl PersistentBroadPhase {
+    /// Refuses an id past `MAX_ID` or given twice, naming the first.
+    fn check_ids(ids: &[u32]) -> PyResult<()> {
+        let mut seen = HashSet::with_capacity(ids.len());
+        for (position, &id) in ids.iter().enumerate() {
+            if id > MAX_ID {
+                return Err(bad_row(
+                    "id",
+                    position,
+                    format!("ids[{position}] = {id} is above {MAX_ID}"),
+                ));
+            }
+            if !seen.insert(id) {
+                return Err(bad_row(
+                    "id",
+                    position,
+                    format!("ids[{position}] = {id} was given earlier in the same call"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn live(&self, id: u32) -> Option<Proxy> {
+        self.handles.get(id as usize).copied().flatten()
+    }
+}
+
+#[pymethods]
+impl PersistentBroadPhase {
+    #[new]
+    #[pyo3(signature = (margin = 0.5, threads = None))]
+    fn new(margin: f64, threads: Option<i64>) -> PyResult<Self> {
+        if !(margin.is_finite() && margin >= 0.0) {
+            return Err(PyValueError::new_err(format!(
+                "margin must be a finite number >= 0, got {}",
+                show(margin)
+            )));
+        }
+        let config = PersistentConfig { margin: margin as f32, ..PersistentConfig::default() };
+        Ok(Self {
+            world: persistent::PersistentBroadPhase::with_config(config),
+            handles: Vec::new(),
+            dims: None,
+            jobs: job_system(threads)?,
+        })
+    }
+
+    /// Sets the boxes of ``ids``: an id not present yet is added, one
+    /// present gets its new box. Nothing changes until ``update``.
+    ///
+    /// Parameters
+    /// ----------
+    /// ids : ndarray, shape (n,), integer
+    ///     Each id at most once per call.
+    /// mins, maxs : ndarray, shape (n, 3) or (n, 2), float32 or float64
+    ///     The boxes, under the rules of ``overlap_pairs``; every call
+    ///     must use the same number of columns.
+    /// static : bool, optional
+    ///     Whether these boxes are static (never moving; two static boxes
+    ///     are never reported as a pair). Applies to every id of the call,
+    ///     new or present (default False).
+    ///
+    /// Raises
+    /// ------
+    /// ValueError
+    ///     The whole call is refused, naming the first bad box or id.
+    #[pyo3(signature = (ids, mins, maxs, r#static = false))]
+    fn set_boxes(
+        &mut self,
+        py: Python<'_>,
+        ids: &Bound<'_, PyAny>,
+        mins: &Bound<'_, PyAny>,
+        maxs: &Bound<'_, PyAny>,
+        r#static: bool,
+    ) -> PyResult<()> {
+        let ids = id_array(ids, "ids", "id")?;
+        let (mins, maxs) = (Coords::extract(mins, "mins")?, Coords::extract(maxs, "maxs")?);
+        if mins.len() != ids.len() {
+            return Err(PyValueError::new_err(format!(
+                "{} ids but {} boxes",
+                ids.len(),
+                mins.len()
+            )));
+        }
+        if let Some(dims) = self.dims
+            && dims != mins.dims()
+        {
+            return Err(PyValueError::new_err(format!(
+                "boxes of {} columns, but this broad phase holds boxes of {dims}",
+                mins.dims()
+            )));
+        }
+        let boxes = boxes(&mins, &maxs, "box")?;
+        Self::check_ids(&ids)?;
+        self.dims = Some(mins.dims());
+        let kind = if r#static { ProxyKind::Static } else { ProxyKind::Dynamic };
+        let (mut present, mut moved, mut added): (Vec<Proxy>, Vec<Aabb>, Vec<(u32, Aabb)>) =
+            (Vec::new(), Vec::new(), Vec::new());
+        for (&id, &aabb) in ids.iter().zip(&boxes) {
+            match self.live(id) {
+                Some(proxy) => {
+                    present.push(proxy);
+                    moved.push(aabb);
+                }
+                None => added.push((id, aabb)),
+            }
+        }
+        drop(boxes);
+        if let Some(&(id, _)) = added.iter().max_by_key(|(id, _)| *id)
+            && id as usize >= self.handles.len()
+        {
+            self.handles.resize(id as usize + 1, None);
+        }
+        let Self { world, handles, jobs, .. } = self;
+        detached(py, move || -> PyResult<()> {
+            for &proxy in &present {
+                if world.kind(proxy).map_err(proxy_error)? != kind {
+                    world.set_kind(proxy, kind).map_err(proxy_error)?;
+                }
+            }
+            world.set_aabbs(jobs, &present, &moved).map_err(proxy_error)?;
+            for (id, aabb) in added {
+                handles[id as usize] = Some(world.insert_at(id, aabb, kind).map_err(proxy_error)?);
+            }
+            Ok(())
+        })?
+    }
+
+    /// Removes ``ids``; their pairs are reported in ``ended`` by the next
+    /// ``update``, and the ids may be set again at once.
+    ///
+    /// Raises
+    /// ------
+    /// ValueError
+    ///     The whole call is refused, naming the first id that is not
+    ///     present or is given twice.
+    fn remove(&mut self, ids: &Bound<'_, PyAny>) -> PyResult<()> {
+        let ids = id_array(ids, "ids", "id")?;
+        Self::check_ids(&ids)?;
+        let mut proxies = Vec::with_capacity(ids.len());
+        for (position, &id) in ids.iter().enumerate() {
+            match self.live(id) {
+                Some(proxy) => proxies.push(proxy),
+                None => {
+                    return Err(bad_row(
+                        "id",
+                        position,
+                        format!("ids[{position}] = {id} is not in the broad phase"),
+                    ));
+                }
+            }
+        }
+        self.world.remove_many(&proxies).map_err(proxy_error)?;
+        for id in ids {
+            self.handles[id as usize] = None;
+        }
+        Ok(())
+    }
+
+    /// Turns every ``set_boxes`` and ``remove`` since the last update into
+    /// ``pairs``, ``started`` and ``ended``.
+    fn update(&mut self, py: Python<'_>) -> PyResult<()> {
+        let Self { world, jobs, .. } = self;
+        detached(py, move || world.update(jobs))?.map_err(proxy_error)
+    }
+
+    /// Every overlapping pair as of the last ``update`` (pairs of two
+    /// static boxes left out).
+    #[getter]
+    fn pairs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<u32>>> {
+        pairs_array(py, id_pairs(self.world.pairs()))
+    }
+
+    /// The pairs of the last ``update`` that were not pairs before it.
+    #[getter]
+    fn started<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<u32>>> {
+        pairs_array(py, id_pairs(self.world.started()))
+    }
+
+    /// The pairs before the last ``update`` that are no longer pairs: the
+    /// boxes separated, one was removed, or both became static.
+    #[getter]
+    fn ended<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<u32>>> {
+        pairs_array(py, id_pairs(self.world.ended()))
+    }
+
+    /// The number of boxes present.
+    fn __len__(&self) -> usize {
+        self.world.len()
+    }
+
+    /// Whether ``id`` is present.
+    fn __contains__(&self, id: i64) -> bool {
+        u32::try_from(id).is_ok_and(|id| self.live(id).is_some())
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "PersistentBroadPhase(boxes={}, pairs={})",
+            self.world.len(),
+            self.world.pairs().len()
+        )
+    }
+}

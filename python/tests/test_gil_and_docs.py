@@ -1,0 +1,73 @@
+"""The GIL is released while the work runs, and the docstrings' examples
+are true."""
+
+import doctest
+import threading
+import time
+
+import numpy as np
+
+import broadphase as bp
+
+
+def longest_pause_of_a_python_loop_during(call):
+    """Runs `call` on a thread and returns (how long it took, the longest
+    gap between two iterations of a Python loop on this thread meanwhile).
+    A call that holds the GIL stops the loop for its whole duration."""
+    done = threading.Event()
+    took = []
+
+    def work():
+        start = time.perf_counter()
+        call()
+        took.append(time.perf_counter() - start)
+        done.set()
+
+    worker = threading.Thread(target=work)
+    last = time.perf_counter()
+    longest = 0.0
+    worker.start()
+    while not done.is_set():
+        now = time.perf_counter()
+        longest = max(longest, now - last)
+        last = now
+    worker.join()
+    return took[0], longest
+
+
+def test_a_large_call_lets_other_python_threads_run():
+    rng = np.random.default_rng(0)
+    points = rng.random((400_000, 3)).astype(np.float32)
+    lo = (rng.random((300_000, 3)) * 100).astype(np.float32)
+    calls = [
+        lambda: bp.neighbor_pairs(points, 0.02),
+        lambda: bp.neighbor_lists(points, 0.02),
+        lambda: bp.overlap_pairs(lo, lo + 1.5),
+    ]
+    for call in calls:
+        took, longest = longest_pause_of_a_python_loop_during(call)
+        # The switch interval is 5 ms; holding the GIL would stop the loop
+        # for the whole call.
+        assert took > 0.04, took
+        assert longest < took / 3, (took, longest)
+
+
+def test_docstring_examples():
+    for obj in (bp.overlap_pairs, bp.Grid, bp.PersistentBroadPhase):
+        finder = doctest.DocTestFinder(recurse=False)
+        tests = finder.find(obj, name=getattr(obj, "__name__", "obj"), globs={})
+        assert tests and tests[0].examples, obj
+        runner = doctest.DocTestRunner()
+        for test in tests:
+            runner.run(test)
+        assert runner.failures == 0, obj
+
+
+def test_public_functions_have_docstrings():
+    for name in bp.__all__:
+        if name != "__version__":
+            assert len(getattr(bp, name).__doc__ or "") > 200, name
+    for method in ("query", "query_points", "cast_rays"):
+        assert getattr(bp.Grid, method).__doc__, method
+    for method in ("set_boxes", "remove", "update", "pairs", "started", "ended"):
+        assert getattr(bp.PersistentBroadPhase, method).__doc__, method
