@@ -31,7 +31,11 @@ fn squared_distances(_: Avx2, a: [__m256; 3], b: [__m256; 3]) -> __m256 {
     // SAFETY: AVX2 (hence AVX) is present: an `Avx2` exists only where
     // `detect` found it. Register arithmetic only.
     unsafe {
-        let [dx, dy, dz] = [0, 1, 2].map(|i| _mm256_sub_ps(a[i], b[i]));
+        // Written out, not `array::map`: a closure there is not always
+        // inlined, and an intrinsic called out of line costs a call each.
+        let dx = _mm256_sub_ps(a[0], b[0]);
+        let dy = _mm256_sub_ps(a[1], b[1]);
+        let dz = _mm256_sub_ps(a[2], b[2]);
         _mm256_add_ps(
             _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
             _mm256_mul_ps(dz, dz),
@@ -89,7 +93,7 @@ impl Kernel for Avx2 {
         // `detect` found it. Broadcasts touch no memory.
         unsafe {
             Avx2Probe {
-                p: p.map(|v| _mm256_set1_ps(v)),
+                p: [_mm256_set1_ps(p[0]), _mm256_set1_ps(p[1]), _mm256_set1_ps(p[2])],
                 value: _mm256_set1_ps(test.value()),
                 own: _mm256_set1_epi32(own),
                 scalar: Portable.probe(test, p, skip),
@@ -173,7 +177,7 @@ impl Kernel for Avx512 {
         // found it. Broadcasts touch no memory.
         unsafe {
             Avx512Probe {
-                p: p.map(|v| _mm512_set1_ps(v)),
+                p: [_mm512_set1_ps(p[0]), _mm512_set1_ps(p[1]), _mm512_set1_ps(p[2])],
                 value: _mm512_set1_ps(test.value()),
                 own: _mm512_set1_epi32(own),
                 scalar: Portable.probe(test, p, skip),
@@ -256,7 +260,11 @@ impl BlockKernel for Avx2 {
         // local arrays above and the first eight of `values`.
         unsafe {
             Avx2Lanes {
-                p: columns.map(|v| _mm256_loadu_ps(v.as_ptr())),
+                p: [
+                    _mm256_loadu_ps(columns[0].as_ptr()),
+                    _mm256_loadu_ps(columns[1].as_ptr()),
+                    _mm256_loadu_ps(columns[2].as_ptr()),
+                ],
                 values: _mm256_loadu_ps(values.as_ptr()),
             }
         }
@@ -266,7 +274,8 @@ impl BlockKernel for Avx2 {
     fn test<T: Test>(self, lanes: &Avx2Lanes, p: [f32; 3], r: f32) -> u8 {
         // SAFETY: AVX2 was detected (`self` exists); no memory is touched.
         unsafe {
-            let d2 = squared_distances(self, p.map(|v| _mm256_set1_ps(v)), lanes.p);
+            let p = [_mm256_set1_ps(p[0]), _mm256_set1_ps(p[1]), _mm256_set1_ps(p[2])];
+            let d2 = squared_distances(self, p, lanes.p);
             let limit = if T::SPHERES {
                 let t = _mm256_add_ps(lanes.values, _mm256_set1_ps(r));
                 _mm256_mul_ps(t, t)
@@ -371,7 +380,11 @@ impl BlockKernel for Avx512Blocks {
         // local arrays above and the sixteen entries of `values`.
         unsafe {
             Avx512Lanes {
-                p: columns.map(|v| _mm512_loadu_ps(v.as_ptr())),
+                p: [
+                    _mm512_loadu_ps(columns[0].as_ptr()),
+                    _mm512_loadu_ps(columns[1].as_ptr()),
+                    _mm512_loadu_ps(columns[2].as_ptr()),
+                ],
                 values: _mm512_loadu_ps(values.as_ptr()),
             }
         }
@@ -382,7 +395,10 @@ impl BlockKernel for Avx512Blocks {
         // SAFETY: AVX-512F was detected (`self` exists); no memory is
         // touched.
         unsafe {
-            let [dx, dy, dz] = [0, 1, 2].map(|i| _mm512_sub_ps(_mm512_set1_ps(p[i]), lanes.p[i]));
+            // Written out, as in `squared_distances`.
+            let dx = _mm512_sub_ps(_mm512_set1_ps(p[0]), lanes.p[0]);
+            let dy = _mm512_sub_ps(_mm512_set1_ps(p[1]), lanes.p[1]);
+            let dz = _mm512_sub_ps(_mm512_set1_ps(p[2]), lanes.p[2]);
             let d2 = _mm512_add_ps(
                 _mm512_add_ps(_mm512_mul_ps(dx, dx), _mm512_mul_ps(dy, dy)),
                 _mm512_mul_ps(dz, dz),
@@ -484,15 +500,18 @@ pub(crate) fn filter_rows(
         // entries past the row hold. The stores are `compress_store`'s,
         // which checks its bounds.
         unsafe {
-            let p = [x[s], y[s], z[s]].map(|v| _mm256_set1_ps(v));
+            let p = [_mm256_set1_ps(x[s]), _mm256_set1_ps(y[s]), _mm256_set1_ps(z[s])];
             let limit = _mm256_set1_ps(r2);
             let last = _mm256_set1_epi32(n as i32 - 1);
             let mut at = from;
             while at < to {
                 let slots = _mm256_loadu_si256(indices.as_ptr().add(at).cast());
                 let safe = _mm256_min_epu32(slots, last);
-                let gathered =
-                    [x, y, z].map(|column| _mm256_i32gather_ps::<4>(column.as_ptr(), safe));
+                let gathered = [
+                    _mm256_i32gather_ps::<4>(x.as_ptr(), safe),
+                    _mm256_i32gather_ps::<4>(y.as_ptr(), safe),
+                    _mm256_i32gather_ps::<4>(z.as_ptr(), safe),
+                ];
                 let d2 = squared_distances(avx2, gathered, p);
                 let hits = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LE_OQ>(d2, limit)) as u32;
                 let mask = hits & ((1u32 << (to - at).min(LANES)) - 1);
