@@ -245,7 +245,8 @@ fn lists_of<S: NeighborSearch + Sync>(jobs: &JobSystem, search: &S, sort: bool) 
     csr_from_slots(jobs, lists.offsets(), lists.indices(), search.sorted_order(), sort)
 }
 
-/// Builds the structure for `input` on `jobs` and hands it to `then`.
+/// Builds the structure for `input` on `jobs` and hands it to
+/// `grid_then` or `hash_then`.
 fn with_structure<T>(
     jobs: &JobSystem,
     input: &Input,

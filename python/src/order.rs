@@ -4,41 +4,35 @@
 
 use crate::threads::failed;
 use broadphase::JobSystem;
-use numpy::{IntoPyArray, PyArray1};
+use numpy::PyArray1;
 use pyo3::prelude::*;
 use std::ops::Range;
 
-/// Pair lists that are longer than this fraction of the index range are
-/// sorted by a counting sort on the first index (one pass to count, one to
-/// place, then each run of equal first index sorted on its own); shorter
-/// ones by a comparison sort, which does not pay for a count per index.
+/// A pair list with at least one pair per this many indices is sorted by
+/// a counting sort on the first index (one pass to count, one to place,
+/// then each run of equal first index sorted on its own); a sparser one by
+/// a comparison sort, which does not pay for a count per index.
 const COUNTING_SORT_FROM: usize = 8;
 
 /// Every pair of `parts`, one part after the other; with `sort`, ordered
 /// by `(a, b)` instead. Indices are below `n`.
-pub(crate) fn join_pairs(mut parts: Vec<Vec<[u32; 2]>>, n: usize, sort: bool) -> Vec<[u32; 2]> {
+pub(crate) fn join_pairs(parts: Vec<Vec<[u32; 2]>>, n: usize, sort: bool) -> Vec<[u32; 2]> {
     let m: usize = parts.iter().map(Vec::len).sum();
+    let joined = |mut parts: Vec<Vec<[u32; 2]>>| match parts.len() {
+        1 => parts.pop().unwrap_or_default(),
+        _ => parts.concat(),
+    };
     if !sort {
-        return match parts.len() {
-            1 => parts.pop().unwrap_or_default(),
-            _ => parts.concat(),
-        };
+        return joined(parts);
     }
-    if m.saturating_mul(COUNTING_SORT_FROM) < n {
-        let mut all = match parts.len() {
-            1 => parts.pop().unwrap_or_default(),
-            _ => parts.concat(),
-        };
+    // The counts are u32 (half the cache footprint of the random
+    // increments), so a list they cannot count is sorted by comparison.
+    if m.saturating_mul(COUNTING_SORT_FROM) < n || m > u32::MAX as usize {
+        let mut all = joined(parts);
         all.sort_unstable_by_key(|&[a, b]| (u64::from(a) << 32) | u64::from(b));
         return all;
     }
-    if m > u32::MAX as usize {
-        let mut all = parts.concat();
-        all.sort_unstable_by_key(|&[a, b]| (u64::from(a) << 32) | u64::from(b));
-        return all;
-    }
-    // `start[a]` is where the pairs of first index `a` begin (u32: half
-    // the cache footprint of the random increments).
+    // `start[a]` is where the pairs of first index `a` begin.
     let mut start = vec![0u32; n + 1];
     for &[a, _] in parts.iter().flatten() {
         start[a as usize + 1] += 1;
@@ -111,7 +105,9 @@ impl Csr {
             Csr::Narrow(p, i) => {
                 (PyArray1::from_vec(py, p).into_any(), PyArray1::from_vec(py, i).into_any())
             }
-            Csr::Wide(p, i) => (p.into_pyarray(py).into_any(), i.into_pyarray(py).into_any()),
+            Csr::Wide(p, i) => {
+                (PyArray1::from_vec(py, p).into_any(), PyArray1::from_vec(py, i).into_any())
+            }
         }
     }
 }

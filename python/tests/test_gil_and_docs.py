@@ -2,6 +2,8 @@
 are true."""
 
 import doctest
+import pathlib
+import re
 import threading
 import time
 
@@ -52,6 +54,39 @@ def test_a_large_call_lets_other_python_threads_run():
         assert longest < took / 3, (took, longest)
 
 
+def test_calls_from_many_threads_at_once_give_the_one_thread_answers():
+    # With the GIL released, calls overlap: on one kept job system per
+    # thread count, and on one shared Grid.
+    rng = np.random.default_rng(1)
+    points = rng.random((60_000, 3)).astype(np.float32)
+    lo = (rng.random((60_000, 3)) * 60).astype(np.float32)
+    grid = bp.Grid(lo, lo + 1)
+    calls = {
+        "pairs": lambda t: bp.neighbor_pairs(points, 0.03, threads=t),
+        "lists": lambda t: bp.neighbor_lists(points, 0.03, threads=t)[1],
+        "boxes": lambda t: bp.overlap_pairs(lo, lo + 1, threads=t),
+        "query": lambda t: grid.query_points(points * 60, threads=t)[1],
+    }
+    expected = {name: call(None) for name, call in calls.items()}
+    failures = []
+
+    def hammer(name, threads):
+        for _ in range(3):
+            if not np.array_equal(calls[name](threads), expected[name]):
+                failures.append((name, threads))
+
+    workers = [
+        threading.Thread(target=hammer, args=(name, threads))
+        for name in calls
+        for threads in (None, 2, 2)
+    ]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert failures == []
+
+
 def test_docstring_examples():
     for obj in (bp.overlap_pairs, bp.Grid, bp.PersistentBroadPhase):
         finder = doctest.DocTestFinder(recurse=False)
@@ -71,3 +106,12 @@ def test_public_functions_have_docstrings():
         assert getattr(bp.Grid, method).__doc__, method
     for method in ("set_boxes", "remove", "update", "pairs", "started", "ended"):
         assert getattr(bp.PersistentBroadPhase, method).__doc__, method
+
+
+def test_readme_and_docs_python_examples_run():
+    root = pathlib.Path(__file__).resolve().parents[2]
+    for doc in ("README.md", "docs/PYTHON.md"):
+        blocks = re.findall(r"```python\n(.*?)```", (root / doc).read_text(), re.S)
+        assert blocks, doc
+        for block in blocks:
+            exec(compile(block, doc, "exec"), {})
