@@ -235,7 +235,8 @@ def table(rows, columns, compare=None):
             else:
                 cells.append(f"{v:,}")
         for a, b in compare:
-            theirs = sum(row[x] for x in a.split(" + ")) if all(x in row for x in a.split(" + ")) else None
+            parts = a.split(" + ")
+            theirs = sum(row[x] for x in parts) if all(x in row for x in parts) else None
             cells.append(ratio(theirs, row[b]) if theirs else "–")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -276,10 +277,11 @@ def plot(path, sections):
     fig, axes = plt.subplots(1, len(sections), figsize=(5 * len(sections), 4))
     for ax, (title, rows, columns) in zip(np.atleast_1d(axes), sections):
         for c in columns:
-            xs = [row["n"] for row in rows if c in row]
-            ys = [sum(row[x] for x in c.split(" + ")) for row in rows if all(x in row for x in c.split(" + "))]
-            if ys:
-                ax.loglog(xs[: len(ys)], ys, marker="o", label=c)
+            parts = c.split(" + ")
+            have = [row for row in rows if all(x in row for x in parts)]
+            if have:
+                ys = [sum(row[x] for x in parts) for row in have]
+                ax.loglog([row["n"] for row in have], ys, marker="o", label=c)
         ax.set_title(title)
         ax.set_xlabel("n")
         ax.set_ylabel("seconds")
