@@ -60,6 +60,9 @@ pub(crate) const GROUP: usize = 32;
 pub(crate) trait LaneMask: Copy + Default {
     /// The mask without lane `lane`'s bit.
     fn without_lane(self, lane: usize) -> Self;
+
+    /// The bits of the lanes below `lane` only.
+    fn below(self, lane: usize) -> Self;
 }
 
 impl LaneMask for u8 {
@@ -67,12 +70,24 @@ impl LaneMask for u8 {
     fn without_lane(self, lane: usize) -> u8 {
         self & !(1 << lane)
     }
+
+    #[inline(always)]
+    fn below(self, lane: usize) -> u8 {
+        // `lane < 8`: the shift is in range.
+        self & ((1u16 << lane) - 1) as u8
+    }
 }
 
 impl LaneMask for u16 {
     #[inline(always)]
     fn without_lane(self, lane: usize) -> u16 {
         self & !(1 << lane)
+    }
+
+    #[inline(always)]
+    fn below(self, lane: usize) -> u16 {
+        // `lane < 16`: the shift is in range.
+        self & ((1u32 << lane) - 1) as u16
     }
 }
 
@@ -292,10 +307,53 @@ fn block_rows<K: BlockKernel, T: Test>(
     indices: &mut Vec<u32>,
     mut pos: usize,
 ) -> usize {
+    let count = test_block::<K, T>(kernel, cols, stencil, block, false, lanes, buffers);
+    NeighborLists::reserve_entries(indices, pos + block.len * count);
+    let groups = count.div_ceil(GROUP) * GROUP;
+    let masks = buffers.masks[..groups].chunks_exact(GROUP);
+    let slots = buffers.slots[..groups].chunks_exact(GROUP);
+    for lane in 0..block.len as u32 {
+        for (masks, slots) in masks.clone().zip(slots.clone()) {
+            let (masks, slots) =
+                (masks.try_into().expect("a group"), slots.try_into().expect("a group"));
+            pos = kernel.emit_lane(masks, lane, slots, indices, pos);
+        }
+        offsets.push(pos);
+    }
+    pos
+}
+
+/// The candidates of `stencil` a block tests: all of them, or with `later`
+/// only those from the block's first slot on (`block.own` must then be
+/// set): every pair of a data block with a later particle.
+#[inline(always)]
+fn candidates(stencil: &Stencil, block: Block, later: bool) -> impl Iterator<Item = [usize; 2]> {
+    let from = if later { block.own.expect("a data block") } else { 0 };
+    stencil.ranges().iter().filter_map(move |&[lo, hi]| {
+        let (lo, hi) = ((lo as usize).max(from), hi as usize);
+        (lo < hi).then_some([lo, hi])
+    })
+}
+
+/// Tests the block `block` (its lanes in `lanes`) against its
+/// [`candidates`]: each candidate's hit mask and slot go to `buffers`, the
+/// masks padded with zeros to a whole group; returns the candidates'
+/// count. A data block's particles are not their own neighbors, and with
+/// `later` a particle keeps only the block's particles after it (each pair
+/// once, from its lower slot).
+#[inline(always)]
+fn test_block<K: BlockKernel, T: Test>(
+    kernel: K,
+    cols: &Columns<'_>,
+    stencil: &Stencil,
+    block: Block,
+    later: bool,
+    lanes: &K::Lanes,
+    buffers: &mut Buffers<K::Mask>,
+) -> usize {
     let mut count = 0;
     let mut own = None;
-    for &[lo, hi] in stencil.ranges() {
-        let (lo, hi) = (lo as usize, hi as usize);
+    for [lo, hi] in candidates(stencil, block, later) {
         if let Some(first) = block.own.filter(|first| (lo..hi).contains(first)) {
             own = Some(count + first - lo);
         }
@@ -317,27 +375,82 @@ fn block_rows<K: BlockKernel, T: Test>(
         }
         count += hi - lo;
     }
-    // The block's particles lie in its own row's range, and are not their
-    // own neighbors.
+    // The block's particles lie in its own row's range, one after another.
     if let Some(own) = own {
         for (lane, mask) in buffers.masks[own..own + block.len].iter_mut().enumerate() {
-            *mask = mask.without_lane(lane);
+            *mask = if later { mask.below(lane) } else { mask.without_lane(lane) };
         }
     }
     let groups = count.div_ceil(GROUP) * GROUP;
     buffers.masks[count..groups].fill(K::Mask::default());
-    NeighborLists::reserve_entries(indices, pos + block.len * count);
-    let masks = buffers.masks[..groups].chunks_exact(GROUP);
-    let slots = buffers.slots[..groups].chunks_exact(GROUP);
-    for lane in 0..block.len as u32 {
-        for (masks, slots) in masks.clone().zip(slots.clone()) {
-            let (masks, slots) =
-                (masks.try_into().expect("a group"), slots.try_into().expect("a group"));
-            pos = kernel.emit_lane(masks, lane, slots, indices, pos);
+    count
+}
+
+/// Calls `f(a, b)` (caller indices, `a < b`) for every neighbor pair whose
+/// lower slot is in `slots`, block by block: each block is tested against
+/// the candidates from its first slot on only, so each pair is tested once.
+/// `c` must number its slots along rows of cells (see [`Cells::ROWS`]).
+#[inline(always)]
+pub(crate) fn pairs_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
+    kernel: K,
+    c: &C,
+    slots: Range<usize>,
+    test_for: impl Fn(usize) -> T + Copy,
+    f: &mut impl FnMut(u32, u32),
+) {
+    let sorted = c.sorted();
+    let cols = Columns::new(sorted);
+    let order = sorted.order.as_slice();
+    let k = c.k();
+    let values = |s: usize| match sorted.shape {
+        Shape::Points { radius } => radius * radius,
+        Shape::Spheres { .. } => sorted.r[s],
+    };
+    let mut buffers = Buffers::new();
+    // One particle's pairs at a time, as slots.
+    let mut row = [0u32; MAX_CANDIDATES + MAX_BLOCK];
+    let mut stencil = Stencil::default();
+    let mut finger = C::Finger::default();
+    let to = slots.end.min(sorted.len());
+    let mut s = slots.start.min(to);
+    while s < to {
+        let row_end = c.row_end(s).clamp(s + 1, to);
+        while s < row_end {
+            let e = (s + K::WIDTH).min(row_end);
+            let first = c.cell_of(sorted.position(s).map(f64::from));
+            let last = c.cell_of(sorted.position(e - 1).map(f64::from));
+            c.ranges(spanning(first, last, k), &mut finger, &mut stencil);
+            let block = Block { len: e - s, own: Some(s) };
+            let count: usize = candidates(&stencil, block, true).map(|[lo, hi]| hi - lo).sum();
+            if count > MAX_CANDIDATES {
+                crate::search::pairs_walk(kernel, c, s..e, test_for, f);
+            } else {
+                let values = std::array::from_fn(|l| if s + l < e { values(s + l) } else { 0.0 });
+                let lanes = kernel.lanes(&cols, s, e - s, &values);
+                let count =
+                    test_block::<K, T>(kernel, &cols, &stencil, block, true, &lanes, &mut buffers);
+                let groups = count.div_ceil(GROUP) * GROUP;
+                let masks = buffers.masks[..groups].chunks_exact(GROUP);
+                let slots = buffers.slots[..groups].chunks_exact(GROUP);
+                for lane in 0..block.len {
+                    let mut pos = 0;
+                    for (masks, slots) in masks.clone().zip(slots.clone()) {
+                        let (masks, slots) = (
+                            masks.try_into().expect("a group"),
+                            slots.try_into().expect("a group"),
+                        );
+                        pos = kernel.emit_lane(masks, lane as u32, slots, &mut row, pos);
+                    }
+                    let a = order[s + lane];
+                    for &j in &row[..pos] {
+                        let b = order[j as usize];
+                        f(a.min(b), a.max(b));
+                    }
+                }
+            }
+            s = e;
         }
-        offsets.push(pos);
     }
-    pos
 }
 
 /// The columns' slots `from..from + n` in `W` lanes, NaN past `n` (NaN
@@ -467,25 +580,60 @@ mod tests {
         out
     }
 
-    /// Every block kernel this CPU runs.
+    /// Pairs of `slots` by the per-particle walk and by blocks with
+    /// `kernel`, each sorted.
+    fn both_pairs<K: Kernel + BlockKernel>(
+        kernel: K,
+        grid: &CountingSortGrid,
+        slots: Range<usize>,
+    ) -> [Vec<[u32; 2]>; 2] {
+        let sorted = grid.sorted();
+        let r = sorted.r.as_slice();
+        let mut out = [Vec::new(), Vec::new()];
+        let [walk, blocks] = &mut out;
+        let (mut to_walk, mut to_blocks) = (|a, b| walk.push([a, b]), |a, b| blocks.push([a, b]));
+        match sorted.shape {
+            Shape::Points { radius } => {
+                let test = |_| Within { r2: radius * radius };
+                crate::search::pairs_walk(Portable, grid, slots.clone(), test, &mut to_walk);
+                pairs_by_blocks(kernel, grid, slots, test, &mut to_blocks);
+            }
+            Shape::Spheres { .. } => {
+                let test = |s: usize| crate::scan::Contact { rp: r[s] };
+                crate::search::pairs_walk(Portable, grid, slots.clone(), test, &mut to_walk);
+                pairs_by_blocks(kernel, grid, slots, test, &mut to_blocks);
+            }
+        }
+        out.iter_mut().for_each(|pairs| pairs.sort_unstable());
+        out
+    }
+
+    /// Every block kernel this CPU runs, rows and pairs.
     fn check_all_kernels(grid: &CountingSortGrid, slots: Range<usize>, what: &str) {
         let [want, got] = both(Portable, grid, slots.clone());
         assert!(want == got, "portable blocks differ on {what}");
+        let [want, got] = both_pairs(Portable, grid, slots.clone());
+        assert!(want == got, "portable block pairs differ on {what}");
         #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
         if let Some(avx2) = crate::scan::Avx2::detect() {
             let [want, got] = both(avx2, grid, slots.clone());
             assert!(want == got, "AVX2 blocks differ on {what}");
+            let [want, got] = both_pairs(avx2, grid, slots.clone());
+            assert!(want == got, "AVX2 block pairs differ on {what}");
         }
         #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
         if let Some(avx512) = crate::scan::Avx512Blocks::detect() {
-            let [want, got] = both(avx512, grid, slots);
+            let [want, got] = both(avx512, grid, slots.clone());
             assert!(want == got, "AVX-512 blocks differ on {what}");
+            let [want, got] = both_pairs(avx512, grid, slots);
+            assert!(want == got, "AVX-512 block pairs differ on {what}");
         }
     }
 
     /// The block walk writes the per-particle walk's rows, entry for entry
-    /// and in the same order, over whole sets and slot ranges, for points
-    /// and spheres, dense and crowded past the candidate buffer.
+    /// and in the same order, and finds its pairs, over whole sets and slot
+    /// ranges, for points and spheres, dense and crowded past the candidate
+    /// buffer.
     #[test]
     fn blocks_write_the_per_particle_rows() {
         let mut rng = 0x9e37_79b9_7f4a_7c15_u64;

@@ -8,7 +8,7 @@
 //! rest: for each run, the ranges of the `±k` cells around it are computed
 //! once and scanned for every particle of the run.
 
-use super::block::{BlockKernel, query_rows_by_blocks, rows_by_blocks};
+use super::block::{BlockKernel, pairs_by_blocks, query_rows_by_blocks, rows_by_blocks};
 use super::csr::NeighborLists;
 use super::points::{PointError, check_point, check_radius};
 #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
@@ -145,6 +145,20 @@ const PIECE: usize = 128;
 /// Calls `f(a, b)` (caller indices, `a < b`) for every neighbor pair whose
 /// lower slot is in `slots`.
 pub(crate) fn pairs_in<C: Cells>(c: &C, slots: Range<usize>, mut f: impl FnMut(u32, u32)) {
+    // Rows of cells run by blocks, each pair tested once (see `block.rs`).
+    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    match block_simd_for(c) {
+        Some(BlockSimd::Avx2(k)) => {
+            // SAFETY: `block_simd_for` returns a kernel only where its
+            // feature was detected.
+            return unsafe { avx2::block_pairs(k, c, slots, &mut f) };
+        }
+        Some(BlockSimd::Avx512(k)) => {
+            // SAFETY: as above.
+            return unsafe { avx512_blocks::block_pairs(k, c, slots, &mut f) };
+        }
+        None => {}
+    }
     #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
     match simd_for(c) {
         // SAFETY: `simd_for` returns a kernel only where its feature was detected.
@@ -229,7 +243,7 @@ fn pairs_shape<C: Cells, K: Kernel>(
 }
 
 #[inline(always)]
-fn pairs_walk<C: Cells, K: Kernel, T: Test>(
+pub(crate) fn pairs_walk<C: Cells, K: Kernel, T: Test>(
     kernel: K,
     c: &C,
     slots: Range<usize>,
@@ -421,6 +435,28 @@ fn query_blocks_shape<C: Cells, K: BlockKernel>(
         Shape::Spheres { .. } => query_rows_by_blocks::<C, K, Contact>(
             kernel, c, queries, cells, radius, offsets, indices,
         ),
+    }
+}
+
+/// [`pairs_shape`] by blocks of particles (see `block.rs`).
+#[inline(always)]
+#[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
+fn block_pairs_shape<C: Cells, K: Kernel + BlockKernel>(
+    kernel: K,
+    c: &C,
+    slots: Range<usize>,
+    f: &mut impl FnMut(u32, u32),
+) {
+    let sorted = c.sorted();
+    match sorted.shape {
+        Shape::Points { radius } => {
+            let r2 = radius * radius;
+            pairs_by_blocks(kernel, c, slots, |_| Within { r2 }, f);
+        }
+        Shape::Spheres { .. } => {
+            let r = sorted.r.as_slice();
+            pairs_by_blocks(kernel, c, slots, |s| Contact { rp: r[s] }, f);
+        }
     }
 }
 
@@ -635,6 +671,16 @@ macro_rules! simd_walks {
                 indices: &mut Vec<u32>,
             ) {
                 super::rows_shape(kernel, c, slots, offsets, indices);
+            }
+
+            #[target_feature(enable = $feature)]
+            pub(super) fn block_pairs<C: Cells, K: Kernel + BlockKernel>(
+                kernel: K,
+                c: &C,
+                slots: Range<usize>,
+                f: &mut impl FnMut(u32, u32),
+            ) {
+                super::block_pairs_shape(kernel, c, slots, f);
             }
 
             #[target_feature(enable = $feature)]
