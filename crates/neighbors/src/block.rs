@@ -106,15 +106,8 @@ pub(crate) trait BlockKernel: Copy {
     type Lanes: Copy;
 
     /// Slots `from..from + n` (`n <= WIDTH`) in lanes, with their test
-    /// values (`r²` for points, each particle's radius for spheres); the
-    /// lanes past `n` never hit.
-    fn lanes(
-        self,
-        c: &Columns<'_>,
-        from: usize,
-        n: usize,
-        values: &[f32; MAX_BLOCK],
-    ) -> Self::Lanes;
+    /// values; the lanes past `n` never hit.
+    fn lanes(self, c: &Columns<'_>, from: usize, n: usize, values: LaneValues) -> Self::Lanes;
 
     /// The lanes within reach of the candidate at `p` (radius `r`, read for
     /// spheres only).
@@ -132,6 +125,27 @@ pub(crate) trait BlockKernel: Copy {
         out: &mut [u32],
         pos: usize,
     ) -> usize;
+}
+
+/// The test values of a block's lanes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum LaneValues {
+    /// The same in every lane: `r²` for points, or a query's radius
+    /// against spheres.
+    Same(f32),
+    /// Each data sphere's radius, from the columns' `r`.
+    Radii,
+}
+
+impl LaneValues {
+    /// The values of lanes `0..W` for slots `from..from + n`, 0 past `n`.
+    #[inline(always)]
+    pub(crate) fn array<const W: usize>(self, c: &Columns<'_>, from: usize, n: usize) -> [f32; W] {
+        match self {
+            LaneValues::Same(value) => [value; W],
+            LaneValues::Radii => std::array::from_fn(|l| if l < n { c.r[from + l] } else { 0.0 }),
+        }
+    }
 }
 
 /// The per-block buffers (on the stack: 10–13 KB).
@@ -164,9 +178,9 @@ pub(crate) fn rows_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
     let sorted = c.sorted();
     let cols = Columns::new(sorted);
     let k = c.k();
-    let values = |s: usize| match sorted.shape {
-        Shape::Points { radius } => radius * radius,
-        Shape::Spheres { .. } => sorted.r[s],
+    let values = match sorted.shape {
+        Shape::Points { radius } => LaneValues::Same(radius * radius),
+        Shape::Spheres { .. } => LaneValues::Radii,
     };
     let mut buffers = Buffers::new();
     let mut stencil = Stencil::default();
@@ -184,8 +198,7 @@ pub(crate) fn rows_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
             if stencil.total() > MAX_CANDIDATES {
                 pos = rows_walk(kernel, c, s..e, test_for, offsets, indices, pos);
             } else {
-                let values = std::array::from_fn(|l| if s + l < e { values(s + l) } else { 0.0 });
-                let lanes = kernel.lanes(&cols, s, e - s, &values);
+                let lanes = kernel.lanes(&cols, s, e - s, values);
                 pos = block_rows::<K, T>(
                     kernel,
                     &cols,
@@ -229,7 +242,7 @@ pub(crate) fn query_rows_by_blocks<C: Cells, K: BlockKernel, T: Test>(
 ) {
     let data = Columns::new(c.sorted());
     let k = c.k();
-    let value = if T::SPHERES { radius } else { radius * radius };
+    let value = LaneValues::Same(if T::SPHERES { radius } else { radius * radius });
     let mut buffers = Buffers::new();
     let mut stencil = Stencil::default();
     let mut finger = C::Finger::default();
@@ -250,7 +263,7 @@ pub(crate) fn query_rows_by_blocks<C: Cells, K: BlockKernel, T: Test>(
             let one = Block { len: 1, own: None };
             let mut piece = Stencil::default();
             for q in s..e {
-                let lanes = kernel.lanes(queries, q, 1, &[value; MAX_BLOCK]);
+                let lanes = kernel.lanes(queries, q, 1, value);
                 for &[lo, hi] in stencil.ranges() {
                     let mut at = lo;
                     while at < hi {
@@ -275,7 +288,7 @@ pub(crate) fn query_rows_by_blocks<C: Cells, K: BlockKernel, T: Test>(
                 offsets.push(pos);
             }
         } else {
-            let lanes = kernel.lanes(queries, s, e - s, &[value; MAX_BLOCK]);
+            let lanes = kernel.lanes(queries, s, e - s, value);
             pos = block_rows::<K, T>(
                 kernel,
                 &data,
@@ -402,9 +415,9 @@ pub(crate) fn pairs_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
     let cols = Columns::new(sorted);
     let order = sorted.order.as_slice();
     let k = c.k();
-    let values = |s: usize| match sorted.shape {
-        Shape::Points { radius } => radius * radius,
-        Shape::Spheres { .. } => sorted.r[s],
+    let values = match sorted.shape {
+        Shape::Points { radius } => LaneValues::Same(radius * radius),
+        Shape::Spheres { .. } => LaneValues::Radii,
     };
     let mut buffers = Buffers::new();
     // One particle's pairs at a time, as slots.
@@ -425,8 +438,7 @@ pub(crate) fn pairs_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
             if count > MAX_CANDIDATES {
                 crate::search::pairs_walk(kernel, c, s..e, test_for, f);
             } else {
-                let values = std::array::from_fn(|l| if s + l < e { values(s + l) } else { 0.0 });
-                let lanes = kernel.lanes(&cols, s, e - s, &values);
+                let lanes = kernel.lanes(&cols, s, e - s, values);
                 let count =
                     test_block::<K, T>(kernel, &cols, &stencil, block, true, &lanes, &mut buffers);
                 let groups = count.div_ceil(GROUP) * GROUP;
@@ -478,17 +490,8 @@ impl BlockKernel for Portable {
     type Lanes = PortableLanes;
 
     #[inline(always)]
-    fn lanes(
-        self,
-        c: &Columns<'_>,
-        from: usize,
-        n: usize,
-        values: &[f32; MAX_BLOCK],
-    ) -> PortableLanes {
-        PortableLanes {
-            p: block_columns::<LANES>(c, from, n),
-            values: std::array::from_fn(|l| values[l]),
-        }
+    fn lanes(self, c: &Columns<'_>, from: usize, n: usize, values: LaneValues) -> PortableLanes {
+        PortableLanes { p: block_columns::<LANES>(c, from, n), values: values.array(c, from, n) }
     }
 
     #[inline(always)]
@@ -677,14 +680,21 @@ mod tests {
         K::Mask: TryFrom<u32> + Into<u32>,
     {
         let mut rng = 0x1234_5678_u64;
-        let column: Vec<f32> = (0..3 * 48).map(|_| next(&mut rng) * 3.0).collect();
-        let (x, y, z) = (&column[..48], &column[48..96], &column[96..]);
-        let c = Columns { x, y, z, r: &[] };
+        let column: Vec<f32> = (0..4 * 48).map(|_| next(&mut rng) * 3.0).collect();
+        let (x, y, z, radii) = (&column[..48], &column[48..96], &column[96..144], &column[144..]);
+        let c = Columns { x, y, z, r: radii };
         for round in 0..rounds {
             let n = 1 + round % K::WIDTH;
-            let from = (next(&mut rng) * 30.0) as usize;
-            let values: [f32; MAX_BLOCK] = std::array::from_fn(|_| next(&mut rng) * 2.0);
-            let lanes = kernel.lanes(&c, from, n, &values);
+            // Blocks that end at the columns' end too.
+            let from = if round % 7 == 0 { 48 - n } else { (next(&mut rng) * 30.0) as usize };
+            let same = next(&mut rng) * 2.0;
+            let (lane_values, values): (LaneValues, [f32; MAX_BLOCK]) = if round % 2 == 0 {
+                (LaneValues::Same(same), [same; MAX_BLOCK])
+            } else {
+                let radius = |l: usize| if l < n { radii[from + l] } else { 0.0 };
+                (LaneValues::Radii, std::array::from_fn(radius))
+            };
+            let lanes = kernel.lanes(&c, from, n, lane_values);
             let p = [next(&mut rng) * 3.0, next(&mut rng) * 3.0, next(&mut rng) * 3.0];
             let r = next(&mut rng);
             let expected = |spheres: bool| {
