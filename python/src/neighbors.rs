@@ -194,7 +194,9 @@ fn pairs_of<S: NeighborSearch + Sync>(
     search: &S,
 ) -> PyResult<Vec<Vec<[u32; 2]>>> {
     let len = search.len();
-    let pieces = (jobs.threads() * 4).min(len / 4096).max(1);
+    // One thread writes one list: pieces would only be joined by a copy of
+    // every pair. More threads take four pieces each, for balance.
+    let pieces = if jobs.threads() == 1 { 1 } else { (jobs.threads() * 4).min(len / 4096).max(1) };
     let mut parts = vec![Vec::new(); pieces];
     if pieces == 1 {
         search.for_each_neighbor_pair(|a, b| parts[0].push([a.min(b), a.max(b)]));
@@ -296,8 +298,10 @@ fn with_structure<T>(
 ///     per core. The result does not depend on it. The periodic search
 ///     runs on one thread.
 /// sort : bool, optional
-///     Rows ordered by ``(i, j)`` (the default); False keeps the search's
-///     own order (the same for the same input), and skips the sort.
+///     False (the default) keeps the search's own order, the same for the
+///     same input on any thread count, as ``cKDTree.query_pairs`` keeps
+///     its tree's; True orders the rows by ``(i, j)``, which at a million
+///     points takes longer than the search itself.
 ///
 /// Returns
 /// -------
@@ -310,7 +314,7 @@ fn with_structure<T>(
 ///     For a wrong shape or dtype, a bad ``r``, or the first point that is
 ///     not finite (or outside the periodic box), naming its index.
 #[pyfunction]
-#[pyo3(signature = (points, r, periodic = None, threads = None, sort = true))]
+#[pyo3(signature = (points, r, periodic = None, threads = None, sort = false))]
 pub(crate) fn neighbor_pairs<'py>(
     py: Python<'py>,
     points: &Bound<'py, PyAny>,

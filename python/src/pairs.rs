@@ -25,9 +25,8 @@ use std::time::Instant;
 ///     Threads to run on, the calling one included: None (the default) is
 ///     one, 0 is one per core. The result does not depend on it.
 /// sort : bool, optional
-///     Rows ordered by ``(i, j)`` (the default); False keeps the grid's
-///     order, the same for the same input on any thread count, and skips
-///     the sort.
+///     False (the default) keeps the grid's order, the same for the same
+///     input on any thread count; True orders the rows by ``(i, j)``.
 ///
 /// Returns
 /// -------
@@ -48,7 +47,7 @@ use std::time::Instant;
 /// >>> broadphase.overlap_pairs(mins, mins + 1)
 /// array([[0, 1]], dtype=uint32)
 #[pyfunction]
-#[pyo3(signature = (mins, maxs, threads = None, sort = true))]
+#[pyo3(signature = (mins, maxs, threads = None, sort = false))]
 pub(crate) fn overlap_pairs<'py>(
     py: Python<'py>,
     mins: &Bound<'py, PyAny>,

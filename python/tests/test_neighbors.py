@@ -35,7 +35,7 @@ def test_random_points_match_brute_force(n, dims):
     points = rng.random((n, dims)).astype(F32) * 10
     r = 0.7 if dims == 3 else 0.3
     expected = brute_neighbors(points, r)
-    np.testing.assert_array_equal(bp.neighbor_pairs(points, r), expected)
+    np.testing.assert_array_equal(bp.neighbor_pairs(points, r, sort=True), expected)
     check_lists(points, r, expected)
 
 
@@ -51,16 +51,16 @@ def test_hostile_points():
     )
     for r in (0.0, 1.0, np.sqrt(F32(2)), 2.5):
         expected = brute_neighbors(points, r)
-        np.testing.assert_array_equal(bp.neighbor_pairs(points, r), expected)
+        np.testing.assert_array_equal(bp.neighbor_pairs(points, r, sort=True), expected)
         check_lists(points, r, expected)
     # Inclusive: lattice neighbors at exactly 1 are in, 1 - ulp is out.
     assert len(brute_neighbors(lattice.astype(F32), 1.0)) == 3 * 4 * 25
-    assert len(bp.neighbor_pairs(lattice.astype(F32), np.nextafter(F32(1), F32(0)))) == 0
+    assert len(bp.neighbor_pairs(lattice.astype(F32), np.nextafter(F32(1), F32(0)), sort=True)) == 0
 
 
 def test_radius_zero_finds_coincident_points():
     points = np.array([[1, 1, 1], [1, 1, 1], [1, 1, 1.0000001], [2, 2, 2]], F32)
-    np.testing.assert_array_equal(bp.neighbor_pairs(points, 0.0), [[0, 1]])
+    np.testing.assert_array_equal(bp.neighbor_pairs(points, 0.0, sort=True), [[0, 1]])
 
 
 def test_outlier_switches_to_the_hash_and_stays_exact():
@@ -72,8 +72,8 @@ def test_outlier_switches_to_the_hash_and_stays_exact():
     assert bp._broadphase._neighbor_structure(points, r) == "hash"
     assert bp._broadphase._neighbor_structure(cluster, r) == "grid"
     expected = brute_neighbors(points, r)
-    np.testing.assert_array_equal(bp.neighbor_pairs(points, r), expected)
-    np.testing.assert_array_equal(bp.neighbor_pairs(points, r, threads=2), expected)
+    np.testing.assert_array_equal(bp.neighbor_pairs(points, r, sort=True), expected)
+    np.testing.assert_array_equal(bp.neighbor_pairs(points, r, threads=2, sort=True), expected)
     check_lists(points, r, expected)
     check_lists(points, r, expected, threads=2)
 
@@ -89,7 +89,7 @@ def test_identical_to_ckdtree_on_float32_points(n):
     r = float(F32((30 / (4 / 3 * np.pi * n)) ** (1 / 3)))
     tree = cKDTree(points.astype(np.float64))
     want = sort_rows(tree.query_pairs(r, output_type="ndarray"))
-    np.testing.assert_array_equal(bp.neighbor_pairs(points, r), want)
+    np.testing.assert_array_equal(bp.neighbor_pairs(points, r, sort=True), want)
     indptr, indices = bp.neighbor_lists(points, r)
     balls = tree.query_ball_point(points.astype(np.float64), r, return_sorted=True)
     for i, (got, ball) in enumerate(zip(csr_rows(indptr, indices), balls)):
@@ -105,7 +105,7 @@ def test_identical_to_ckdtree_with_ties_at_the_radius(dims):
         want = sort_rows(cKDTree(points.astype(np.float64)).query_pairs(r, output_type="ndarray"))
         d2 = pair_squared_distances(points[want[:, 0]], points[want[:, 1]])
         assert np.any(d2 == F32(r) * F32(r))  # ties present
-        np.testing.assert_array_equal(bp.neighbor_pairs(points, r), want)
+        np.testing.assert_array_equal(bp.neighbor_pairs(points, r, sort=True), want)
 
 
 def test_lists_are_a_scipy_csr_without_a_copy():
@@ -133,12 +133,15 @@ def test_threads_give_the_same_answer_and_order():
     rng = np.random.default_rng(13)
     points = rng.random((60_000, 3)).astype(F32)
     r = 0.03
-    base = bp.neighbor_pairs(points, r)
+    base = bp.neighbor_pairs(points, r, sort=True)
     base_unsorted = bp.neighbor_pairs(points, r, sort=False)
     base_lists = bp.neighbor_lists(points, r, sort=False)
     np.testing.assert_array_equal(sort_rows(base_unsorted), base)
+    # The default is the search's order, not the sorted one.
+    np.testing.assert_array_equal(bp.neighbor_pairs(points, r), base_unsorted)
+    assert not np.array_equal(base_unsorted, base)
     for threads in (2, 3, 0):
-        np.testing.assert_array_equal(bp.neighbor_pairs(points, r, threads=threads), base)
+        np.testing.assert_array_equal(bp.neighbor_pairs(points, r, threads=threads, sort=True), base)
         np.testing.assert_array_equal(
             bp.neighbor_pairs(points, r, threads=threads, sort=False), base_unsorted
         )
@@ -153,13 +156,13 @@ def test_float64_points_are_rounded_to_nearest_float32():
     rng = np.random.default_rng(14)
     points = rng.random((2000, 3)) * 3
     r = 0.2  # not a float32
-    got = bp.neighbor_pairs(points, r)
+    got = bp.neighbor_pairs(points, r, sort=True)
     np.testing.assert_array_equal(got, brute_neighbors(points.astype(F32), F32(r)))
-    np.testing.assert_array_equal(got, bp.neighbor_pairs(points.astype(F32), float(F32(r))))
+    np.testing.assert_array_equal(got, bp.neighbor_pairs(points.astype(F32), float(F32(r)), sort=True))
     # Two float64 points 0.1 + 1e-9 apart round to float32 values exactly
     # 0.1 apart (in float32): neighbors at r = 0.1.
     close = np.array([[0.0, 0, 0], [0.1 + 1e-9, 0, 0]])
-    np.testing.assert_array_equal(bp.neighbor_pairs(close, 0.1), [[0, 1]])
+    np.testing.assert_array_equal(bp.neighbor_pairs(close, 0.1, sort=True), [[0, 1]])
 
 
 # ----- periodic boxes -----
@@ -177,7 +180,7 @@ def test_periodic_matches_brute_force(wrap):
     points[12, 0], points[13, 0] = F32(lo[0]), F32(hi[0])
     r = 0.4
     expected = brute_neighbors(points, r, periodic=(lo, hi, wrap))
-    got = bp.neighbor_pairs(points, r, periodic=(lo, hi, wrap))
+    got = bp.neighbor_pairs(points, r, periodic=(lo, hi, wrap), sort=True)
     np.testing.assert_array_equal(got, expected)
     check_lists(points, r, expected, periodic=(lo, hi, wrap))
     if wrap[0]:
@@ -188,13 +191,13 @@ def test_periodic_scalar_bounds_and_2d():
     rng = np.random.default_rng(21)
     points = (rng.random((1500, 2)) * 5).astype(F32)
     expected = brute_neighbors(points, 0.3, periodic=((0, 0), (5, 5), (True, True)))
-    np.testing.assert_array_equal(bp.neighbor_pairs(points, 0.3, periodic=(0.0, 5.0)), expected)
+    np.testing.assert_array_equal(bp.neighbor_pairs(points, 0.3, periodic=(0.0, 5.0), sort=True), expected)
     check_lists(points, 0.3, expected, periodic=(0.0, 5.0, True))
 
 
 def test_periodic_radius_of_exactly_half_the_box():
     points = np.array([[0.0, 0, 0], [1.0, 0, 0], [0.5, 0.5, 0.5]], F32)
-    got = bp.neighbor_pairs(points, 0.5, periodic=(0.0, 1.0))
+    got = bp.neighbor_pairs(points, 0.5, periodic=(0.0, 1.0), sort=True)
     expected = brute_neighbors(points, 0.5, periodic=((0, 0, 0), (1, 1, 1), (True,) * 3))
     np.testing.assert_array_equal(got, expected)
 
@@ -208,4 +211,4 @@ def test_periodic_identical_to_ckdtree_boxsize(dims):
     for r in (0.25, 0.5):
         tree = cKDTree(points.astype(np.float64), boxsize=side)
         want = sort_rows(tree.query_pairs(r, output_type="ndarray"))
-        np.testing.assert_array_equal(bp.neighbor_pairs(points, r, periodic=(0.0, side)), want)
+        np.testing.assert_array_equal(bp.neighbor_pairs(points, r, periodic=(0.0, side), sort=True), want)

@@ -12,7 +12,7 @@ from conftest import brute_overlap, hostile_boxes, outward, random_boxes, sort_r
 def test_random_boxes_match_brute_force(n, dims):
     rng = np.random.default_rng(n * 10 + dims)
     lo, hi = random_boxes(rng, n, dims, extent=10.0 if dims == 3 else 40.0)
-    got = bp.overlap_pairs(lo, hi)
+    got = bp.overlap_pairs(lo, hi, sort=True)
     assert got.dtype == np.uint32 and got.shape[1] == 2
     np.testing.assert_array_equal(got, brute_overlap(lo, hi))
 
@@ -21,7 +21,7 @@ def test_large_input_runs_the_split_tree_and_matches():
     # Above the tree's split threshold, so the parallel passes run.
     rng = np.random.default_rng(7)
     lo, hi = random_boxes(rng, 40_000, 3, extent=100.0, size=1.5)
-    got = bp.overlap_pairs(lo, hi)
+    got = bp.overlap_pairs(lo, hi, sort=True)
     # Brute force on a subset of boxes that lie in a slab, compared with
     # the pairs inside that slab.
     inside = np.nonzero(lo[:, 0] < 10.0)[0]
@@ -35,7 +35,7 @@ def test_large_input_runs_the_split_tree_and_matches():
 @pytest.mark.parametrize("dims", [2, 3])
 def test_hostile_boxes(dims):
     lo, hi = hostile_boxes(dims)
-    got = bp.overlap_pairs(lo, hi)
+    got = bp.overlap_pairs(lo, hi, sort=True)
     np.testing.assert_array_equal(got, brute_overlap(lo, hi))
     pairs = {tuple(p) for p in got}
     assert {(0, 1), (0, 2), (1, 2)} <= pairs  # duplicates
@@ -46,7 +46,7 @@ def test_hostile_boxes(dims):
 
 def test_a_pile_of_identical_boxes_gives_every_pair():
     lo = np.zeros((200, 3), dtype=np.float32)
-    got = bp.overlap_pairs(lo, lo + 1)
+    got = bp.overlap_pairs(lo, lo + 1, sort=True)
     assert len(got) == 200 * 199 // 2
     np.testing.assert_array_equal(got, brute_overlap(lo, lo + 1))
 
@@ -55,13 +55,13 @@ def test_lattice_touching_at_faces():
     # Unit cubes on a lattice of spacing 1: each touches its 26 neighbours.
     g = np.stack(np.meshgrid(*[np.arange(6)] * 3, indexing="ij"), -1).reshape(-1, 3)
     lo = g.astype(np.float32)
-    got = bp.overlap_pairs(lo, lo + 1)
+    got = bp.overlap_pairs(lo, lo + 1, sort=True)
     np.testing.assert_array_equal(got, brute_overlap(lo, lo + 1))
 
 
 def test_empty_input_has_the_right_shape():
     empty = np.zeros((0, 3), dtype=np.float32)
-    got = bp.overlap_pairs(empty, empty)
+    got = bp.overlap_pairs(empty, empty, sort=True)
     assert got.shape == (0, 2) and got.dtype == np.uint32
 
 
@@ -72,7 +72,7 @@ def test_non_contiguous_and_fortran_arrays():
     wide_lo[:, ::2] = lo
     strided = wide_lo[:, ::2]
     assert not strided.flags.c_contiguous
-    got = bp.overlap_pairs(strided, np.asfortranarray(hi))
+    got = bp.overlap_pairs(strided, np.asfortranarray(hi), sort=True)
     np.testing.assert_array_equal(got, brute_overlap(lo, hi))
 
 
@@ -84,12 +84,12 @@ def test_float64_is_rounded_outward():
     lo = np.array([[0.0, 0, 0], [np.nextafter(0.1, 1), 0, 0]])
     hi = np.array([[0.1, 1, 1], [1.0, 1, 1]])
     assert brute_overlap(lo, hi).size == 0
-    np.testing.assert_array_equal(bp.overlap_pairs(lo, hi), [[0, 1]])
+    np.testing.assert_array_equal(bp.overlap_pairs(lo, hi, sort=True), [[0, 1]])
     # On random float64 boxes the result is exactly the brute force on the
     # outward-rounded boxes, and a superset of the float64 brute force.
     rng = np.random.default_rng(11)
     lo, hi = random_boxes(rng, 1500, 3, extent=10.0, dtype=np.float64)
-    got = bp.overlap_pairs(lo, hi)
+    got = bp.overlap_pairs(lo, hi, sort=True)
     np.testing.assert_array_equal(got, brute_overlap(*outward(lo, hi)))
     exact = {tuple(p) for p in brute_overlap(lo, hi)}
     assert exact <= {tuple(p) for p in got}
@@ -98,19 +98,22 @@ def test_float64_is_rounded_outward():
 def test_mixed_dtypes_of_the_corners():
     rng = np.random.default_rng(5)
     lo, hi = random_boxes(rng, 500, 3, extent=10.0, dtype=np.float64)
-    got = bp.overlap_pairs(lo.astype(np.float32), hi)
+    got = bp.overlap_pairs(lo.astype(np.float32), hi, sort=True)
     np.testing.assert_array_equal(got, brute_overlap(*outward(lo.astype(np.float32), hi)))
 
 
 def test_unsorted_order_is_the_same_set_and_thread_independent():
     rng = np.random.default_rng(9)
     lo, hi = random_boxes(rng, 30_000, 3, extent=80.0, size=1.5)
-    sorted_pairs = bp.overlap_pairs(lo, hi)
+    sorted_pairs = bp.overlap_pairs(lo, hi, sort=True)
     one = bp.overlap_pairs(lo, hi, sort=False)
     np.testing.assert_array_equal(sort_rows(one), sorted_pairs)
     assert np.all(one[:, 0] < one[:, 1])
+    # The default is the grid's order, not the sorted one.
+    np.testing.assert_array_equal(bp.overlap_pairs(lo, hi), one)
+    assert not np.array_equal(one, sorted_pairs)
     for threads in (1, 2, 3, 0):
-        np.testing.assert_array_equal(bp.overlap_pairs(lo, hi, threads=threads), sorted_pairs)
+        np.testing.assert_array_equal(bp.overlap_pairs(lo, hi, threads=threads, sort=True), sorted_pairs)
         np.testing.assert_array_equal(bp.overlap_pairs(lo, hi, threads=threads, sort=False), one)
 
 
