@@ -25,9 +25,11 @@
 //!    AVX2: the bookkeeping cost more than the stores it saved.)
 //!
 //! On sph1m (one thread) the rows took 108 ms this way against 169 ms for
-//! the per-particle walk on a Zen 3 with AVX2; on a Zen 5, 44 ms with
+//! the per-particle walk on a Zen 3 with AVX2; on a Zen 5, 40.6 ms with
 //! AVX-512 blocks against 58 ms with AVX2 blocks and 65 ms for the
-//! per-particle AVX-512 walk: the same entries in the same order.
+//! per-particle AVX-512 walk: the same entries in the same order. The
+//! grid's pairs run the same walk over each block's later candidates
+//! only, each pair tested once ([`pairs_by_blocks`]).
 //! The portable twin of this walk is slower than the portable
 //! per-particle walk (a scalar bit gather costs 32 steps), so only the
 //! SIMD kernels run it; the twin, and lane-by-lane expectations, are what

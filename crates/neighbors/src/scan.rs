@@ -191,7 +191,7 @@ pub enum ScanKernel {
     /// particles against each candidate at once), sixteen particles a block
     /// where AVX-512 F, BW, VL and VBMI2 run (Ice Lake, Zen 4 and later)
     /// and eight where AVX2 does, at every density: on sph1m the AVX2 block
-    /// walk is 1.57× the per-particle AVX2 walk, and the AVX-512 one 1.3×
+    /// walk is 1.57× the per-particle AVX2 walk, and the AVX-512 one 1.4×
     /// the AVX2 one.
     #[default]
     Auto,
