@@ -59,7 +59,9 @@ pub(crate) const GROUP: usize = 32;
 
 /// One candidate's hits: bit `l` for lane `l` (`u8` for eight lanes,
 /// `u16` for sixteen).
-pub(crate) trait LaneMask: Copy + Default {
+pub(crate) trait LaneMask:
+    Copy + Default + std::ops::BitOr<Output = Self> + Into<u32>
+{
     /// The mask without lane `lane`'s bit.
     fn without_lane(self, lane: usize) -> Self;
 
@@ -325,17 +327,29 @@ fn block_rows<K: BlockKernel, T: Test>(
     let count = test_block::<K, T>(kernel, cols, stencil, block, false, lanes, buffers);
     NeighborLists::reserve_entries(indices, pos + block.len * count);
     let groups = count.div_ceil(GROUP) * GROUP;
+    let hit = lanes_hit(&buffers.masks[..count]);
     let masks = buffers.masks[..groups].chunks_exact(GROUP);
     let slots = buffers.slots[..groups].chunks_exact(GROUP);
+    let out = indices.as_mut_slice();
     for lane in 0..block.len as u32 {
-        for (masks, slots) in masks.clone().zip(slots.clone()) {
-            let (masks, slots) =
-                (masks.try_into().expect("a group"), slots.try_into().expect("a group"));
-            pos = kernel.emit_lane(masks, lane, slots, indices, pos);
+        // A lane with no neighbor among the candidates (most, on sparse
+        // sets) skips the read-out.
+        if hit >> lane & 1 != 0 {
+            for (masks, slots) in masks.clone().zip(slots.clone()) {
+                let (masks, slots) =
+                    (masks.try_into().expect("a group"), slots.try_into().expect("a group"));
+                pos = kernel.emit_lane(masks, lane, slots, out, pos);
+            }
         }
         offsets.push(pos);
     }
     pos
+}
+
+/// The lanes with a hit among `masks`, as bits.
+#[inline(always)]
+fn lanes_hit<M: LaneMask>(masks: &[M]) -> u32 {
+    masks.iter().fold(M::default(), |any, &mask| any | mask).into()
 }
 
 /// The candidates of `stencil` a block tests: all of them, or with `later`
@@ -444,9 +458,13 @@ pub(crate) fn pairs_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
                 let count =
                     test_block::<K, T>(kernel, &cols, &stencil, block, true, &lanes, &mut buffers);
                 let groups = count.div_ceil(GROUP) * GROUP;
+                let hit = lanes_hit(&buffers.masks[..count]);
                 let masks = buffers.masks[..groups].chunks_exact(GROUP);
                 let slots = buffers.slots[..groups].chunks_exact(GROUP);
                 for lane in 0..block.len {
+                    if hit >> lane & 1 == 0 {
+                        continue;
+                    }
                     let mut pos = 0;
                     for (masks, slots) in masks.clone().zip(slots.clone()) {
                         let (masks, slots) = (
