@@ -249,13 +249,44 @@ impl CountingSortGrid {
     /// [`cell_of`](Cells::cell_of) compute it.
     #[inline]
     pub(crate) fn keys_of(&self, points: &[Vec3], keys: &mut [u32]) {
+        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 was detected just above.
+            return unsafe { self.keys_of_avx2(points, keys) };
+        }
+        self.keys_of_portable(points, keys);
+    }
+
+    /// [`keys_of`](Self::keys_of) compiled with AVX2, where the loop
+    /// vectorizes with packed `f64` to `i32` conversions and 32-bit
+    /// multiplies (SSE2 has no packed 32-bit multiply): the same code; with
+    /// the unchecked conversion below, the whole build of particles5k takes
+    /// 20.5 µs against 30.5, sph1m's 8.4 ms against 10.4.
+    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    #[target_feature(enable = "avx2")]
+    fn keys_of_avx2(&self, points: &[Vec3], keys: &mut [u32]) {
+        self.keys_of_portable(points, keys);
+    }
+
+    #[inline(always)]
+    fn keys_of_portable(&self, points: &[Vec3], keys: &mut [u32]) {
         // The same map as `cell_of`, with everything hoisted: clamping in
         // floating point first makes truncation a floor.
         let (origin, inv) = (self.origin, self.inv_cell);
         let last = self.dims.map(|d| f64::from(d - 1));
         let (dx, dy) = (self.dims[0] as u32, self.dims[1] as u32);
-        let axis =
-            |v: f32, a: usize| ((f64::from(v) - origin[a]) * inv[a]).max(0.0).min(last[a]) as u32;
+        // Clamped to `0..dims`, which fit i32 (as in `cell_of`), by plain
+        // comparisons: `f64::max`/`min` and a saturating `as i32` keep the
+        // loop scalar (particles5k's build 28 µs against 20.5 this way).
+        let axis = |v: f32, a: usize| {
+            let cell = (f64::from(v) - origin[a]) * inv[a];
+            let cell = if cell > 0.0 { cell } else { 0.0 };
+            let cell = if cell < last[a] { cell } else { last[a] };
+            // SAFETY: `cell` is in `0.0..=last` whatever the input: a NaN
+            // fails `cell > 0.0` and becomes 0, infinities clamp to either
+            // end; and `last` (dims - 1) fits i32.
+            unsafe { cell.to_int_unchecked::<i32>() as u32 }
+        };
         // The linear index fits u32: at most max_cells < u32::MAX cells.
         for (key, p) in keys.iter_mut().zip(points) {
             *key = axis(p.x, 0) + dx * (axis(p.y, 1) + dy * axis(p.z, 2));
@@ -410,6 +441,38 @@ impl_neighbor_search!(CountingSortGrid);
 mod tests {
     use super::*;
     use crate::NeighborSearch;
+
+    /// The build's keys (the AVX2 twin where it runs, and the portable
+    /// loop) are `cell_of`'s cells, and any input, even one no build lets
+    /// through (NaN, infinities, far outside the bounds), lands in the grid.
+    #[test]
+    fn keys_are_cell_of_and_stay_in_the_grid() {
+        let points: Vec<Vec3> = (0..500)
+            .map(|i| Vec3::new((i % 13) as f32, (i % 7) as f32 * 1.5, (i / 91) as f32))
+            .collect();
+        let mut grid = CountingSortGrid::default();
+        grid.build(&points, 0.7).unwrap();
+        let odd = [
+            Vec3::new(f32::NAN, 1.0, 1.0),
+            Vec3::new(1.0, f32::INFINITY, f32::NEG_INFINITY),
+            Vec3::splat(-3e38),
+            Vec3::splat(3e38),
+            Vec3::new(12.999, -0.0, 5.0),
+        ];
+        let probes: Vec<Vec3> = points.iter().copied().chain(odd).collect();
+        let (mut keys, mut portable) = (vec![0; probes.len()], vec![0; probes.len()]);
+        grid.keys_of(&probes, &mut keys);
+        grid.keys_of_portable(&probes, &mut portable);
+        assert_eq!(keys, portable);
+        let cells = grid.cell_count();
+        for (p, &key) in probes.iter().zip(&keys) {
+            assert!((key as usize) < cells, "{p} gave key {key} of {cells}");
+            if p.is_finite() {
+                let [x, y, z] = grid.cell_of(p.to_array().map(f64::from));
+                assert_eq!(key as usize, grid.linear(x, y, z), "{p}");
+            }
+        }
+    }
 
     #[test]
     fn grid_is_capped_for_spread_out_points() {
