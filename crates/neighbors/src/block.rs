@@ -142,6 +142,16 @@ pub(crate) enum LaneValues {
 }
 
 impl LaneValues {
+    /// A data block's values for particles of `shape`: `r²` for points,
+    /// each sphere's radius for spheres.
+    #[inline(always)]
+    fn of(shape: Shape) -> Self {
+        match shape {
+            Shape::Points { radius } => LaneValues::Same(radius * radius),
+            Shape::Spheres { .. } => LaneValues::Radii,
+        }
+    }
+
     /// The values of lanes `0..W` for slots `from..from + n`, 0 past `n`.
     #[inline(always)]
     pub(crate) fn array<const W: usize>(self, c: &Columns<'_>, from: usize, n: usize) -> [f32; W] {
@@ -166,6 +176,53 @@ impl<M: LaneMask> Buffers<M> {
     }
 }
 
+/// The blocks of a range of slots: up to `width` consecutive slots in
+/// one row of cells, each with the stencil of its cells (one box, as a
+/// block never leaves its row). A loop over [`next`](Self::next), not a
+/// callback: a closure is not always inlined into the walks' functions,
+/// and out of them the kernels' intrinsics are calls.
+struct Blocks<'a, C: Cells> {
+    c: &'a C,
+    width: usize,
+    /// The next block's first slot, its row's end, the range's end.
+    at: usize,
+    row_end: usize,
+    to: usize,
+    /// The current block's stencil.
+    stencil: Stencil,
+    finger: C::Finger,
+}
+
+impl<'a, C: Cells> Blocks<'a, C> {
+    /// The blocks of `slots`, clamped to the particles.
+    #[inline(always)]
+    fn new(c: &'a C, slots: Range<usize>, width: usize) -> Self {
+        let to = slots.end.min(c.sorted().len());
+        let at = slots.start.min(to);
+        let (stencil, finger) = (Stencil::default(), C::Finger::default());
+        Self { c, width, at, row_end: at, to, stencil, finger }
+    }
+
+    /// The next block's slots; its stencil is then in `self.stencil`.
+    #[inline(always)]
+    fn next(&mut self) -> Option<Range<usize>> {
+        let (c, s) = (self.c, self.at);
+        if s >= self.to {
+            return None;
+        }
+        if s >= self.row_end {
+            self.row_end = c.row_end(s).clamp(s + 1, self.to);
+        }
+        let e = (s + self.width).min(self.row_end);
+        let sorted = c.sorted();
+        let first = c.cell_of(sorted.position(s).map(f64::from));
+        let last = c.cell_of(sorted.position(e - 1).map(f64::from));
+        c.ranges(spanning(first, last, c.k()), &mut self.finger, &mut self.stencil);
+        self.at = e;
+        Some(s..e)
+    }
+}
+
 /// Fills `offsets` (pushed, after its first entry) and `indices` (from
 /// the last offset) with the sorted-order rows of `slots`, block by
 /// block. `c` must number its slots along rows of cells (see
@@ -179,43 +236,28 @@ pub(crate) fn rows_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
     offsets: &mut Vec<usize>,
     indices: &mut Vec<u32>,
 ) {
-    let sorted = c.sorted();
-    let cols = Columns::new(sorted);
-    let k = c.k();
-    let values = match sorted.shape {
-        Shape::Points { radius } => LaneValues::Same(radius * radius),
-        Shape::Spheres { .. } => LaneValues::Radii,
-    };
+    let cols = Columns::new(c.sorted());
+    let values = LaneValues::of(c.sorted().shape);
     let mut buffers = Buffers::new();
-    let mut stencil = Stencil::default();
-    let mut finger = C::Finger::default();
     let mut pos = *offsets.last().unwrap_or(&0);
-    let mut s = slots.start;
-    while s < slots.end {
-        // A block never leaves its row of cells, so its stencil is one box.
-        let row_end = c.row_end(s).clamp(s + 1, slots.end);
-        while s < row_end {
-            let e = (s + K::WIDTH).min(row_end);
-            let first = c.cell_of(sorted.position(s).map(f64::from));
-            let last = c.cell_of(sorted.position(e - 1).map(f64::from));
-            c.ranges(spanning(first, last, k), &mut finger, &mut stencil);
-            if stencil.total() > MAX_CANDIDATES {
-                pos = rows_walk(kernel, c, s..e, test_for, offsets, indices, pos);
-            } else {
-                let lanes = kernel.lanes(&cols, s, e - s, values);
-                pos = block_rows::<K, T>(
-                    kernel,
-                    &cols,
-                    &stencil,
-                    Block { len: e - s, own: Some(s) },
-                    &lanes,
-                    &mut buffers,
-                    offsets,
-                    indices,
-                    pos,
-                );
-            }
-            s = e;
+    let mut blocks = Blocks::new(c, slots, K::WIDTH);
+    while let Some(block) = blocks.next() {
+        let (s, e, stencil) = (block.start, block.end, &blocks.stencil);
+        if stencil.total() > MAX_CANDIDATES {
+            pos = rows_walk(kernel, c, block, test_for, offsets, indices, pos);
+        } else {
+            let lanes = kernel.lanes(&cols, s, e - s, values);
+            pos = block_rows::<K, T>(
+                kernel,
+                &cols,
+                stencil,
+                Block { len: e - s, own: Some(s) },
+                &lanes,
+                &mut buffers,
+                offsets,
+                indices,
+                pos,
+            );
         }
     }
 }
@@ -326,21 +368,10 @@ fn block_rows<K: BlockKernel, T: Test>(
 ) -> usize {
     let count = test_block::<K, T>(kernel, cols, stencil, block, false, lanes, buffers);
     NeighborLists::reserve_entries(indices, pos + block.len * count);
-    let groups = count.div_ceil(GROUP) * GROUP;
     let hit = lanes_hit(&buffers.masks[..count]);
-    let masks = buffers.masks[..groups].chunks_exact(GROUP);
-    let slots = buffers.slots[..groups].chunks_exact(GROUP);
     let out = indices.as_mut_slice();
-    for lane in 0..block.len as u32 {
-        // A lane with no neighbor among the candidates (most, on sparse
-        // sets) skips the read-out.
-        if hit >> lane & 1 != 0 {
-            for (masks, slots) in masks.clone().zip(slots.clone()) {
-                let (masks, slots) =
-                    (masks.try_into().expect("a group"), slots.try_into().expect("a group"));
-                pos = kernel.emit_lane(masks, lane, slots, out, pos);
-            }
-        }
+    for lane in 0..block.len {
+        pos = read_lane(kernel, buffers, count, hit, lane, out, pos);
         offsets.push(pos);
     }
     pos
@@ -350,6 +381,34 @@ fn block_rows<K: BlockKernel, T: Test>(
 #[inline(always)]
 fn lanes_hit<M: LaneMask>(masks: &[M]) -> u32 {
     masks.iter().fold(M::default(), |any, &mask| any | mask).into()
+}
+
+/// Writes lane `lane`'s hits among the first `count` candidates of
+/// `buffers` (their slots, ascending) into `out` from `pos`; returns the
+/// new end. A lane without a bit in `hit` (the lanes with any hit: most
+/// lanes have none on sparse sets) skips the read-out.
+#[inline(always)]
+fn read_lane<K: BlockKernel>(
+    kernel: K,
+    buffers: &Buffers<K::Mask>,
+    count: usize,
+    hit: u32,
+    lane: usize,
+    out: &mut [u32],
+    mut pos: usize,
+) -> usize {
+    if hit >> lane & 1 == 0 {
+        return pos;
+    }
+    let groups = count.div_ceil(GROUP) * GROUP;
+    let masks = buffers.masks[..groups].chunks_exact(GROUP);
+    let slots = buffers.slots[..groups].chunks_exact(GROUP);
+    for (masks, slots) in masks.zip(slots) {
+        let (masks, slots) =
+            (masks.try_into().expect("a group"), slots.try_into().expect("a group"));
+        pos = kernel.emit_lane(masks, lane as u32, slots, out, pos);
+    }
+    pos
 }
 
 /// The candidates of `stencil` a block tests: all of them, or with `later`
@@ -427,60 +486,31 @@ pub(crate) fn pairs_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
     test_for: impl Fn(usize) -> T + Copy,
     f: &mut impl FnMut(u32, u32),
 ) {
-    let sorted = c.sorted();
-    let cols = Columns::new(sorted);
-    let order = sorted.order.as_slice();
-    let k = c.k();
-    let values = match sorted.shape {
-        Shape::Points { radius } => LaneValues::Same(radius * radius),
-        Shape::Spheres { .. } => LaneValues::Radii,
-    };
+    let cols = Columns::new(c.sorted());
+    let order = c.sorted().order.as_slice();
+    let values = LaneValues::of(c.sorted().shape);
     let mut buffers = Buffers::new();
     // One particle's pairs at a time, as slots.
     let mut row = [0u32; MAX_CANDIDATES + MAX_BLOCK];
-    let mut stencil = Stencil::default();
-    let mut finger = C::Finger::default();
-    let to = slots.end.min(sorted.len());
-    let mut s = slots.start.min(to);
-    while s < to {
-        let row_end = c.row_end(s).clamp(s + 1, to);
-        while s < row_end {
-            let e = (s + K::WIDTH).min(row_end);
-            let first = c.cell_of(sorted.position(s).map(f64::from));
-            let last = c.cell_of(sorted.position(e - 1).map(f64::from));
-            c.ranges(spanning(first, last, k), &mut finger, &mut stencil);
-            let block = Block { len: e - s, own: Some(s) };
-            let count: usize = candidates(&stencil, block, true).map(|[lo, hi]| hi - lo).sum();
-            if count > MAX_CANDIDATES {
-                crate::search::pairs_walk(kernel, c, s..e, test_for, f);
-            } else {
-                let lanes = kernel.lanes(&cols, s, e - s, values);
-                let count =
-                    test_block::<K, T>(kernel, &cols, &stencil, block, true, &lanes, &mut buffers);
-                let groups = count.div_ceil(GROUP) * GROUP;
-                let hit = lanes_hit(&buffers.masks[..count]);
-                let masks = buffers.masks[..groups].chunks_exact(GROUP);
-                let slots = buffers.slots[..groups].chunks_exact(GROUP);
-                for lane in 0..block.len {
-                    if hit >> lane & 1 == 0 {
-                        continue;
-                    }
-                    let mut pos = 0;
-                    for (masks, slots) in masks.clone().zip(slots.clone()) {
-                        let (masks, slots) = (
-                            masks.try_into().expect("a group"),
-                            slots.try_into().expect("a group"),
-                        );
-                        pos = kernel.emit_lane(masks, lane as u32, slots, &mut row, pos);
-                    }
-                    let a = order[s + lane];
-                    for &j in &row[..pos] {
-                        let b = order[j as usize];
-                        f(a.min(b), a.max(b));
-                    }
-                }
+    let mut blocks = Blocks::new(c, slots, K::WIDTH);
+    while let Some(range) = blocks.next() {
+        let (s, e, stencil) = (range.start, range.end, &blocks.stencil);
+        let block = Block { len: e - s, own: Some(s) };
+        let count: usize = candidates(stencil, block, true).map(|[lo, hi]| hi - lo).sum();
+        if count > MAX_CANDIDATES {
+            crate::search::pairs_walk(kernel, c, range, test_for, f);
+            continue;
+        }
+        let lanes = kernel.lanes(&cols, s, e - s, values);
+        let count = test_block::<K, T>(kernel, &cols, stencil, block, true, &lanes, &mut buffers);
+        let hit = lanes_hit(&buffers.masks[..count]);
+        for lane in 0..block.len {
+            let end = read_lane(kernel, &buffers, count, hit, lane, &mut row, 0);
+            let a = order[s + lane];
+            for &j in &row[..end] {
+                let b = order[j as usize];
+                f(a.min(b), a.max(b));
             }
-            s = e;
         }
     }
 }
