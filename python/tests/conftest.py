@@ -34,12 +34,20 @@ def outward(mins, maxs):
 def brute_overlap(mins, maxs):
     """Every pair i < j of boxes that overlap, faces included (any columns)."""
     mins, maxs = np.asarray(mins), np.asarray(maxs)
-    n = len(mins)
+
+    def hits(rows):
+        a_lo, a_hi = mins[rows, None, :], maxs[rows, None, :]
+        return np.all((a_lo <= maxs[None]) & (mins[None] <= a_hi), axis=2)
+
+    return upper_pairs(len(mins), hits)
+
+
+def upper_pairs(n, hits):
+    """The pairs i < j where `hits(rows)` (a boolean matrix, rows `rows`
+    against all n columns) is true, computed 256 rows at a time."""
     found_i, found_j = [], []
     for start in range(0, n, 256):
-        a_lo, a_hi = mins[start : start + 256, None, :], maxs[start : start + 256, None, :]
-        hit = np.all((a_lo <= maxs[None]) & (mins[None] <= a_hi), axis=2)
-        i, j = np.nonzero(hit)
+        i, j = np.nonzero(hits(slice(start, start + 256)))
         i = i + start
         keep = i < j
         found_i.append(i[keep])
@@ -93,17 +101,7 @@ def brute_neighbors(points, r, periodic=None):
     """Every pair i < j within r (inclusive, float32 rule)."""
     p = np.asarray(points).astype(F32)
     r2 = F32(r) * F32(r)
-    found_i, found_j = [], []
-    for start in range(0, len(p), 256):
-        hit = squared_distances(p[start : start + 256], p, periodic) <= r2
-        i, j = np.nonzero(hit)
-        i = i + start
-        keep = i < j
-        found_i.append(i[keep])
-        found_j.append(j[keep])
-    if not found_i:
-        return np.zeros((0, 2), dtype=np.uint32)
-    return as_pairs(np.concatenate(found_i), np.concatenate(found_j))
+    return upper_pairs(len(p), lambda rows: squared_distances(p[rows], p, periodic) <= r2)
 
 
 def pairs_to_rows(pairs, n):
