@@ -1,7 +1,7 @@
 //! Decoding arbitrary bytes into a box scene and a grid configuration, and
 //! the check every decoded scene must pass. Shared, by `#[path]`, between
 //! the cargo-fuzz target (`fuzz/fuzz_targets/grid_pairs.rs`) and the stable
-//! test that replays the committed corpus (`tests/fuzz_corpus_replays.rs`),
+//! test that replays the committed corpus (`tests/integration/fuzz_corpus_replays.rs`),
 //! so a fuzz finding is a regression test as soon as its file is committed.
 
 use broadphase::glam::Vec3;

@@ -5,7 +5,8 @@
 //!   system fails the test instead of stalling CI;
 //! - [`CountingAllocator`] with [`allocations_during`] and
 //!   [`allocations_on_every_thread_during`]: the warm-frame tests' proof
-//!   that a frame allocates nothing.
+//!   that a frame allocates nothing, taken one test at a time under
+//!   [`serial`]; [`live_heap_bytes`]: the soak test's memory figure.
 //!
 //! Scenes live in `broadphase-scenes`; this crate holds no geometry.
 
@@ -35,21 +36,30 @@ pub fn within<T: Send + 'static>(seconds: u64, f: impl FnOnce() -> T + Send + 's
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 /// Forwards to [`System`], counting allocations and reallocations made on a
-/// thread that has switched counting on. A test binary installs it with
+/// thread that has switched counting on, and keeping the number of live
+/// heap bytes. A test binary installs it with
 /// `#[global_allocator] static ALLOCATOR: CountingAllocator = CountingAllocator;`.
 #[derive(Debug)]
 pub struct CountingAllocator;
 
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
 
+/// Bytes allocated and not yet freed, by every thread, always counted.
+static LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
+
 /// Counting switched on for every thread.
 static COUNTING_EVERYWHERE: AtomicBool = AtomicBool::new(false);
 
+/// The one counting session of the binary: see [`serial`].
+static SERIAL: Mutex<()> = Mutex::new(());
+
 thread_local! {
-    // `const` initialisation and no destructor: reading it never allocates.
+    // `const` initialisation and no destructor: reading them never allocates.
     static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static HOLDS_SERIAL: Cell<bool> = const { Cell::new(false) };
 }
 
 fn note_allocation() {
@@ -60,38 +70,95 @@ fn note_allocation() {
 }
 
 // SAFETY: every method forwards to `System` with the caller's arguments
-// unchanged, so `System`'s guarantees are ours; counting touches only an
-// atomic and a const-initialised thread-local, neither of which allocates.
+// unchanged, so `System`'s guarantees are ours; counting touches only
+// atomics and a const-initialised thread-local, none of which allocates.
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         note_allocation();
         // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
-        unsafe { System.alloc(layout) }
+        let ptr = unsafe { System.alloc(layout) };
+        if !ptr.is_null() {
+            LIVE_BYTES.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        ptr
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         note_allocation();
         // SAFETY: the caller upholds `GlobalAlloc::alloc_zeroed`'s contract.
-        unsafe { System.alloc_zeroed(layout) }
+        let ptr = unsafe { System.alloc_zeroed(layout) };
+        if !ptr.is_null() {
+            LIVE_BYTES.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        ptr
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         note_allocation();
         // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
+        let moved = unsafe { System.realloc(ptr, layout, new_size) };
+        if !moved.is_null() {
+            LIVE_BYTES.fetch_add(new_size, Ordering::Relaxed);
+            LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
+        }
+        moved
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE_BYTES.fetch_sub(layout.size(), Ordering::Relaxed);
         // SAFETY: the caller upholds `GlobalAlloc::dealloc`'s contract.
         unsafe { System.dealloc(ptr, layout) }
     }
 }
 
+/// Proof that this thread holds the binary's one counting session; the
+/// session ends when it is dropped.
+#[derive(Debug)]
+pub struct Serial {
+    _guard: MutexGuard<'static, ()>,
+}
+
+impl Drop for Serial {
+    fn drop(&mut self) {
+        HOLDS_SERIAL.set(false);
+    }
+}
+
+/// Takes the binary's one counting session, waiting for any other test
+/// that holds it. The allocation counters are global to the process (the
+/// every-thread count sees the harness's other tests, too), so every test
+/// of a binary that installs [`CountingAllocator`] takes this first and
+/// holds it to its end; [`allocations_during`] and
+/// [`allocations_on_every_thread_during`] panic on a thread without it.
+///
+/// # Examples
+///
+/// ```
+/// let _serial = broadphase_testkit::serial();
+/// let (_, allocations) = broadphase_testkit::allocations_during(true, || 1 + 1);
+/// assert_eq!(allocations, 0); // the doctest installs no counting allocator
+/// ```
+pub fn serial() -> Serial {
+    // A test that failed while holding the session poisons the lock; the
+    // counters are reset by every count, so the next test may go on.
+    let guard = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    HOLDS_SERIAL.set(true);
+    Serial { _guard: guard }
+}
+
+fn assert_serial() {
+    assert!(
+        HOLDS_SERIAL.get(),
+        "count allocations only inside `broadphase_testkit::serial()`: other tests of the \
+         binary would add to the count"
+    );
+}
+
 /// Runs `f` and returns its result with the allocations this thread made
 /// during it; with `count` false nothing is counted (warm-up frames) and
-/// the count is 0. One counter serves the whole binary, so callers keep to
-/// one counting thread at a time.
+/// the count is 0. Panics unless this thread holds [`serial`].
 pub fn allocations_during<R>(count: bool, f: impl FnOnce() -> R) -> (R, usize) {
+    assert_serial();
     ALLOCATIONS.store(0, Ordering::Relaxed);
     COUNTING.set(count);
     let result = f();
@@ -102,9 +169,27 @@ pub fn allocations_during<R>(count: bool, f: impl FnOnce() -> R) -> (R, usize) {
 /// As [`allocations_during`], counting the allocations of every thread of
 /// the process while `f` runs (worker threads included).
 pub fn allocations_on_every_thread_during<R>(count: bool, f: impl FnOnce() -> R) -> (R, usize) {
+    assert_serial();
     ALLOCATIONS.store(0, Ordering::Relaxed);
     COUNTING_EVERYWHERE.store(count, Ordering::SeqCst);
     let result = f();
     COUNTING_EVERYWHERE.store(false, Ordering::SeqCst);
     (result, ALLOCATIONS.load(Ordering::Relaxed))
+}
+
+/// Heap bytes allocated through [`CountingAllocator`] and not yet freed,
+/// by every thread: a memory figure that needs no operating system support
+/// (0 in a binary that does not install the allocator).
+///
+/// # Examples
+///
+/// ```
+/// let before = broadphase_testkit::live_heap_bytes();
+/// let kept = vec![0u8; 1 << 20];
+/// // No counting allocator in a doctest: the figure does not move.
+/// assert_eq!(broadphase_testkit::live_heap_bytes(), before);
+/// drop(kept);
+/// ```
+pub fn live_heap_bytes() -> usize {
+    LIVE_BYTES.load(Ordering::Relaxed)
 }

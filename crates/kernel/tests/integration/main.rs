@@ -1,0 +1,18 @@
+//! The kernel's integration tests, one binary (the refusing allocator of
+//! `pair_output_out_of_memory` keeps a binary of its own). Each module is
+//! named for what it checks or for the input that once broke it.
+
+mod bad_input_is_a_typed_error;
+mod big_leaf_sweep;
+mod boxes_on_split_planes;
+mod far_away_box;
+mod grid_matches_brute_force;
+mod long_thin_boxes;
+mod one_box_overlaps_all;
+mod outliers_clamp_to_the_border;
+mod pile_of_identical_boxes;
+mod quantized_filter_is_exact;
+mod rays_and_shapes_match_brute_force;
+mod simd_kernels_agree;
+mod support;
+mod thin_slab_world;

@@ -1,0 +1,20 @@
+//! The workspace's integration tests through the facade, one binary: the
+//! ECS plugin, the fuzz corpus, determinism across thread counts and the
+//! shared scenes. The allocation-counting tests are the `allocations`
+//! binary. Each module is named for what it checks.
+
+#[path = "../support/fuzz_input.rs"]
+mod fuzz_input;
+
+mod ecs_bad_box_is_an_error;
+mod ecs_determinism_across_threads;
+mod ecs_events;
+mod ecs_layers;
+mod ecs_matches_brute_force;
+mod ecs_queries;
+mod ecs_static_dynamic;
+mod ecs_support;
+mod fuzz_corpus_replays;
+mod partition_determinism;
+mod persistent_determinism;
+mod shared_scenes_vs_sort_and_sweep;
