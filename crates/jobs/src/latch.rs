@@ -127,6 +127,7 @@ const PARK_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(5);
 /// a sub-job. Run with
 /// `RUSTFLAGS="--cfg loom" cargo test -p broadphase-jobs --release --lib loom`.
 #[cfg(all(test, loom))]
+#[allow(unsafe_code, reason = "the model reads its counters through loom's UnsafeCell")]
 mod loom_tests {
     use super::{Latch, Sleep};
     use loom::cell::UnsafeCell;

@@ -32,8 +32,8 @@
 //!   memory, and [`JobSystem::reserve_queue`] sizes the shared queue, so
 //!   a frame built of indexed jobs allocates nothing once warm.
 //!
-//! `unsafe` lives in `scope.rs` alone, where a borrowing job's lifetime is
-//! erased so it can be queued. The latch and sleep protocols that make
+//! `unsafe` lives in `scope.rs`, where a borrowing job's lifetime is
+//! erased so it can be queued, and `group.rs`, which queues such jobs. The latch and sleep protocols that make
 //! that sound are model-checked with loom (`latch.rs`).
 //!
 //! # Example
@@ -53,8 +53,10 @@
 //! # Ok::<(), broadphase_jobs::JobError>(())
 //! ```
 
+#[allow(unsafe_code, reason = "hands borrowed jobs to the workers through the scope's erasure")]
 mod group;
 mod latch;
+#[allow(unsafe_code, reason = "erases a scoped job's lifetime; the scope outlives every job")]
 mod scope;
 mod scratch;
 mod sync;

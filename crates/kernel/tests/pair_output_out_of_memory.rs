@@ -8,6 +8,8 @@
 //! allocator refuses any single allocation above a limit, standing in for
 //! an exhausted machine.
 
+#![allow(unsafe_code, reason = "the refusing allocator forwards to the system allocator")]
+
 use broadphase_kernel::{AdaptiveGrid, FindPairsError, GridConfig, PairKernel, PairsError};
 use broadphase_scenes::pile;
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -38,9 +38,11 @@
 //!   [`CountingSortGrid::build_parallel`] builds the grid on the same job
 //!   system (the other structures build on one thread).
 //!
-//! `unsafe` is confined to the SIMD scan kernels (`simd.rs`), the calls
-//! into the walks compiled for their CPU feature (`search.rs`), and one
-//! prefetch (`csr.rs`); each block says why it is sound.
+//! `unsafe` is allowed only in the modules that say why where they are
+//! declared: the SIMD kernels (`simd.rs`), the calls into walks compiled
+//! for their CPU feature (`search.rs`, `periodic.rs`, `verlet.rs`), the
+//! cell keys (`counting_sort_grid.rs`) and one prefetch (`csr.rs`); each
+//! block says why it is sound.
 //!
 //! # Example
 //!
@@ -84,21 +86,27 @@ mod api;
 #[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
 mod block;
 mod brute_force;
+#[allow(unsafe_code, reason = "AVX2 cell keys; an unchecked cast of clamped floats")]
 mod counting_sort_grid;
 mod cross;
+#[allow(unsafe_code, reason = "a cache prefetch while rows are moved")]
 mod csr;
 mod multilevel;
 mod parallel;
+#[allow(unsafe_code, reason = "the AVX2 pair walk of the periodic grid, after its CPU check")]
 mod periodic;
 mod points;
 mod scan;
+#[allow(unsafe_code, reason = "calls the SIMD scans with the token of their CPU check")]
 mod search;
 #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[allow(unsafe_code, reason = "the AVX2 and AVX-512 scan, block and filter kernels")]
 mod simd;
 mod sorted;
 mod spatial_hash;
 mod spatial_index;
 mod stencil;
+#[allow(unsafe_code, reason = "the AVX2 Verlet filter, called with its detection token")]
 mod verlet;
 
 pub use api::NeighborSearch;

@@ -10,6 +10,7 @@ mod aabb;
 mod fast_unique;
 mod pool;
 mod ray;
+#[allow(unsafe_code, reason = "the aligned column is viewed as a slice of its lanes")]
 mod soa;
 
 pub use aabb::{Aabb, Axis, Corner, InputError, MAX_BOXES, validate_boxes};

@@ -273,6 +273,7 @@ impl<T: Copy, I: SliceIndex<[T]>> IndexMut<I> for Pool<T> {
 /// frame allocates nothing" is checked rather than assumed. Counts are per
 /// thread, so tests running in parallel do not disturb each other.
 #[cfg(test)]
+#[allow(unsafe_code, reason = "a counting allocator forwards to the system allocator")]
 pub(crate) mod alloc_count {
     use std::alloc::{GlobalAlloc, Layout, System};
     use std::cell::Cell;

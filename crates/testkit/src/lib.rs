@@ -10,6 +10,8 @@
 //!
 //! Scenes live in `broadphase-scenes`; this crate holds no geometry.
 
+#![allow(unsafe_code, reason = "the counting allocator forwards to the system allocator")]
+
 use std::sync::mpsc;
 use std::time::Duration;
 
