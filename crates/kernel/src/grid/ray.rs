@@ -309,7 +309,14 @@ impl AdaptiveGrid {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn ray_hits(&self, ray: &Ray, out: &mut Vec<(u32, f32)>) -> Result<(), QueryError> {
-        self.ray_hits_by(ray, |id| ray.entry(&self.boxes[id as usize]), out)
+        // Called from both ways' walks: inlined into each, as it was when
+        // there was one.
+        self.ray_hits_by(
+            ray,
+            #[inline(always)]
+            |id| ray.entry(&self.boxes[id as usize]),
+            out,
+        )
     }
 
     /// [`ray_hits`](Self::ray_hits) with the caller's test, as in
