@@ -7,10 +7,13 @@
 //!     target/release/examples/ray_dedup mixed100k-short sort
 //! ```
 //!
-//! Sets (10,000 rays each, from random points in random directions, as
-//! `benches/queries.rs`): `mixed100k-short` (`max_t` 40), `mixed100k-long`
-//! (no end), `dense20k-long` (no end, through dense20k: hundreds of hits a
-//! ray). Strategies: `sort`, `fast-unique`. It prints the hits counted.
+//! Sets (10,000 rays each, from random points in random directions, drawn
+//! as in `benches/queries.rs`, seed 1): `mixed100k-short` (`max_t` 40,
+//! 0.3 hits a ray), `mixed100k-long` (no end, 4.6 hits), `dense20k-long`
+//! (no end, through dense20k, 9.5 hits) and `big20k-long` (no end,
+//! through 20,000 cubes of side 40 in a 1,000-unit cube, 21.5 hits).
+//! Strategies: `sort`, `fast-unique`. `pass` runs over the first 100 rays
+//! first (warm-up), then all of them; it prints the hits counted.
 
 use broadphase_kernel::{Aabb, AdaptiveGrid, GridConfig, RayDedup};
 use broadphase_scenes::{SplitMix64, dense20k, mixed100k};
