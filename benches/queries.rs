@@ -20,13 +20,21 @@
 //! only, for scale. Before timing, the first 500 queries of each set are
 //! checked against brute force.
 //!
+//! Group `ray_dedup`: all-hits rays with each way of dropping the copies
+//! of a box in several leaves (`GridConfig::ray_dedup`), side by side:
+//! `ray_dedup/{short,long}/{sort,fast_unique}`, each iteration the 10,000
+//! short or long rays (`ray_dedup/short/sort` is `queries/ray_hits_short`
+//! again, in the same sitting).
+//!
 //! ```text
 //! cargo bench --bench queries
+//! cargo bench --bench queries -- ray_dedup
 //! ```
 
 use std::hint::black_box;
 use std::time::Duration;
 
+use broadphase::grid::{GridConfig, RayDedup};
 use broadphase::oracle::brute_force_ray_hits;
 use broadphase::query::{Ray, Sphere, cast_rays};
 use broadphase::{Aabb, AdaptiveGrid, JobSystem, glam::Vec3};
@@ -141,6 +149,31 @@ fn queries(c: &mut Criterion) {
     group.bench_function("brute_force_cast_ray_short", |b| {
         b.iter(|| short[..100].iter().filter_map(|r| brute_first(&boxes, black_box(r))).count())
     });
+    group.finish();
+
+    let mut group = c.benchmark_group("ray_dedup");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    for (name, ray_dedup) in [("sort", RayDedup::Sort), ("fast_unique", RayDedup::FastUnique)] {
+        let mut grid = AdaptiveGrid::with_config(GridConfig { ray_dedup, ..GridConfig::default() });
+        grid.build(&boxes).expect("valid scene");
+        for ray in short.iter().chain(&long).take(500) {
+            grid.ray_hits(ray, &mut hits).expect("valid ray");
+            assert_eq!(hits, brute_force_ray_hits(&boxes, ray), "{name}, {ray:?}");
+        }
+        for (set, rays) in [("short", &short), ("long", &long)] {
+            group.bench_function(format!("{set}/{name}"), |b| {
+                b.iter(|| {
+                    rays.iter().fold(0, |n, r| {
+                        grid.ray_hits(black_box(r), &mut hits).expect("valid ray");
+                        n + hits.len()
+                    })
+                })
+            });
+        }
+    }
     group.finish();
 }
 

@@ -15,7 +15,7 @@ pub use glam;
 /// on the calling thread. See `docs/ARCHITECTURE.md` and `docs/QUERIES.md`.
 pub mod grid {
     pub use broadphase_kernel::{
-        AdaptiveGrid, FindPairsError, GridCapacity, GridConfig, PairKernel, PairsError,
+        AdaptiveGrid, FindPairsError, GridCapacity, GridConfig, PairKernel, PairsError, RayDedup,
         ValidationError,
     };
 }

@@ -52,6 +52,7 @@ pub use broadphase_storage::{
     Aabb, Axis, Corner, InputError, MAX_BOXES, QueryError, QueryPart, Ray, Sphere,
 };
 pub use grid::{
-    AdaptiveGrid, FindPairsError, GridCapacity, GridConfig, PairKernel, PairsError, ValidationError,
+    AdaptiveGrid, FindPairsError, GridCapacity, GridConfig, PairKernel, PairsError, RayDedup,
+    ValidationError,
 };
 pub use reference::{SortAndSweep, brute_force_pairs, brute_force_query, brute_force_ray_hits};

@@ -113,6 +113,42 @@ impl<const N: usize> FastUnique<N> {
         self.insert_spill(v)
     }
 
+    /// [`insert`](Self::insert) without the spill, so it never allocates:
+    /// `Some(true)` if `v` was added (to an inline slot), `Some(false)` if
+    /// it was in the set already, and `None` if it is not in the set and
+    /// has no inline slot (all `N` are taken, or `v` is `u32::MAX`, which
+    /// only the spill holds): nothing is stored then.
+    ///
+    /// A filter in front of an exact de-duplication uses it: `Some(false)`
+    /// is a sure repeat, `None` is left to the exact step.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut set = broadphase_storage::FastUnique::<2>::new();
+    /// assert_eq!(set.try_insert(4), Some(true));
+    /// assert_eq!(set.try_insert(4), Some(false));
+    /// assert_eq!(set.try_insert(5), Some(true));
+    /// assert_eq!(set.try_insert(6), None); // both slots are taken
+    /// assert!(!set.contains(6) && set.len() == 2);
+    /// assert_eq!(set.try_insert(u32::MAX), None);
+    /// ```
+    #[inline]
+    pub fn try_insert(&mut self, v: u32) -> Option<bool> {
+        if v != EMPTY && self.inline_contains(v) {
+            return Some(false);
+        }
+        if !self.spill.is_empty() && self.spill.binary_search(&v).is_ok() {
+            return Some(false);
+        }
+        if v != EMPTY && self.fill < N {
+            self.slots[self.fill] = v;
+            self.fill += 1;
+            return Some(true);
+        }
+        None
+    }
+
     #[cold]
     fn insert_spill(&mut self, v: u32) -> bool {
         match self.spill.binary_search(&v) {
@@ -463,6 +499,53 @@ mod tests {
         check_against_hashset::<8>(2);
         check_against_hashset::<1>(3);
         check_against_hashset::<0>(4);
+    }
+
+    /// `try_insert` agrees with a `HashSet` fed the same values, except
+    /// that a value with no inline slot left is refused (`None`), not
+    /// stored; values put in the spill earlier by `insert` still count.
+    fn check_try_insert<const N: usize>(seed: u64) {
+        let mut rng = SplitMix64(seed);
+        let mut set = FastUnique::<N>::new();
+        for round in 0..20 {
+            set.clear();
+            let mut oracle = HashSet::new();
+            let range = [4, 16, 40, 1000][round % 4];
+            // Some rounds start with values `insert` put in the spill.
+            for _ in 0..(round % 3) * (N + 2) {
+                let v = rng.value(range);
+                assert_eq!(set.insert(v), oracle.insert(v));
+            }
+            for _ in 0..(round * 13) {
+                let v = rng.value(range);
+                let full_before = set.fill == N;
+                match set.try_insert(v) {
+                    Some(added) => assert_eq!(added, oracle.insert(v), "try_insert {v}"),
+                    None => {
+                        assert!(!oracle.contains(&v), "refused {v}, which is in the set");
+                        assert!(v == u32::MAX || full_before, "refused {v} with a free slot");
+                        assert!(!set.contains(v));
+                    }
+                }
+            }
+            assert_eq!(set.len(), oracle.len());
+            assert_eq!(set.iter().collect::<HashSet<_>>(), oracle);
+        }
+    }
+
+    #[test]
+    fn try_insert_never_spills() {
+        check_try_insert::<16>(5);
+        check_try_insert::<8>(6);
+        check_try_insert::<1>(7);
+        check_try_insert::<0>(8);
+        let mut set = FastUnique::<4>::new();
+        let fill = |set: &mut FastUnique<4>| {
+            set.clear();
+            (0..50).for_each(|v| _ = set.try_insert(v));
+        };
+        assert_eq!(allocations_in(|| fill(&mut set)), 0);
+        assert_eq!(set.len(), 4);
     }
 
     #[test]

@@ -68,6 +68,32 @@ impl PairKernel {
     }
 }
 
+/// How [`AdaptiveGrid::ray_hits`](super::AdaptiveGrid::ray_hits) drops
+/// the copies of a box: a box lies in every leaf its quantized box meets,
+/// so a ray crossing several of those leaves meets it once in each. Both
+/// give the same hits in the same order (sorted by `t`, then index).
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_kernel::{AdaptiveGrid, GridConfig, RayDedup};
+/// let grid = AdaptiveGrid::with_config(GridConfig { ray_dedup: RayDedup::FastUnique, ..GridConfig::default() });
+/// assert_eq!(grid.config().ray_dedup, RayDedup::FastUnique);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum RayDedup {
+    /// Every copy is tested and kept; sorting the hits puts a box's copies
+    /// (same index, same `t`) side by side and one pass drops them.
+    #[default]
+    Sort,
+    /// The first 16 distinct boxes the ray meets are remembered in a
+    /// [`FastUnique`](broadphase_storage::FastUnique) (one compare of all
+    /// 16 per box met): their copies are skipped before the exact test, so
+    /// they are neither tested again nor sorted. Boxes past the 16th are
+    /// kept as with `Sort`, and the same pass drops their copies.
+    FastUnique,
+}
+
 /// Tuning of [`AdaptiveGrid`](super::AdaptiveGrid). Defaults are the
 /// measured best on the shared scenes (`docs/BENCHMARKS.md`); every field is
 /// safe to change: no value makes a result wrong, only slower.
@@ -97,6 +123,8 @@ pub struct GridConfig {
     pub copy_budget: f32,
     /// Which leaf overlap kernel runs.
     pub kernel: PairKernel,
+    /// How all-hits rays drop the copies of boxes in several leaves.
+    pub ray_dedup: RayDedup,
 }
 
 impl Default for GridConfig {
@@ -107,6 +135,7 @@ impl Default for GridConfig {
             max_replication: 4.0,
             copy_budget: 8.0,
             kernel: PairKernel::Auto,
+            ray_dedup: RayDedup::Sort,
         }
     }
 }

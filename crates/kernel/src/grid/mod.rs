@@ -27,7 +27,7 @@ mod validate;
 
 pub use build::FindPairsError;
 pub use capacity::GridCapacity;
-pub use config::{GridConfig, PairKernel};
+pub use config::{GridConfig, PairKernel, RayDedup};
 pub use pairs::PairsError;
 pub use tree::AdaptiveGrid;
 pub use validate::ValidationError;

@@ -1,13 +1,18 @@
 //! Rays against the kept build: front to back through the occupied cells,
 //! nearest cell first, stopping once no cell left can hold a nearer hit.
 
+use super::config::RayDedup;
 use super::leaf::{Corners, unflip};
 use super::quantize::{Cell, Item, LEVELS, WorldSteps};
 use super::query::leaf_hits;
 use super::split::AXIS_CELLS;
 use super::tree::AdaptiveGrid;
-use broadphase_storage::{QueryError, Ray};
+use broadphase_storage::{FastUnique, QueryError, Ray};
 use core::mem::MaybeUninit;
+
+/// Distinct boxes an all-hits ray remembers with [`RayDedup::FastUnique`]:
+/// 16 `u32`, one AVX2 compare pair (four SSE2 ones) per box met.
+const RAY_SEEN: usize = 16;
 
 /// A node waiting to be visited, with where the ray enters and leaves it.
 #[derive(Clone, Copy, Debug, Default)]
@@ -281,7 +286,9 @@ impl AdaptiveGrid {
     }
 
     /// Every box `ray` hits, as `(index, entry t)` ([`Ray::entry`]), into
-    /// `out` (cleared first), sorted by `t`, ties by index, each box once.
+    /// `out` (cleared first), sorted by `t`, ties by index, each box once
+    /// (the config's [`RayDedup`] picks how the copies of a box in several
+    /// leaves are dropped).
     ///
     /// # Errors
     /// [`QueryError`] if the ray breaks its contract; `out` is then empty.
@@ -302,11 +309,20 @@ impl AdaptiveGrid {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn ray_hits(&self, ray: &Ray, out: &mut Vec<(u32, f32)>) -> Result<(), QueryError> {
-        self.ray_hits_by(ray, |id| ray.entry(&self.boxes[id as usize]), out)
+        // Called from both ways' walks: inlined into each, as it was when
+        // there was one.
+        self.ray_hits_by(
+            ray,
+            #[inline(always)]
+            |id| ray.entry(&self.boxes[id as usize]),
+            out,
+        )
     }
 
     /// [`ray_hits`](Self::ray_hits) with the caller's test, as in
-    /// [`cast_ray_by`](Self::cast_ray_by).
+    /// [`cast_ray_by`](Self::cast_ray_by). `entry` may be called more than
+    /// once for a box (once per leaf that holds it with
+    /// [`RayDedup::Sort`]), and must give the same answer each time.
     ///
     /// # Errors
     /// [`QueryError`] if the ray breaks its contract; `out` is then empty.
@@ -318,15 +334,37 @@ impl AdaptiveGrid {
     ) -> Result<(), QueryError> {
         out.clear();
         ray.validate()?;
-        self.walk_ray(ray, |id| {
-            if let Some(t) = entry(id) {
-                out.push((id, t));
+        // A box lies in every leaf it overlaps: the ray may meet it again.
+        let copies = match self.config.ray_dedup {
+            RayDedup::Sort => {
+                self.walk_ray(ray, |id| {
+                    if let Some(t) = entry(id) {
+                        out.push((id, t));
+                    }
+                    None
+                });
+                true
             }
-            None
-        });
-        // A box lies in every leaf it overlaps: the same box, the same t.
+            RayDedup::FastUnique => {
+                let mut seen = FastUnique::<RAY_SEEN>::new();
+                self.walk_ray(ray, |id| {
+                    // `Some(false)`: met before, tested then. `None`: the
+                    // set is full, the pass below drops the copies.
+                    if seen.try_insert(id) != Some(false)
+                        && let Some(t) = entry(id)
+                    {
+                        out.push((id, t));
+                    }
+                    None
+                });
+                seen.len() == RAY_SEEN
+            }
+        };
+        // The copies of a box have the same t: sorted, they are neighbours.
         out.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-        out.dedup_by_key(|&mut (id, _)| id);
+        if copies {
+            out.dedup_by_key(|&mut (id, _)| id);
+        }
         Ok(())
     }
 
