@@ -6,6 +6,7 @@ mod bad_input_is_a_typed_error;
 mod big_leaf_sweep;
 mod boxes_on_split_planes;
 mod far_away_box;
+mod fast_unique_dedup;
 mod grid_matches_brute_force;
 mod long_thin_boxes;
 mod one_box_overlaps_all;

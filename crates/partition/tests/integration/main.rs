@@ -4,6 +4,7 @@
 mod bad_input;
 mod batched_rays;
 mod batched_shapes;
+mod fast_unique_dedup;
 mod matches_kernel;
 mod persistent_calls;
 mod persistent_matches_rebuild;

@@ -1,0 +1,79 @@
+//! Regression: warm all-hits rays allocate nothing, with either way of
+//! dropping the copies of a box that lies in several leaves
+//! (`RayDedup::Sort`, `RayDedup::FastUnique`), on every kernel and with
+//! small leaves (boxes in many leaves): a lattice of touching cubes, a pile
+//! of identical boxes, and small cubes under one huge box.
+
+use broadphase::glam::Vec3;
+use broadphase::grid::{GridConfig, PairKernel, RayDedup};
+use broadphase::query::Ray;
+use broadphase::{Aabb, AdaptiveGrid};
+use broadphase_scenes::pile;
+use broadphase_testkit::allocations_during;
+
+/// Unit cubes touching face to face, `n` a side, from the origin.
+fn lattice(n: usize) -> Vec<Aabb> {
+    let mut boxes = Vec::new();
+    for x in 0..n {
+        for y in 0..n {
+            for z in 0..n {
+                let min = Vec3::new(x as f32, y as f32, z as f32);
+                boxes.push(Aabb::new(min, min + Vec3::ONE));
+            }
+        }
+    }
+    boxes
+}
+
+/// Small cubes on a lattice with gaps, and one box over them all.
+fn small_cubes_under_a_huge_box() -> Vec<Aabb> {
+    let mut boxes: Vec<Aabb> = lattice(16)
+        .into_iter()
+        .map(|b| Aabb::new(b.min * 4.0, b.min * 4.0 + Vec3::splat(1.5)))
+        .collect();
+    boxes.insert(7, Aabb::new(Vec3::splat(-1.0), Vec3::splat(70.0)));
+    boxes
+}
+
+pub(crate) fn warm_all_hits_rays_allocate_nothing() {
+    let scenes = [lattice(16), pile().boxes, small_cubes_under_a_huge_box()];
+    for boxes in &scenes {
+        for ray_dedup in [RayDedup::Sort, RayDedup::FastUnique] {
+            for kernel in PairKernel::available() {
+                for leaf_capacity in [128, 4] {
+                    let config =
+                        GridConfig { ray_dedup, kernel, leaf_capacity, ..GridConfig::default() };
+                    let mut grid = AdaptiveGrid::with_config(config);
+                    grid.build(boxes).expect("valid scene");
+                    check_warm_rays(&grid, boxes);
+                }
+            }
+        }
+    }
+}
+
+fn check_warm_rays(grid: &AdaptiveGrid, boxes: &[Aabb]) {
+    let rays: Vec<Ray> = (0..50)
+        .map(|i| {
+            let t = i as f32 * 0.37;
+            Ray::new(
+                Vec3::new(-1.0, 8.0 + t.sin(), 8.0 + t.cos()),
+                Vec3::new(1.0, t.sin() * 0.1, 0.02),
+                f32::INFINITY,
+            )
+        })
+        .chain([Ray::new(boxes[0].min - Vec3::ONE, Vec3::ONE, f32::INFINITY)])
+        .collect();
+    let mut hits = Vec::new();
+    let mut frame = |count: bool| {
+        allocations_during(count, || {
+            rays.iter().fold(0, |n, ray| {
+                grid.ray_hits(ray, &mut hits).unwrap();
+                n + hits.len()
+            })
+        })
+    };
+    let (found, _) = frame(false);
+    assert!(found > 50, "{:?}: {found} hits", grid.config());
+    assert_eq!(frame(true), (found, 0), "{:?}", grid.config());
+}
