@@ -14,12 +14,13 @@
 //!   - `tree/1`: [`GridTree::pairs`] on a 1-thread [`JobSystem`] (no
 //!     worker: the calling thread runs every job);
 //!   - `tree/N` for every N in 2.. up to the available cores;
-//! - `split_threshold`: the tree on all cores on uniform12k (12,000
-//!   boxes: between the two thresholds below, so it runs on the calling
-//!   thread at 16,384 and on all threads at 10,000), dense20k and the two
-//!   40k scenes for [`GridTreeConfig::split_threshold`] in 4,096, 8,192,
-//!   10,000 (the default), 16,384 (the default before 2026-11-27) and
-//!   32,768 (id `scene/threshold`);
+//! - `split_threshold`: the tree on all cores on query10k (10,003 boxes)
+//!   and uniform12k (12,000 boxes at sparse20k's density): both between
+//!   the two defaults below, so they run on the calling thread at 16,384
+//!   and on all threads at 10,000; then dense20k and the two 40k scenes;
+//!   for [`GridTreeConfig::split_threshold`] in 4,096, 8,192, 10,000 (the
+//!   default), 16,384 (the default before 2026-11-27) and 32,768 (id
+//!   `scene/threshold`);
 //! - `merge`: [`PairMerge::ReferencePoint`] (the default) against
 //!   [`PairMerge::ShardedFastUnique`] on sparse20k, dense20k,
 //!   clusters16_40k and uniform1m, on 1 and 2 threads (id
@@ -53,7 +54,7 @@ use std::time::{Duration, Instant};
 use broadphase::tree::{GridTreeConfig, PairMerge};
 use broadphase::{Aabb, AdaptiveGrid, GridTree, JobSystem};
 use broadphase_scenes::{
-    Scene, clusters16_40k, dense20k, sparse20k, stretched40k, uniform, uniform1m,
+    Scene, clusters16_40k, dense20k, query10k, sparse20k, stretched40k, uniform, uniform1m,
 };
 use criterion::Criterion;
 use criterion::SamplingMode;
@@ -215,7 +216,8 @@ fn benches() {
     }
     let all = systems.last().expect("at least one system");
     let (uniform12k, sparse20k, dense20k) = (uniform12k(), sparse20k(), dense20k());
-    let threshold_scenes = [uniform12k, dense20k.clone(), scenes[1].clone(), scenes[2].clone()];
+    let threshold_scenes =
+        [query10k(), uniform12k, dense20k.clone(), scenes[1].clone(), scenes[2].clone()];
     threshold_group(&mut c, &threshold_scenes, all);
     merge_group(&mut c, &[&sparse20k, &dense20k, &scenes[1], &scenes[0]], &systems);
     c.final_summary();
@@ -235,6 +237,7 @@ fn count_frames(spec: &str) {
         panic!("PARTITION_FRAMES={spec}: want scene,merge,threshold,threads");
     };
     let scene = match scene {
+        "query10k" => query10k(),
         "uniform12k" => uniform12k(),
         "sparse20k" => sparse20k(),
         "dense20k" => dense20k(),
