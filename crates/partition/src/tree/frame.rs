@@ -40,11 +40,11 @@ use super::subtree::{MergeInto, Subtree, SubtreeJobs, Worker, equalize};
 /// The tree owns each chunk's quantized boxes and child shares, the jobs'
 /// pairs (or, for the sharded merge, one set per box), and per thread of
 /// the [`JobSystem`] a kernel grid; jobs are indices into the tree's
-/// state, not boxed closures. All of it is kept
-/// from one frame to the next, and after each frame every thread's buffers
-/// are grown to the largest any thread used: once a scene's frames are
-/// warm (same boxes, same thread count), a frame allocates nothing on any
-/// thread, however the threads share the work.
+/// state, not boxed closures. All of it is kept from one frame to the
+/// next, and after each frame every thread's buffers are grown to the
+/// largest any thread used: once a scene's frames are warm (same boxes,
+/// same thread count), a frame allocates nothing on any thread, however
+/// the threads share the work.
 ///
 /// # Examples
 ///
