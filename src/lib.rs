@@ -34,7 +34,9 @@ pub mod query {
 /// a job of a [`JobSystem`], and merges the pairs deterministically. See
 /// `docs/PARTITION.md`.
 pub mod tree {
-    pub use broadphase_partition::{GridTree, GridTreeConfig, PartitionError, TreeStats};
+    pub use broadphase_partition::{
+        GridTree, GridTreeConfig, PairMerge, PartitionError, TreeStats,
+    };
 }
 
 /// The broad phase that persists across frames:

@@ -209,7 +209,8 @@ fn shared_jobs() -> &'static broadphase::JobSystem {
 pub(crate) fn check_grid_tree(data: &[u8]) {
     let (config, boxes) = decode(data);
     let split_threshold = [1, 3, 16, 64][config.leaf_capacity.trailing_zeros() as usize % 4];
-    let tree_config = broadphase::tree::GridTreeConfig { split_threshold, grid: config };
+    let tree_config =
+        broadphase::tree::GridTreeConfig { split_threshold, grid: config, ..Default::default() };
     let mut tree = broadphase::GridTree::with_config(tree_config);
     let mut expected = Vec::new();
     let oracle = brute_force_pairs(&boxes, &mut expected);

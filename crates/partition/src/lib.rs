@@ -36,7 +36,10 @@
 //! 4. The calling thread runs jobs too while it waits; then it sorts the
 //!    subtrees' lists by their place in the tree and concatenates them. The
 //!    tree is fixed by the data alone, so the output is identical for any
-//!    number of threads.
+//!    number of threads. With [`PairMerge::ShardedFastUnique`] the leaves
+//!    report every pair they find instead, the jobs put them into per-box
+//!    sets sharded behind mutexes, and the merge lists the sets in sorted
+//!    order: the same pairs, more work.
 //!
 //! # Example
 //!
@@ -81,4 +84,4 @@ pub use persistent::{
     PersistentBroadPhase, PersistentConfig, Proxy, ProxyError, ProxyKind, QueryView, UpdatePath,
     UpdateStats,
 };
-pub use tree::{GridTree, GridTreeConfig, PartitionError, TreeStats};
+pub use tree::{GridTree, GridTreeConfig, PairMerge, PartitionError, TreeStats};

@@ -397,6 +397,46 @@ impl FastUniqueSets {
             || (fill == SLOTS && self.spill.contains(&Self::spill_key(set, value)))
     }
 
+    /// The values of set `set` held in its inline slots, in insertion
+    /// order: all of them while it holds at most 8, else its first 8 (the
+    /// rest are in [`spilled_values`](FastUniqueSets::spilled_values)).
+    ///
+    /// # Panics
+    ///
+    /// If `set >= self.set_count()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut sets = broadphase_storage::FastUniqueSets::new();
+    /// sets.reset(2);
+    /// (0..10).for_each(|v| { sets.insert(1, 9 - v); });
+    /// assert_eq!(sets.inline_values(1), [9, 8, 7, 6, 5, 4, 3, 2]);
+    /// assert!(sets.inline_values(0).is_empty());
+    /// ```
+    #[inline]
+    pub fn inline_values(&self, set: u32) -> &[u32] {
+        let s = set as usize;
+        &self.slots[s].0[..usize::from(self.fills[s])]
+    }
+
+    /// Every value that went to the spill since the last reset, as
+    /// `(set, value)`, in no particular order (sort them for one).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut sets = broadphase_storage::FastUniqueSets::new();
+    /// sets.reset(2);
+    /// (0..10).for_each(|v| { sets.insert(1, v); });
+    /// let mut spilled: Vec<(u32, u32)> = sets.spilled_values().collect();
+    /// spilled.sort_unstable();
+    /// assert_eq!(spilled, [(1, 8), (1, 9)]);
+    /// ```
+    pub fn spilled_values(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.spill.iter().map(|&key| ((key >> 32) as u32, key as u32))
+    }
+
     /// How many values, over all sets, went to the spill since the last reset.
     ///
     /// # Examples
@@ -605,6 +645,15 @@ mod tests {
                 .map(|s| oracle.iter().filter(|(os, _)| *os == s).count().saturating_sub(SLOTS))
                 .sum();
             assert_eq!(sets.spilled(), expected_spill);
+            // Inline values and the spill list each set's values once.
+            let mut listed: Vec<(u32, u32)> = (0..set_count as u32)
+                .flat_map(|s| sets.inline_values(s).iter().map(move |&v| (s, v)))
+                .chain(sets.spilled_values())
+                .collect();
+            listed.sort_unstable();
+            let mut expected: Vec<(u32, u32)> = oracle.iter().copied().collect();
+            expected.sort_unstable();
+            assert_eq!(listed, expected);
         }
     }
 

@@ -167,6 +167,9 @@ struct FindPairs<'a, O> {
     leaf: &'a mut super::leaf::LeafColumns,
     sweep: &'a mut super::leaf::SweepScratch,
     out: O,
+    /// Whether a leaf reports only the pairs whose reference point it
+    /// holds (each pair once over the tree) or every pair it finds.
+    owned_only: bool,
 }
 
 impl<O: PairOut> LeafSink for FindPairs<'_, O> {
@@ -175,11 +178,14 @@ impl<O: PairOut> LeafSink for FindPairs<'_, O> {
         if items.len() < 2 {
             return Ok(());
         }
+        // The leaf's kernels drop a pair unless the cell they are given holds
+        // its reference point; the root holds every point.
+        let cell = if self.owned_only { node.cell } else { Cell::ROOT };
         if items.len() <= TINY_LEAF {
             return tiny_leaf_pairs(
                 self.context.kernel,
                 items,
-                node.cell,
+                cell,
                 self.context.boxes,
                 &mut self.out,
             );
@@ -188,13 +194,13 @@ impl<O: PairOut> LeafSink for FindPairs<'_, O> {
             return small_leaf_pairs(
                 self.context.kernel,
                 items,
-                node.cell,
+                cell,
                 self.context.boxes,
                 &mut self.out,
             );
         }
         sort_for_sweep(items, self.context.sweep_above);
-        self.leaf.set_only_leaf(items, node.cell);
+        self.leaf.set_only_leaf(items, cell);
         let view = self.leaf.view(0, items.len());
         leaf_pairs(&view, &self.context, self.sweep, &mut self.out)
     }
@@ -417,19 +423,74 @@ impl AdaptiveGrid {
         self.kept = false;
         self.leaves.clear();
         self.boxes.clear();
-        self.walk_pairs(count, cell, boxes, Fallible(out), fill)
+        self.walk_pairs(count, cell, boxes, Fallible(out), fill, true)
+    }
+
+    /// [`find_subtree_pairs_with`](Self::find_subtree_pairs_with) without
+    /// the reference-point rule: every leaf reports every overlapping pair
+    /// of its boxes, so a pair whose boxes share several leaves is appended
+    /// once per shared leaf (each time as `[a, b]` with `a < b`). For a
+    /// caller that removes the repeats itself; every pair of the subtree is
+    /// there at least once.
+    ///
+    /// # Errors
+    /// [`PairsError::OutOfMemory`] when `out` could not grow.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_kernel::{Aabb, AdaptiveGrid, GridConfig, PairKernel, parts::{Bounds, Cell, Quantizer}};
+    /// use glam::Vec3;
+    /// // Two long boxes along x crossing many small ones: with leaves of at
+    /// // most 2 boxes, the long pair is found in several leaves.
+    /// let mut boxes = vec![Aabb::new(Vec3::ZERO, Vec3::new(100.0, 1.0, 1.0)); 2];
+    /// boxes.extend((0..40).map(|i| {
+    ///     let x = Vec3::new(i as f32 * 2.5, 0.0, 0.0);
+    ///     Aabb::new(x, x + Vec3::splat(0.5))
+    /// }));
+    /// let quantizer = Quantizer::new(&Bounds::of(&boxes), &boxes)?;
+    /// let mut items = vec![Default::default(); boxes.len()];
+    /// quantizer.quantize_chunk(&boxes, 0, &mut items, PairKernel::Auto);
+    /// let mut grid = AdaptiveGrid::with_config(GridConfig { leaf_capacity: 2, ..Default::default() });
+    /// let mut all = Vec::new();
+    /// grid.find_subtree_overlaps_with(items.len(), Cell::ROOT, &boxes, &mut all, |stack| {
+    ///     stack.copy_from_slice(&items);
+    /// })
+    /// .unwrap();
+    /// assert!(all.iter().filter(|&&pair| pair == [0, 1]).count() > 1);
+    /// all.sort_unstable();
+    /// all.dedup();
+    /// let mut once = Vec::new();
+    /// grid.find_subtree_pairs(&items, Cell::ROOT, &boxes, &mut once).unwrap();
+    /// once.sort_unstable();
+    /// assert_eq!(all, once);
+    /// # Ok::<(), broadphase_kernel::InputError>(())
+    /// ```
+    pub fn find_subtree_overlaps_with(
+        &mut self,
+        count: usize,
+        cell: Cell,
+        boxes: &[Aabb],
+        out: &mut Vec<[u32; 2]>,
+        fill: impl FnOnce(&mut [Item]),
+    ) -> Result<(), PairsError> {
+        self.kept = false;
+        self.leaves.clear();
+        self.boxes.clear();
+        self.walk_pairs(count, cell, boxes, Fallible(out), fill, false)
     }
 
     /// A frame's pairs: the whole input, quantized onto the item stack.
     fn frame_pairs<O: PairOut>(&mut self, boxes: &[Aabb], out: O) -> Result<(), O::Error> {
         let (quantizer, simd) = (self.quantizer, self.kernel == super::PairKernel::Avx2);
-        self.walk_pairs(boxes.len(), Cell::ROOT, boxes, out, |items| {
-            quantizer.quantize(boxes, 0, items, simd);
-        })
+        let quantize = |items: &mut [Item]| quantizer.quantize(boxes, 0, items, simd);
+        self.walk_pairs(boxes.len(), Cell::ROOT, boxes, out, quantize, true)
     }
 
     /// Walks the subtree of `count` items in `cell`, which `fill` writes
-    /// onto the item stack, finding each leaf's pairs as it is reached.
+    /// onto the item stack, finding each leaf's pairs as it is reached:
+    /// only those whose reference point the leaf holds if `owned_only`,
+    /// else all of them.
     fn walk_pairs<O: PairOut>(
         &mut self,
         count: usize,
@@ -437,6 +498,7 @@ impl AdaptiveGrid {
         boxes: &[Aabb],
         out: O,
         fill: impl FnOnce(&mut [Item]),
+        owned_only: bool,
     ) -> Result<(), O::Error> {
         let mut sink = FindPairs {
             context: LeafContext {
@@ -447,6 +509,7 @@ impl AdaptiveGrid {
             leaf: &mut self.leaf_scratch,
             sweep: &mut self.sweep,
             out,
+            owned_only,
         };
         self.builder.run_filled(count, cell, &self.config, &mut sink, fill)
     }

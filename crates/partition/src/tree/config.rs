@@ -2,6 +2,40 @@
 
 use broadphase_kernel::GridConfig;
 
+/// How a [`GridTree`](super::GridTree) frame keeps each pair once when the
+/// input is split into subtrees (boxes crossing a cell border reach several
+/// of them). Both give the same set of pairs; they differ in cost and in
+/// the order of the output.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_partition::{GridTreeConfig, PairMerge};
+/// assert_eq!(GridTreeConfig::default().merge, PairMerge::ReferencePoint);
+/// let sharded = GridTreeConfig { merge: PairMerge::ShardedFastUnique, ..Default::default() };
+/// assert_ne!(sharded, GridTreeConfig::default());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PairMerge {
+    /// Each leaf reports only the pairs whose reference point (the max of
+    /// the two low corners) it holds, so no pair is found twice and the
+    /// merge concatenates the subtrees' lists in their order in the tree.
+    /// The output is in that tree order. The fastest.
+    #[default]
+    ReferencePoint,
+    /// Each leaf reports every overlapping pair of its boxes, so a pair is
+    /// found once per leaf its two boxes share. The subtree jobs put their
+    /// pairs into one small set per box (the smaller id's; 8 inline
+    /// partners, a shared spill for more), kept in shards by the low bits
+    /// of the box id, each shard behind its own mutex: a power-of-two count
+    /// of at least 4 per thread. The merge then lists every box's set. The
+    /// output is sorted: by the first id, then the second. Slower than
+    /// [`ReferencePoint`](PairMerge::ReferencePoint) (measured in
+    /// `docs/BENCHMARKS.md`); it is the merge for pairs that come from
+    /// regions with no shared rule for which region reports a pair.
+    ShardedFastUnique,
+}
+
 /// Tuning of [`GridTree`](super::GridTree). Every field is safe to change;
 /// no value makes it drop, repeat or invent a pair.
 ///
@@ -18,9 +52,13 @@ pub struct GridTreeConfig {
     /// thread, with no job at all; a bigger one has its root split on all
     /// threads and each child subtree walked as one job.
     ///
-    /// Default 16,384: below it, the passes and jobs of a parallel frame
-    /// cost about what they save on two cores (`docs/BENCHMARKS.md`).
+    /// Default 10,000: the size at which the load-balancing tree splits.
+    /// Between 4,096 and 32,768 the threshold changes the 40k-box scenes'
+    /// frames by a few percent at most (`docs/BENCHMARKS.md`).
     pub split_threshold: usize,
+    /// How the subtrees' pairs are merged (default
+    /// [`PairMerge::ReferencePoint`]).
+    pub merge: PairMerge,
     /// The kernel's configuration: leaf sizes, replication limit, copy
     /// budget, pair kernel. The tree's root split is the kernel's own
     /// split, so it obeys these too.
@@ -29,6 +67,10 @@ pub struct GridTreeConfig {
 
 impl Default for GridTreeConfig {
     fn default() -> Self {
-        Self { split_threshold: 16_384, grid: GridConfig::default() }
+        Self {
+            split_threshold: 10_000,
+            merge: PairMerge::ReferencePoint,
+            grid: GridConfig::default(),
+        }
     }
 }

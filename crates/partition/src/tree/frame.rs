@@ -9,13 +9,14 @@ use broadphase_kernel::parts::{Bounds, Cell, ChildCounts, NodeSplit, Quantizer, 
 use broadphase_storage::{Aabb, InputError, MAX_BOXES};
 use parking_lot::{Mutex, RwLock};
 
-use super::config::GridTreeConfig;
+use super::config::{GridTreeConfig, PairMerge};
 use super::error::PartitionError;
 use super::merge::PairArena;
 use super::passes::{
     BoundsPass, Chunk, Chunks, CountPass, QuantizePass, ScatterPass, Source, UnionPass, chunk_len,
 };
-use super::subtree::{Subtree, SubtreeJobs, Worker, equalize};
+use super::sharded::ShardedSets;
+use super::subtree::{MergeInto, Subtree, SubtreeJobs, Worker, equalize};
 
 /// The grid tree: the kernel's grid with its root split on all cores.
 ///
@@ -25,20 +26,25 @@ use super::subtree::{Subtree, SubtreeJobs, Worker, equalize};
 /// and the input check, quantization and the count of the root's child
 /// cells, then the scatter of each chunk into its share of every child.
 /// Each occupied child is then one job: the kernel walks its subtree on
-/// that thread, finding each leaf's pairs as it goes. Every pair is
-/// reported by the one leaf that holds its reference point, so nothing is
-/// merged but the jobs' lists, concatenated in child order: the output is
-/// the same, pair for pair and in the same order, for any thread count. A
-/// smaller input runs [`AdaptiveGrid::find_pairs`] on the calling thread.
+/// that thread, finding each leaf's pairs as it goes. By default
+/// ([`PairMerge::ReferencePoint`]) every pair is reported by the one leaf
+/// that holds its reference point, so nothing is merged but the jobs'
+/// lists, concatenated in child order; with
+/// [`PairMerge::ShardedFastUnique`] every leaf reports all its pairs into
+/// per-box sets sharded behind mutexes, and the merge lists them sorted.
+/// Either way the output is the same, pair for pair and in the same order,
+/// for any thread count. A smaller input runs [`AdaptiveGrid::find_pairs`]
+/// on the calling thread.
 ///
 /// Memory: the frame's jobs borrow the caller's boxes (no copy is made).
 /// The tree owns each chunk's quantized boxes and child shares, the jobs'
-/// pairs, and per thread of the [`JobSystem`] a kernel grid; jobs are
-/// indices into the tree's state, not boxed closures. All of it is kept
-/// from one frame to the next, and after each frame every thread's buffers
-/// are grown to the largest any thread used: once a scene's frames are
-/// warm (same boxes, same thread count), a frame allocates nothing on any
-/// thread, however the threads share the work.
+/// pairs (or, for the sharded merge, one set per box), and per thread of
+/// the [`JobSystem`] a kernel grid; jobs are indices into the tree's
+/// state, not boxed closures. All of it is kept from one frame to the
+/// next, and after each frame every thread's buffers are grown to the
+/// largest any thread used: once a scene's frames are warm (same boxes,
+/// same thread count), a frame allocates nothing on any thread, however
+/// the threads share the work.
 ///
 /// # Examples
 ///
@@ -77,6 +83,8 @@ pub struct GridTree {
     workers: Vec<Mutex<Worker>>,
     /// Every subtree's pairs, keyed by its place in the tree.
     arena: Mutex<PairArena<u64>>,
+    /// Every box's partners, for the sharded merge.
+    sets: ShardedSets,
     failure: Mutex<Option<broadphase_kernel::PairsError>>,
     /// Nodes still to split in parallel passes.
     huge: Vec<Subtree>,
@@ -129,6 +137,11 @@ pub struct TreeStats {
     /// Box slots over all subtrees: more than `boxes` by the copies of
     /// boxes that reach several child cells.
     pub slots: u64,
+    /// Pairs the leaves reported before the merge: the output's length
+    /// with [`PairMerge::ReferencePoint`], more with
+    /// [`PairMerge::ShardedFastUnique`] by every repeat of a pair found in
+    /// several leaves.
+    pub reported: u64,
 }
 
 impl GridTree {
@@ -148,6 +161,7 @@ impl GridTree {
             chunks: Vec::new(),
             workers: Vec::new(),
             arena: Mutex::default(),
+            sets: ShardedSets::default(),
             failure: Mutex::default(),
             huge: Vec::new(),
             subtrees: Vec::new(),
@@ -189,7 +203,9 @@ impl GridTree {
     /// each exactly once as `[a, b]` with `a < b`, indices into `boxes`:
     /// the kernel's set of pairs, found on all threads of `jobs`. The order
     /// is deterministic for a given input and config, whatever the thread
-    /// count.
+    /// count: the subtrees' order in the tree with
+    /// [`PairMerge::ReferencePoint`], sorted with
+    /// [`PairMerge::ShardedFastUnique`].
     ///
     /// # Errors
     ///
@@ -268,7 +284,9 @@ impl GridTree {
         result
     }
 
-    /// A frame too small to split: the kernel on the calling thread.
+    /// A frame too small to split: the kernel on the calling thread. Its
+    /// one walk finds each pair once, so the sharded merge has nothing to
+    /// merge; its order is kept by sorting.
     fn small_frame(
         &mut self,
         boxes: &[Aabb],
@@ -281,12 +299,16 @@ impl GridTree {
             broadphase_kernel::FindPairsError::Input(e) => PartitionError::Input(e),
             broadphase_kernel::FindPairsError::Pairs(e) => PartitionError::Pairs(e),
         })?;
+        if self.config.merge == PairMerge::ShardedFastUnique {
+            out.sort_unstable();
+        }
         self.stats = TreeStats {
             boxes: boxes.len(),
             regions: usize::from(!boxes.is_empty()),
             splits: 0,
             depth: 0,
             slots: boxes.len() as u64,
+            reported: out.len() as u64,
         };
         Ok(())
     }
@@ -310,10 +332,16 @@ impl GridTree {
         while self.workers.len() < jobs.threads() {
             self.workers.push(Mutex::new(Worker::new(config)));
         }
+        let sharded = self.config.merge == PairMerge::ShardedFastUnique;
+        let shards = if sharded { ShardedSets::shard_count(jobs.threads()) } else { 0 };
         for worker in &mut self.workers {
             if worker.get_mut().config() != &config {
                 *worker.get_mut() = Worker::new(config);
             }
+            worker.get_mut().start_frame(shards);
+        }
+        if sharded {
+            self.sets.reset(n, jobs.threads());
         }
         // Room in the shared queue for the most jobs one scope spawns.
         jobs.reserve_queue(chunk_count.max(64));
@@ -383,7 +411,11 @@ impl GridTree {
             chunks,
             subtrees,
             workers: &self.workers,
-            arena: &self.arena,
+            merge: if sharded {
+                MergeInto::Sets(&self.sets)
+            } else {
+                MergeInto::Arena(&self.arena)
+            },
             failure: &self.failure,
         };
         let order = &self.order;
@@ -395,8 +427,14 @@ impl GridTree {
             arena.clear();
             return Err(e.into());
         }
-        arena.drain_into(out);
-        self.stats = TreeStats { boxes: n, regions: self.subtrees.len(), splits, depth, slots };
+        if sharded {
+            self.sets.drain_into(out)?;
+        } else {
+            arena.drain_into(out);
+        }
+        let reported = self.workers.iter_mut().map(|w| w.get_mut().reported).sum();
+        self.stats =
+            TreeStats { boxes: n, regions: self.subtrees.len(), splits, depth, slots, reported };
         Ok(())
     }
 }

@@ -6,8 +6,9 @@ mod error;
 mod frame;
 mod merge;
 mod passes;
+mod sharded;
 mod subtree;
 
-pub use config::GridTreeConfig;
+pub use config::{GridTreeConfig, PairMerge};
 pub use error::PartitionError;
 pub use frame::{GridTree, TreeStats};

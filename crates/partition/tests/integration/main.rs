@@ -9,3 +9,4 @@ mod matches_kernel;
 mod persistent_calls;
 mod persistent_matches_rebuild;
 mod persistent_queries;
+mod sharded_merge;
