@@ -78,6 +78,7 @@
 
 mod backend;
 mod components;
+mod contacts;
 mod error;
 mod events;
 mod gather;

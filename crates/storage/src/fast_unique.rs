@@ -361,6 +361,47 @@ impl FastUniqueSets {
             || (fill == SLOTS && self.spill.contains(&Self::spill_key(set, value)))
     }
 
+    /// The values of set `set` held in its inline slots (at most 8), in
+    /// insertion order. The set's other values are in the spill (see
+    /// [`spilled_values`](FastUniqueSets::spilled_values)).
+    ///
+    /// # Panics
+    ///
+    /// If `set >= self.set_count()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut sets = broadphase_storage::FastUniqueSets::new();
+    /// sets.reset(2);
+    /// (0..10).for_each(|v| { sets.insert(1, 100 - v); });
+    /// assert_eq!(sets.inline_values(1), [100, 99, 98, 97, 96, 95, 94, 93]);
+    /// assert!(sets.inline_values(0).is_empty());
+    /// ```
+    #[inline]
+    pub fn inline_values(&self, set: u32) -> &[u32] {
+        let s = set as usize;
+        &self.slots[s].0[..usize::from(self.fills[s])]
+    }
+
+    /// Every value in the spill as `(set, value)`, in no particular order:
+    /// with [`inline_values`](FastUniqueSets::inline_values), every value
+    /// of every set, each once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut sets = broadphase_storage::FastUniqueSets::new();
+    /// sets.reset(2);
+    /// (0..10).for_each(|v| { sets.insert(1, v); });
+    /// let mut spilled: Vec<(u32, u32)> = sets.spilled_values().collect();
+    /// spilled.sort_unstable();
+    /// assert_eq!(spilled, [(1, 8), (1, 9)]);
+    /// ```
+    pub fn spilled_values(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.spill.iter().map(|&key| ((key >> 32) as u32, key as u32))
+    }
+
     /// How many values, over all sets, went to the spill since the last reset.
     ///
     /// # Examples
@@ -539,6 +580,32 @@ mod tests {
         assert!(sets.contains(1, u32::MAX) && sets.contains(2, u32::MAX));
         assert!(!sets.contains(0, u32::MAX) && !sets.contains(1, 10_000));
         assert_eq!(sets.spilled(), 10_001 - SLOTS);
+    }
+
+    #[test]
+    fn sets_read_out_every_value_once() {
+        let mut rng = SplitMix64(5);
+        let mut sets = FastUniqueSets::new();
+        for round in 0..6 {
+            let set_count = [1, 4, 30][round % 3];
+            sets.reset(set_count);
+            let mut oracle = HashSet::new();
+            for _ in 0..(round * 300) {
+                let (set, v) = (rng.value(set_count as u32 + 1) % set_count as u32, rng.value(64));
+                sets.insert(set, v);
+                oracle.insert((set, v));
+            }
+            let mut listed: Vec<(u32, u32)> = (0..set_count as u32)
+                .flat_map(|s| sets.inline_values(s).iter().map(move |&v| (s, v)))
+                .chain(sets.spilled_values())
+                .collect();
+            let count = listed.len();
+            listed.sort_unstable();
+            listed.dedup();
+            assert_eq!(listed.len(), count, "a value listed twice");
+            assert_eq!(listed.into_iter().collect::<HashSet<_>>(), oracle);
+            assert!((0..set_count as u32).all(|s| sets.inline_values(s).len() <= SLOTS));
+        }
     }
 
     #[test]
