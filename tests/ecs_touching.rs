@@ -248,7 +248,8 @@ fn dense_world(rng: &mut SplitMix64, count: usize, side: f32) -> (World, Vec<Ent
     let mut world = World::new();
     let mut entities = Vec::with_capacity(count + 1);
     for i in 0..count {
-        let at = Vec3::new(rng.range_f32(0.0, side), rng.range_f32(0.0, side), rng.range_f32(0.0, side));
+        let at =
+            Vec3::new(rng.range_f32(0.0, side), rng.range_f32(0.0, side), rng.range_f32(0.0, side));
         let b = Aabb::new(at, at + Vec3::ONE);
         let e = match i % 10 {
             0 => world.spawn((b, Static)),
@@ -372,7 +373,8 @@ fn a_failed_run_leaves_touching_as_it_was() {
     let mut plugin = plugin(2);
     plugin.run(&mut world).unwrap();
     assert_eq!(plugin.touching(a), [b]);
-    *world.get::<&mut Aabb>(b).unwrap() = Aabb::new(Vec3::new(5.0, 0.0, 0.0), Vec3::splat(f32::NAN));
+    *world.get::<&mut Aabb>(b).unwrap() =
+        Aabb::new(Vec3::new(5.0, 0.0, 0.0), Vec3::splat(f32::NAN));
     assert!(plugin.run(&mut world).is_err());
     assert_eq!(plugin.touching(a), [b]);
     assert_eq!(plugin.touching(b), [a]);

@@ -133,11 +133,8 @@ impl Contacts {
         for shard in self.shards.iter_mut() {
             shard.0.get_mut().sets.reset(locals);
         }
-        let pieces = if pairs.len() < PARALLEL_MIN || jobs.threads() < 2 {
-            1
-        } else {
-            self.pieces.len()
-        };
+        let pieces =
+            if pairs.len() < PARALLEL_MIN || jobs.threads() < 2 { 1 } else { self.pieces.len() };
         let pass = Pass {
             bits: self.bits,
             shards: &self.shards,
