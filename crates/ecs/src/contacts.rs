@@ -46,6 +46,12 @@ const MAX_PIECES: usize = 16;
 /// costs more than it saves.
 const PARALLEL_MIN: usize = 8 * 1024;
 
+/// A shard's sets are filled block by block of `1 << BLOCK_BITS` sets
+/// (32 KiB of inline slots): the half-pairs are bucketed by block, not
+/// just by shard, so the inserts of a bucket stay in cache instead of
+/// missing it once per partner found far away.
+const BLOCK_BITS: u32 = 10;
+
 /// Keeps each mutex and what it guards on cache lines of its own.
 #[repr(align(128))]
 #[derive(Default)]
@@ -69,15 +75,19 @@ struct Table {
 #[derive(Default)]
 struct Shard {
     sets: FastUniqueSets,
+    /// The sets' spilled values, sorted by set (scratch of the layout).
+    spilled: Vec<(u32, u32)>,
     building: Table,
 }
 
 /// A piece's scratch: its half-pairs bucketed by shard.
 #[derive(Default)]
 struct Piece {
-    /// After the bucketing, `ends[s]` is where shard `s`'s bucket ends.
+    /// After the bucketing, `ends[b]` is where bucket `b` ends; bucket
+    /// `shard * blocks + block` holds the half-pairs of that block of the
+    /// shard's sets.
     ends: Vec<usize>,
-    /// `(local index, partner id)` by shard.
+    /// `(local index, partner id)` by shard, then block.
     half_pairs: Vec<(u32, u32)>,
 }
 
@@ -137,6 +147,7 @@ impl Contacts {
             if pairs.len() < PARALLEL_MIN || jobs.threads() < 2 { 1 } else { self.pieces.len() };
         let pass = Pass {
             bits: self.bits,
+            blocks: locals.div_ceil(1 << BLOCK_BITS).max(1),
             shards: &self.shards,
             pieces: &self.pieces[..pieces],
             pairs,
@@ -184,6 +195,8 @@ impl Contacts {
 /// What both passes read.
 struct Pass<'a> {
     bits: u32,
+    /// Blocks of sets per shard.
+    blocks: usize,
     shards: &'a [Padded<Mutex<Shard>>],
     pieces: &'a [Padded<Mutex<Piece>>],
     pairs: &'a [(Entity, Entity)],
@@ -201,13 +214,16 @@ impl Pass<'_> {
         let Piece { ends, half_pairs } = &mut *scratch;
         let shards = self.shards.len();
         let mask = shards - 1;
-        // Counting sort by shard: counts, starts, then each half-pair at
-        // its shard's cursor (which ends at the shard's end).
+        let (bits, blocks) = (self.bits, self.blocks);
+        let bucket_of =
+            |id: u32| (id as usize & mask) * blocks + (id >> bits >> BLOCK_BITS) as usize;
+        // Counting sort by shard and block: counts, starts, then each
+        // half-pair at its bucket's cursor (which ends at the bucket's end).
         ends.clear();
-        ends.resize(shards, 0);
+        ends.resize(shards * blocks, 0);
         for &(a, b) in pairs {
-            ends[a.id() as usize & mask] += 1;
-            ends[b.id() as usize & mask] += 1;
+            ends[bucket_of(a.id())] += 1;
+            ends[bucket_of(b.id())] += 1;
         }
         let mut sum = 0;
         for cursor in ends.iter_mut() {
@@ -220,14 +236,15 @@ impl Pass<'_> {
         for &(a, b) in pairs {
             let (a, b) = (a.id(), b.id());
             for (owner, partner) in [(a, b), (b, a)] {
-                let cursor = &mut ends[owner as usize & mask];
-                half_pairs[*cursor] = (owner >> self.bits, partner);
+                let cursor = &mut ends[bucket_of(owner)];
+                half_pairs[*cursor] = (owner >> bits, partner);
                 *cursor += 1;
             }
         }
+        // A shard's buckets are adjacent: it is locked once for them all.
         let bucket = |shard: usize| {
-            let start = if shard == 0 { 0 } else { ends[shard - 1] };
-            &half_pairs[start..ends[shard]]
+            let start = if shard == 0 { 0 } else { ends[shard * blocks - 1] };
+            &half_pairs[start..ends[shard * blocks + blocks - 1]]
         };
         let insert = |sets: &mut FastUniqueSets, bucket: &[(u32, u32)]| {
             for &(local, partner) in bucket {
@@ -256,45 +273,57 @@ impl Pass<'_> {
         }
     }
 
-    /// Lays shard `shard`'s sets out as its table of sorted entities.
+    /// Lays shard `shard`'s sets out as its table of sorted entities: two
+    /// passes over the sets (counts and their prefix sums; then each
+    /// set's partners, its owner, and a sort where needed), the spill
+    /// sorted by set on the side so that it needs no cursor per set.
     fn lay_out(&self, shard: usize) {
         let mut locked = self.shards[shard].0.lock();
-        let Shard { sets, building } = &mut *locked;
+        let Shard { sets, spilled, building } = &mut *locked;
         let Table { offsets, partners, owners } = building;
         let locals = sets.set_count();
-        // offsets[l] = the end of set l's range, then, as its partners are
-        // written from the end down, its start.
+        spilled.clear();
+        spilled.extend(sets.spilled_values());
+        spilled.sort_unstable();
+        // offsets[l]: where set l's partners start; a set's spilled values
+        // follow its 8 inline ones.
         offsets.clear();
-        offsets.extend((0..locals as u32).map(|l| sets.inline_values(l).len()));
-        offsets.push(0);
-        for (set, _) in sets.spilled_values() {
-            offsets[set as usize] += 1;
-        }
         let mut sum = 0;
-        for end in offsets.iter_mut() {
-            sum += *end;
-            *end = sum;
+        offsets.extend(sets.inline_sets().map(|inline| {
+            let start = sum;
+            sum += inline.len();
+            start
+        }));
+        offsets.push(sum);
+        if !spilled.is_empty() {
+            // Each start moves up by the spilled values of the sets before.
+            let (mut shift, mut next) = (0, 0);
+            for (local, start) in offsets.iter_mut().enumerate() {
+                *start += shift;
+                while spilled.get(next).is_some_and(|&(set, _)| set as usize == local) {
+                    shift += 1;
+                    next += 1;
+                }
+            }
+            sum += shift;
         }
         partners.clear();
         partners.resize(sum, Entity::DANGLING);
-        let entity = |id: u32| self.proxies.live_entity_at(id);
-        for local in 0..locals as u32 {
-            for &partner in sets.inline_values(local) {
-                let at = &mut offsets[local as usize];
-                *at -= 1;
-                partners[*at] = entity(partner);
-            }
-        }
-        for (local, partner) in sets.spilled_values() {
-            let at = &mut offsets[local as usize];
-            *at -= 1;
-            partners[*at] = entity(partner);
-        }
         owners.resize(locals, Entity::DANGLING);
-        for (local, range) in offsets.windows(2).enumerate() {
-            let list = &mut partners[range[0]..range[1]];
-            if list.is_empty() {
+        let entity = |id: u32| self.proxies.live_entity_at(id);
+        let mut spilled = spilled.iter().peekable();
+        for (local, inline) in sets.inline_sets().enumerate() {
+            if inline.is_empty() {
                 continue;
+            }
+            let list = &mut partners[offsets[local]..offsets[local + 1]];
+            let (head, tail) = list.split_at_mut(inline.len());
+            for (to, &partner) in head.iter_mut().zip(inline) {
+                *to = entity(partner);
+            }
+            for to in tail {
+                let (_, partner) = spilled.next().expect("counted above");
+                *to = entity(*partner);
             }
             owners[local] = entity(((local as u32) << self.bits) | shard as u32);
             if list.len() > 1 && !list.is_sorted() {

@@ -384,6 +384,25 @@ impl FastUniqueSets {
         &self.slots[s].0[..usize::from(self.fills[s])]
     }
 
+    /// Every set's inline values, in set order: item `i` is
+    /// [`inline_values(i)`](FastUniqueSets::inline_values). One pass over
+    /// the sets with no lookup per set.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut sets = broadphase_storage::FastUniqueSets::new();
+    /// sets.reset(3);
+    /// sets.insert(0, 4);
+    /// sets.insert(2, 6);
+    /// sets.insert(2, 5);
+    /// let all: Vec<&[u32]> = sets.inline_sets().collect();
+    /// assert_eq!(all, [&[4][..], &[], &[6, 5]]);
+    /// ```
+    pub fn inline_sets(&self) -> impl ExactSizeIterator<Item = &[u32]> + '_ {
+        self.slots.iter().zip(&self.fills).map(|(slots, &fill)| &slots.0[..usize::from(fill)])
+    }
+
     /// Every value in the spill as `(set, value)`, in no particular order:
     /// with [`inline_values`](FastUniqueSets::inline_values), every value
     /// of every set, each once.
@@ -599,6 +618,8 @@ mod tests {
                 .flat_map(|s| sets.inline_values(s).iter().map(move |&v| (s, v)))
                 .chain(sets.spilled_values())
                 .collect();
+            assert_eq!(sets.inline_sets().len(), set_count);
+            assert!(sets.inline_sets().enumerate().all(|(s, v)| v == sets.inline_values(s as u32)));
             let count = listed.len();
             listed.sort_unstable();
             listed.dedup();
