@@ -329,6 +329,9 @@ fn dense20k() -> World {
     world
 }
 
+/// Reads one stage's time from a frame's stats.
+type Stage = fn(&FrameStats) -> Duration;
+
 /// The contacts stage and the whole run, each timed by the plugin itself.
 fn ecs_contacts(c: &mut Criterion) {
     let mut group = c.benchmark_group("ecs_contacts");
@@ -347,7 +350,7 @@ fn ecs_contacts(c: &mut Criterion) {
             "{name}: a pair missing from the lists"
         );
         let mut frame = 0;
-        let stages: [(&str, fn(&FrameStats) -> Duration); 2] =
+        let stages: [(&str, Stage); 2] =
             [("contacts", |s| s.times.contacts), ("run", |s| s.times.total)];
         for (stage_name, stage) in stages {
             group.bench_function(format!("{name}_{stage_name}"), |b| {

@@ -11,7 +11,8 @@
 //!
 //! **Merge.** The pair list is cut into one piece per thread. A job
 //! buckets its piece's half-pairs (`a` touches `b`, `b` touches `a`) by
-//! shard in its own scratch (a counting sort), then takes the shards one
+//! shard, and within a shard by block of sets (`BLOCK_BITS`), in its own
+//! scratch (a counting sort), then takes the shards one
 //! by one, starting at a different shard per piece, locking each once
 //! for its whole bucket: first every shard it can lock without waiting
 //! (`try_lock`), then, waiting, those that were busy. A lock per pair
