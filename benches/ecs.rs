@@ -27,6 +27,17 @@
 //!     [`StaticChanges::Notify`] (the game reports static changes);
 //!   - `all_dynamic_101k`: the same 101,000 entities, none static (the
 //!     target: `static100k_dynamic1k` costs about what `dynamic1k` does).
+//! - `ecs_contacts`: the `contacts` stage (every entity's partners merged
+//!   from the pairs into sharded sets and laid out for `touching`), timed
+//!   from the plugin's own `FrameStats::times` (criterion's `iter_custom`),
+//!   beside the whole run of the same frames:
+//!   - `particles100k_contacts`, `particles100k_run`: the game loop's
+//!     world (100,000 cubes of half-widths 1–4 in a slab sized for about
+//!     one contact each, about 50,000 pairs), every box nudged by
+//!     ±1/1024 a frame;
+//!   - `dense20k_contacts`, `dense20k_run`: 20,000 cubes with about 20
+//!     partners each (most sets past their 8 inline slots) and one box
+//!     touching 2,000 of them.
 //!
 //! Before timing, each setup's pairs are checked: the plugin's against the
 //! kernel's mapped to entities, and the static scene's against the
@@ -40,6 +51,7 @@
 //! ```text
 //! cargo bench --bench ecs                  # both groups, ~1 minute on 2 cores
 //! cargo bench --bench ecs -- static_scene  # one group
+//! cargo bench --bench ecs -- ecs_contacts  # the contacts stage
 //! ```
 
 use std::hint::black_box;
@@ -284,13 +296,88 @@ fn static_scene(c: &mut Criterion) {
     }
 }
 
+/// The game loop's particles as cubes: 100,000 of half-widths in [1, 4)
+/// in a slab `[0, L)² × [0, 8)` with `L` set for about one contact each.
+fn particles100k() -> World {
+    let count = 100_000;
+    let side = ((count - 1) as f64 * 106.0).sqrt() as f32;
+    let mut rng = SplitMix64::new(1);
+    let mut world = World::new();
+    world.spawn_batch((0..count).map(|_| {
+        let r = rng.range_f32(1.0, 4.0);
+        let c = Vec3::new(
+            rng.range_f32(r, side - r),
+            rng.range_f32(r, side - r),
+            rng.range_f32(r, 8.0 - r),
+        );
+        (Aabb::from_center_half_extent(c, Vec3::splat(r)),)
+    }));
+    world
+}
+
+/// 20,000 unit cubes in a cube of side 28 (about 20 partners each) and one
+/// box over a corner of them.
+fn dense20k() -> World {
+    let mut rng = SplitMix64::new(2);
+    let mut world = World::new();
+    world.spawn_batch((0..20_000).map(|_| {
+        let at =
+            Vec3::new(rng.range_f32(0.0, 28.0), rng.range_f32(0.0, 28.0), rng.range_f32(0.0, 28.0));
+        (Aabb::new(at, at + Vec3::ONE),)
+    }));
+    world.spawn((Aabb::new(Vec3::ZERO, Vec3::splat(12.0)),));
+    world
+}
+
+/// Reads one stage's time from a frame's stats.
+type Stage = fn(&FrameStats) -> Duration;
+
+/// The contacts stage and the whole run, each timed by the plugin itself.
+fn ecs_contacts(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ecs_contacts");
+    configure(&mut group);
+    for (name, mut world) in [("particles100k", particles100k()), ("dense20k", dense20k())] {
+        let mut plugin = BroadPhasePlugin::new();
+        plugin.run(&mut world).expect("valid world");
+        // Checked before timing: every pair is listed under both entities.
+        let listed: usize = plugin.pairs().iter().map(|&(a, _)| plugin.touching(a).len()).sum();
+        assert!(listed >= plugin.pairs().len(), "{name}: lists shorter than the pairs");
+        assert!(
+            plugin
+                .pairs()
+                .iter()
+                .all(|&(a, b)| plugin.is_touching(a, b) && plugin.is_touching(b, a)),
+            "{name}: a pair missing from the lists"
+        );
+        let mut frame = 0;
+        let stages: [(&str, Stage); 2] =
+            [("contacts", |s| s.times.contacts), ("run", |s| s.times.total)];
+        for (stage_name, stage) in stages {
+            group.bench_function(format!("{name}_{stage_name}"), |b| {
+                b.iter_custom(|iterations| {
+                    let mut sum = Duration::ZERO;
+                    for _ in 0..iterations {
+                        frame += 1;
+                        nudge_all(&mut world, frame);
+                        plugin.run(black_box(&mut world)).expect("valid world");
+                        sum += stage(plugin.stats());
+                    }
+                    sum
+                })
+            });
+        }
+        eprintln!("ecs_contacts/{name} stages: {}", stage_medians(&mut plugin, &mut world, 100));
+    }
+    group.finish();
+}
+
 /// The benchmark groups, in run order. Kept in a private module: the `pub
 /// fn` that `criterion_group!` generates cannot carry a doc comment.
 mod groups {
-    use super::{ecs_overhead, static_scene};
+    use super::{ecs_contacts, ecs_overhead, static_scene};
     use criterion::criterion_group;
 
-    criterion_group!(benches, ecs_overhead, static_scene);
+    criterion_group!(benches, ecs_overhead, static_scene, ecs_contacts);
 }
 
 criterion_main!(groups::benches);

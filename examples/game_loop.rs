@@ -4,8 +4,9 @@
 //! one contact each, bouncing off its walls, past static pillars. Each frame
 //! moves them, runs `BroadPhasePlugin`, and counts the pairs and events;
 //! at the end it prints a summary (boxes, pairs per frame, per-stage median
-//! ms, memory) and can draw the last frame from above, colliding particles
-//! in red.
+//! ms, the `contacts` stage's share of the frame, memory, a count from every
+//! particle's `touching` list) and can draw the last frame from above,
+//! colliding particles in red.
 //!
 //! ```text
 //! cargo run --release --example game_loop
@@ -285,7 +286,7 @@ fn main() -> ExitCode {
     // Fixed memory however long the run: running totals, and the stage
     // times of the last `WINDOW` frames in a ring for the medians.
     let mut totals = Totals::default();
-    let mut recent: Vec<[f64; 7]> = Vec::with_capacity(WINDOW.min(args.frames));
+    let mut recent: Vec<[f64; 8]> = Vec::with_capacity(WINDOW.min(args.frames));
     let warm_frame = (args.frames / 10).clamp(1, 100);
     let mut rss_warm = None;
     let started_at = Instant::now();
@@ -297,10 +298,11 @@ fn main() -> ExitCode {
             eprintln!("error in frame {frame}: {error}");
             return ExitCode::FAILURE;
         }
-        // Game logic would react to plugin.started() / ended() here.
+        // Game logic would react to plugin.started() / ended() here, or
+        // read each entity's contacts with plugin.touching(entity).
         let stats = plugin.stats();
         totals.add(stats);
-        let mut row = [move_ms; 7];
+        let mut row = [move_ms; 8];
         for (slot, (_, ms)) in row[1..].iter_mut().zip(stats.times.as_ms()) {
             *slot = ms;
         }
@@ -349,10 +351,28 @@ fn main() -> ExitCode {
     println!("static set   read {} time(s)", last.static_rebuilds);
     let names = last.times.as_ms().map(|(name, _)| name);
     println!("median ms    (last {} frames)", recent.len());
+    let mut medians = [0.0; 8];
     for (column, name) in std::iter::once("move").chain(names).enumerate() {
         let mut ms: Vec<f64> = recent.iter().map(|row| row[column]).collect();
-        println!("             {name:9} {:8.3}", median(&mut ms));
+        medians[column] = median(&mut ms);
+        println!("             {name:9} {:8.3}", medians[column]);
     }
+    // The contacts stage against the whole game frame (move + run) and the
+    // plugin's run alone, from the medians.
+    let (contacts, total, moved) = (medians[6], medians[7], medians[0]);
+    println!(
+        "contacts     {:.1}% of the frame (move + broad phase), {:.1}% of the broad phase",
+        100.0 * contacts / (moved + total),
+        100.0 * contacts / total
+    );
+    // What the per-entity lists are for: each particle's contacts, O(1).
+    let particles: Vec<Entity> =
+        world.query_mut::<(Entity, &Collider)>().into_iter().map(|(e, _)| e).collect();
+    let crowded = particles.iter().filter(|&&e| plugin.touching_count(e) >= 3).count();
+    let most = particles.iter().map(|&e| plugin.touching(e).len()).max().unwrap_or(0);
+    println!(
+        "touching     {crowded} particles touch 3 or more others (last frame); the most touched touches {most}"
+    );
     if let (Some(warm), Some(end)) = (rss_warm, rss_end) {
         println!(
             "memory       RSS {:.1} MiB after frame {warm_frame}, {:.1} MiB after frame {} ({:+.1} MiB)",

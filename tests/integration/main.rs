@@ -14,6 +14,8 @@ mod ecs_matches_brute_force;
 mod ecs_queries;
 mod ecs_static_dynamic;
 mod ecs_support;
+mod ecs_touching;
+mod ecs_touching_determinism;
 mod fuzz_corpus_replays;
 mod partition_determinism;
 mod persistent_determinism;

@@ -31,7 +31,9 @@
 //!   [`ended`](BroadPhasePlugin::ended) (from the broad phase, or by
 //!   diffing against the last frame when layers are in play), each pair
 //!   `(a, b)` with `a < b` by `Entity`'s `Ord`, each list
-//!   sorted. Results live in the plugin; it never adds or removes
+//!   sorted; [`touching`](BroadPhasePlugin::touching) gives one entity's
+//!   partners, sorted, merged from the pairs every run on the plugin's
+//!   threads. Results live in the plugin; it never adds or removes
 //!   components, so no entity changes archetype because of it.
 //! - **Bad boxes.** A NaN, infinite or inverted box is a
 //!   [`PluginError::InvalidBox`] naming the entity — never a panic, never a
@@ -78,6 +80,7 @@
 
 mod backend;
 mod components;
+mod contacts;
 mod error;
 mod events;
 mod gather;

@@ -2,6 +2,7 @@
 //! phase, publish pairs and events.
 
 use crate::backend::Backend;
+use crate::contacts::Contacts;
 use crate::events::diff;
 use crate::gather::{Dynamic, Gathered};
 use crate::profile::{self, plot, zone};
@@ -123,6 +124,8 @@ pub struct BroadPhasePlugin<P: Position = Vec3> {
     pairs: Vec<(Entity, Entity)>,
     started: Vec<(Entity, Entity)>,
     ended: Vec<(Entity, Entity)>,
+    /// Every entity's partners in `pairs`, for `touching`.
+    contacts: Contacts,
     stats: FrameStats,
     _position: PhantomData<fn() -> P>,
 }
@@ -198,6 +201,7 @@ impl<P: Position> BroadPhasePlugin<P> {
     pub fn with_position(config: PluginConfig) -> Self {
         profile::start();
         let backend = Backend::new(&config);
+        let contacts = Contacts::new(backend.threads());
         Self {
             config,
             stats: FrameStats { threads: backend.threads(), ..FrameStats::default() },
@@ -210,6 +214,7 @@ impl<P: Position> BroadPhasePlugin<P> {
             pairs: Vec::new(),
             started: Vec::new(),
             ended: Vec::new(),
+            contacts,
             _position: PhantomData,
         }
     }
@@ -325,24 +330,44 @@ impl<P: Position> BroadPhasePlugin<P> {
             redone = true;
         }
         let updated = Instant::now();
-        let published = {
+        // If the pairs or the contact lists fail (a panicked job), the
+        // broad phase's events of this update are not published: the next
+        // run publishes the difference from the last published list
+        // instead, and nothing published changes.
+        let diffed = {
             zone!("publish");
-            if let Err(error) = self.publish(redone) {
-                // The broad phase's events of this update were not
-                // published: the next run publishes the difference from
-                // the last published list instead.
+            match self.publish_pairs(redone) {
+                Ok(diffed) => diffed,
+                Err(error) => {
+                    self.filtered = true;
+                    return Err(PluginError::Job(error));
+                }
+            }
+        };
+        let paired = Instant::now();
+        {
+            zone!("contacts");
+            let built = self.contacts.build(&self.backend.jobs, &self.proxies, &self.next);
+            if let Err(error) = built {
                 self.filtered = true;
                 return Err(PluginError::Job(error));
             }
-            Instant::now()
-        };
+        }
+        let contacted = Instant::now();
+        {
+            zone!("publish");
+            self.publish_events(diffed);
+            self.contacts.publish();
+        }
+        let published = Instant::now();
 
         let times = StageTimes {
             gather: gathered - start,
             statics: synced - gathered,
             proxies: proxied - synced,
             update: updated - proxied,
-            publish: published - updated,
+            publish: (paired - updated) + (published - contacted),
+            contacts: contacted - paired,
             total: published - start,
         };
         self.stats = FrameStats {
@@ -396,30 +421,22 @@ impl<P: Position> BroadPhasePlugin<P> {
         })
     }
 
-    /// The broad phase's lists as entity pairs, filtered by layers. With
-    /// no layers in play the events are the broad phase's own; otherwise
-    /// (a layer can end or start a pair without a move), or when the run
-    /// updated twice (`force_diff`), they are the difference from the last
-    /// published list, both sorted.
-    fn publish(&mut self, force_diff: bool) -> Result<(), JobError> {
+    /// The broad phase's pairs as entity pairs, filtered by layers, into
+    /// `next`; returns whether the events must be the difference from the
+    /// last published list (see [`publish_events`](Self::publish_events)).
+    fn publish_pairs(&mut self, force_diff: bool) -> Result<bool, JobError> {
         let broad_phase = &self.backend.broad_phase;
         let proxies = &self.proxies;
-        // Pairs and started pairs name live proxies only; an ended pair
-        // may name a removed one.
+        // Pairs name live proxies only.
         let live = |[a, b]: [broadphase_partition::Proxy; 2]| {
             (proxies.live_entity(a), proxies.live_entity(b))
         };
-        let entities =
-            |[a, b]: [broadphase_partition::Proxy; 2]| (proxies.entity(a), proxies.entity(b));
         let filtered = self.dynamic.filtered || self.statics.set.filtered;
         self.next.clear();
         if !filtered && !self.filtered && !proxies.layers_changed && !force_diff {
             let jobs = &self.backend.jobs;
             crate::publish::live_pairs(jobs, proxies, broad_phase.pairs(), &mut self.next)?;
-            self.started.clear();
-            self.started.extend(broad_phase.started().iter().map(|&pair| live(pair)));
-            self.ended.clear();
-            self.ended.extend(broad_phase.ended().iter().map(|&pair| entities(pair)));
+            Ok(false)
         } else {
             let interacts = |[a, b]: [broadphase_partition::Proxy; 2]| {
                 proxies.layers(a).interacts_with(&proxies.layers(b))
@@ -427,11 +444,35 @@ impl<P: Position> BroadPhasePlugin<P> {
             self.next.extend(
                 broad_phase.pairs().iter().filter(|&&pair| interacts(pair)).map(|&pair| live(pair)),
             );
-            diff(&self.pairs, &self.next, &mut self.started, &mut self.ended);
+            Ok(true)
         }
-        self.filtered = filtered;
+    }
+
+    /// The events, and `next` made the published pairs. With no layers in
+    /// play the events are the broad phase's own; otherwise (a layer can
+    /// end or start a pair without a move), or when the run updated twice
+    /// or the last run failed (`diffed`), they are the difference from
+    /// the last published list, both sorted.
+    fn publish_events(&mut self, diffed: bool) {
+        let broad_phase = &self.backend.broad_phase;
+        let proxies = &self.proxies;
+        if diffed {
+            diff(&self.pairs, &self.next, &mut self.started, &mut self.ended);
+        } else {
+            // Started pairs name live proxies only; an ended pair may name
+            // a removed one.
+            let live = |[a, b]: [broadphase_partition::Proxy; 2]| {
+                (proxies.live_entity(a), proxies.live_entity(b))
+            };
+            let entities =
+                |[a, b]: [broadphase_partition::Proxy; 2]| (proxies.entity(a), proxies.entity(b));
+            self.started.clear();
+            self.started.extend(broad_phase.started().iter().map(|&pair| live(pair)));
+            self.ended.clear();
+            self.ended.extend(broad_phase.ended().iter().map(|&pair| entities(pair)));
+        }
+        self.filtered = self.dynamic.filtered || self.statics.set.filtered;
         std::mem::swap(&mut self.pairs, &mut self.next);
-        Ok(())
     }
 
     /// Sends this frame's counts and stage times to Tracy (nothing without
@@ -450,6 +491,7 @@ impl<P: Position> BroadPhasePlugin<P> {
         plot!("proxies ms", ms(self.stats.times.proxies));
         plot!("update ms", ms(self.stats.times.update));
         plot!("publish ms", ms(self.stats.times.publish));
+        plot!("contacts ms", ms(self.stats.times.contacts));
         plot!("total ms", ms(self.stats.times.total));
         let _ = ms;
     }
@@ -520,6 +562,101 @@ impl<P: Position> BroadPhasePlugin<P> {
     /// ```
     pub fn ended(&self) -> &[(Entity, Entity)] {
         &self.ended
+    }
+
+    /// Every entity `entity` touches as of the last successful run, sorted
+    /// by `Entity`'s `Ord` (id, then generation), as
+    /// [`pairs`](Self::pairs) is: each entity `e` such that the pair of
+    /// `entity` and `e` is in `pairs()`. Empty for an entity touching
+    /// nothing, without a box, unknown to the plugin or despawned; a
+    /// despawned entity also leaves every other list in the run that
+    /// ends its pairs. Static entities have lists too (the dynamic
+    /// entities on them), but two static entities never touch.
+    ///
+    /// The lists are merged from the pairs every run, on the plugin's
+    /// threads (the `contacts` stage of [`StageTimes`]), whether or not
+    /// the game asks: a call is two lookups and a slice, O(1), so asking
+    /// for every entity of the world each frame costs nothing more.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_ecs::{Aabb, BroadPhasePlugin, Collider, Static};
+    /// use glam::Vec3;
+    ///
+    /// let mut world = hecs::World::new();
+    /// let floor = world.spawn((Aabb::new(Vec3::new(-10.0, -1.0, -10.0), Vec3::new(10.0, 0.0, 10.0)), Static));
+    /// let crate_a = world.spawn((Vec3::new(0.0, 0.5, 0.0), Collider::cuboid(Vec3::splat(0.5))));
+    /// let crate_b = world.spawn((Vec3::new(0.0, 1.5, 0.0), Collider::cuboid(Vec3::splat(0.5))));
+    /// let far = world.spawn((Vec3::new(0.0, 50.0, 0.0), Collider::sphere(1.0)));
+    ///
+    /// let mut broadphase = BroadPhasePlugin::new();
+    /// broadphase.run(&mut world)?;
+    /// assert_eq!(broadphase.touching(crate_a), [floor, crate_b]); // crate_b rests on crate_a
+    /// assert_eq!(broadphase.touching(floor), [crate_a]);
+    /// assert!(broadphase.touching(far).is_empty());
+    ///
+    /// // A "grounded" check, per entity, each frame:
+    /// let grounded = |e| broadphase.touching(e).contains(&floor);
+    /// assert!(grounded(crate_a) && !grounded(crate_b));
+    ///
+    /// world.despawn(crate_a).unwrap();
+    /// broadphase.run(&mut world)?;
+    /// assert!(broadphase.touching(crate_a).is_empty()); // gone
+    /// assert!(broadphase.touching(floor).is_empty()); // and gone from the others' lists
+    /// assert!(broadphase.touching(crate_b).is_empty());
+    /// # Ok::<(), broadphase_ecs::PluginError>(())
+    /// ```
+    #[inline]
+    pub fn touching(&self, entity: Entity) -> &[Entity] {
+        self.contacts.touching(entity)
+    }
+
+    /// How many entities `entity` touches: `touching(entity).len()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_ecs::{Aabb, BroadPhasePlugin};
+    /// use glam::Vec3;
+    /// let mut world = hecs::World::new();
+    /// let pile: Vec<_> = (0..5).map(|_| world.spawn((Aabb::new(Vec3::ZERO, Vec3::ONE),))).collect();
+    /// let mut broadphase = BroadPhasePlugin::new();
+    /// broadphase.run(&mut world)?;
+    /// assert!(pile.iter().all(|&e| broadphase.touching_count(e) == 4));
+    /// # Ok::<(), broadphase_ecs::PluginError>(())
+    /// ```
+    #[inline]
+    pub fn touching_count(&self, entity: Entity) -> usize {
+        self.touching(entity).len()
+    }
+
+    /// Whether `a` and `b` touch as of the last successful run: whether
+    /// their pair is in [`pairs`](Self::pairs), in either order. A binary
+    /// search in the shorter of their two lists.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_ecs::{Aabb, BroadPhasePlugin, CollisionLayers};
+    /// use glam::Vec3;
+    /// let mut world = hecs::World::new();
+    /// let player = world.spawn((Aabb::new(Vec3::ZERO, Vec3::ONE), CollisionLayers::new(1, 2)));
+    /// let coin = world.spawn((Aabb::new(Vec3::ZERO, Vec3::ONE), CollisionLayers::new(2, 1)));
+    /// let ghost = world.spawn((Aabb::new(Vec3::ZERO, Vec3::ONE), CollisionLayers::NONE));
+    /// let mut broadphase = BroadPhasePlugin::new();
+    /// broadphase.run(&mut world)?;
+    /// assert!(broadphase.is_touching(player, coin) && broadphase.is_touching(coin, player));
+    /// assert!(!broadphase.is_touching(player, ghost)); // layers say no
+    /// # Ok::<(), broadphase_ecs::PluginError>(())
+    /// ```
+    pub fn is_touching(&self, a: Entity, b: Entity) -> bool {
+        let (of_a, of_b) = (self.touching(a), self.touching(b));
+        if of_a.len() <= of_b.len() {
+            of_a.binary_search(&b).is_ok()
+        } else {
+            of_b.binary_search(&a).is_ok()
+        }
     }
 
     /// Counts and per-stage times of the last successful run.

@@ -223,6 +223,19 @@ impl EntityProxies {
         self.owners[proxy.index() as usize]
     }
 
+    /// How many entity ids have had a slot: every live proxy's index is
+    /// below it.
+    #[inline]
+    pub(crate) fn slot_count(&self) -> usize {
+        self.owners.len()
+    }
+
+    /// The entity of the live proxy in slot `id` (its entity id).
+    #[inline]
+    pub(crate) fn live_entity_at(&self, id: u32) -> Entity {
+        self.owners[id as usize]
+    }
+
     /// The layers of a live proxy's entity.
     #[inline]
     pub(crate) fn layers(&self, proxy: Proxy) -> CollisionLayers {

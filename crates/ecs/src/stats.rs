@@ -30,6 +30,9 @@ pub struct StageTimes {
     pub update: Duration,
     /// The pairs and events mapped to entities, filtered by layers.
     pub publish: Duration,
+    /// Every entity's partners merged from the pairs and laid out for
+    /// [`touching`](crate::BroadPhasePlugin::touching).
+    pub contacts: Duration,
     /// The whole `run`.
     pub total: Duration,
 }
@@ -43,9 +46,9 @@ impl StageTimes {
     /// ```
     /// let names: Vec<&str> =
     ///     broadphase_ecs::StageTimes::default().as_ms().iter().map(|(n, _)| *n).collect();
-    /// assert_eq!(names, ["gather", "statics", "proxies", "update", "publish", "total"]);
+    /// assert_eq!(names, ["gather", "statics", "proxies", "update", "publish", "contacts", "total"]);
     /// ```
-    pub fn as_ms(&self) -> [(&'static str, f64); 6] {
+    pub fn as_ms(&self) -> [(&'static str, f64); 7] {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         [
             ("gather", ms(self.gather)),
@@ -53,6 +56,7 @@ impl StageTimes {
             ("proxies", ms(self.proxies)),
             ("update", ms(self.update)),
             ("publish", ms(self.publish)),
+            ("contacts", ms(self.contacts)),
             ("total", ms(self.total)),
         ]
     }

@@ -397,9 +397,9 @@ impl FastUniqueSets {
             || (fill == SLOTS && self.spill.contains(&Self::spill_key(set, value)))
     }
 
-    /// The values of set `set` held in its inline slots, in insertion
-    /// order: all of them while it holds at most 8, else its first 8 (the
-    /// rest are in [`spilled_values`](FastUniqueSets::spilled_values)).
+    /// The values of set `set` held in its inline slots (at most 8), in
+    /// insertion order. The set's other values are in the spill (see
+    /// [`spilled_values`](FastUniqueSets::spilled_values)).
     ///
     /// # Panics
     ///
@@ -410,8 +410,8 @@ impl FastUniqueSets {
     /// ```
     /// let mut sets = broadphase_storage::FastUniqueSets::new();
     /// sets.reset(2);
-    /// (0..10).for_each(|v| { sets.insert(1, 9 - v); });
-    /// assert_eq!(sets.inline_values(1), [9, 8, 7, 6, 5, 4, 3, 2]);
+    /// (0..10).for_each(|v| { sets.insert(1, 100 - v); });
+    /// assert_eq!(sets.inline_values(1), [100, 99, 98, 97, 96, 95, 94, 93]);
     /// assert!(sets.inline_values(0).is_empty());
     /// ```
     #[inline]
@@ -420,8 +420,28 @@ impl FastUniqueSets {
         &self.slots[s].0[..usize::from(self.fills[s])]
     }
 
-    /// Every value that went to the spill since the last reset, as
-    /// `(set, value)`, in no particular order (sort them for one).
+    /// Every set's inline values, in set order: item `i` is
+    /// [`inline_values(i)`](FastUniqueSets::inline_values). One pass over
+    /// the sets with no lookup per set.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut sets = broadphase_storage::FastUniqueSets::new();
+    /// sets.reset(3);
+    /// sets.insert(0, 4);
+    /// sets.insert(2, 6);
+    /// sets.insert(2, 5);
+    /// let all: Vec<&[u32]> = sets.inline_sets().collect();
+    /// assert_eq!(all, [&[4][..], &[], &[6, 5]]);
+    /// ```
+    pub fn inline_sets(&self) -> impl ExactSizeIterator<Item = &[u32]> + '_ {
+        self.slots.iter().zip(&self.fills).map(|(slots, &fill)| &slots.0[..usize::from(fill)])
+    }
+
+    /// Every value in the spill as `(set, value)`, in no particular order:
+    /// with [`inline_values`](FastUniqueSets::inline_values), every value
+    /// of every set, each once.
     ///
     /// # Examples
     ///
@@ -671,6 +691,34 @@ mod tests {
         assert!(sets.contains(1, u32::MAX) && sets.contains(2, u32::MAX));
         assert!(!sets.contains(0, u32::MAX) && !sets.contains(1, 10_000));
         assert_eq!(sets.spilled(), 10_001 - SLOTS);
+    }
+
+    #[test]
+    fn sets_read_out_every_value_once() {
+        let mut rng = SplitMix64(5);
+        let mut sets = FastUniqueSets::new();
+        for round in 0..6 {
+            let set_count = [1, 4, 30][round % 3];
+            sets.reset(set_count);
+            let mut oracle = HashSet::new();
+            for _ in 0..(round * 300) {
+                let (set, v) = (rng.value(set_count as u32 + 1) % set_count as u32, rng.value(64));
+                sets.insert(set, v);
+                oracle.insert((set, v));
+            }
+            let mut listed: Vec<(u32, u32)> = (0..set_count as u32)
+                .flat_map(|s| sets.inline_values(s).iter().map(move |&v| (s, v)))
+                .chain(sets.spilled_values())
+                .collect();
+            assert_eq!(sets.inline_sets().len(), set_count);
+            assert!(sets.inline_sets().enumerate().all(|(s, v)| v == sets.inline_values(s as u32)));
+            let count = listed.len();
+            listed.sort_unstable();
+            listed.dedup();
+            assert_eq!(listed.len(), count, "a value listed twice");
+            assert_eq!(listed.into_iter().collect::<HashSet<_>>(), oracle);
+            assert!((0..set_count as u32).all(|s| sets.inline_values(s).len() <= SLOTS));
+        }
     }
 
     #[test]
