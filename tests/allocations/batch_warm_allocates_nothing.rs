@@ -1,7 +1,8 @@
 //! Regression: a batch of queries of the same size as one before it
 //! allocates nothing, on any thread (ray batches write into the caller's
 //! vector, shape batches into `BatchHits`'s kept lists). The counter sees
-//! every thread, so the test holds `serial()`: no other test runs beside it.
+//! every thread, and the allocations binary runs its checks in
+//! turn.
 
 use broadphase_jobs::JobSystem;
 use broadphase_kernel::AdaptiveGrid;

@@ -8,8 +8,8 @@
 //! reused.
 //!
 //! The counting allocator counts every thread of this test binary (the
-//! plugin's job system's workers too), so the test holds `serial()`: no
-//! other test runs beside it.
+//! plugin's job system's workers too), and the allocations binary runs its checks in
+//! turn.
 
 use broadphase::ecs::hecs::World;
 use broadphase::ecs::{

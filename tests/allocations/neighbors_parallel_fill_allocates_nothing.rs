@@ -6,7 +6,8 @@
 //! job queue keep their memory). The grid is also rebuilt with
 //! `build_parallel`, on enough particles to be cut into parts.
 //!
-//! The counter sees every thread, so the test holds `serial()`: no other test runs beside it.
+//! The counter sees every thread, and the allocations binary runs its checks in
+//! turn.
 
 use broadphase::JobSystem;
 use broadphase::glam::Vec3;

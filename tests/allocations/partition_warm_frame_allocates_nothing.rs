@@ -7,14 +7,18 @@
 //! interleaves them. Covered: a uniform scene (root split only), clusters
 //! (subtrees that split again inside their jobs), one cluster holding most
 //! boxes (parallel split passes below the root), a pile that cannot be
-//! split (one subtree over the input), and a small threshold. When the
+//! split (one subtree over the input), one box over all, and a small
+//! threshold; with both merges (the reference-point rule and the
+//! sharded-mutex FastUnique sets). When the
 //! scene grows, the first frame at the new size allocates, a bounded
 //! number of times, and the next ones nothing.
 //!
-//! The counter sees every thread, so the test holds `serial()`: no other test runs beside it.
+//! The counter sees every thread; the allocations binary runs its checks in
+//! turn.
 
 use broadphase::glam::Vec3;
-use broadphase::{Aabb, GridTree, JobSystem, tree::GridTreeConfig};
+use broadphase::tree::{GridTreeConfig, PairMerge};
+use broadphase::{Aabb, GridTree, JobSystem};
 use broadphase_scenes::SplitMix64;
 
 use broadphase_testkit::allocations_on_every_thread_during;
@@ -66,30 +70,41 @@ fn warm_frames(tree: &mut GridTree, jobs: &JobSystem, boxes: &[Aabb]) -> Vec<usi
         }
     }
     assert!(tree.stats().regions > 1 || boxes.len() <= tree.config().split_threshold * 2);
+    if tree.config().merge == PairMerge::ShardedFastUnique {
+        assert!(pairs.is_sorted(), "the sharded merge's order");
+    }
     per_frame
 }
 
+/// Both merges (the reference-point rule, and the sharded-mutex
+/// FastUnique sets), on 1, 2 and 4 threads.
 pub(crate) fn warm_grid_tree_frames_allocate_nothing() {
     let default = GridTreeConfig::default();
     let small_threshold = GridTreeConfig { split_threshold: 500, ..default };
     let pile = vec![Aabb::new(Vec3::ZERO, Vec3::ONE); 700];
-    let scenes: [(&str, Vec<Aabb>, GridTreeConfig); 5] = [
+    let mut one_over_all = uniform(20_000, 7);
+    one_over_all.insert(3, Aabb::new(Vec3::splat(-1e4), Vec3::splat(1e4)));
+    let scenes: [(&str, Vec<Aabb>, GridTreeConfig); 6] = [
         ("uniform", uniform(60_000, 1), default),
         ("clusters", clusters(60_000, 2), default),
         ("huge cluster", huge_cluster(3), default),
         ("pile", pile, small_threshold),
+        ("one box over all", one_over_all, default),
         ("uniform, small threshold", uniform(30_000, 4), small_threshold),
     ];
-    for threads in [1, 2, 4] {
-        let jobs = JobSystem::new(threads);
-        for (name, boxes, config) in &scenes {
-            let mut tree = GridTree::with_config(*config);
-            let per_frame = warm_frames(&mut tree, &jobs, boxes);
-            assert!(
-                per_frame.iter().all(|&a| a == 0),
-                "{name} on {threads} threads: allocations per warm frame: {per_frame:?} ({:?})",
-                tree.stats()
-            );
+    for merge in [PairMerge::ReferencePoint, PairMerge::ShardedFastUnique] {
+        for threads in [1, 2, 4] {
+            let jobs = JobSystem::new(threads);
+            for (name, boxes, config) in &scenes {
+                let mut tree = GridTree::with_config(GridTreeConfig { merge, ..*config });
+                let per_frame = warm_frames(&mut tree, &jobs, boxes);
+                assert!(
+                    per_frame.iter().all(|&a| a == 0),
+                    "{name}, {merge:?} on {threads} threads: allocations per warm frame: \
+                     {per_frame:?} ({:?})",
+                    tree.stats()
+                );
+            }
         }
     }
 

@@ -11,7 +11,8 @@
 //! stop: the whole run stays within a small budget, and the last 400
 //! frames allocate at most a handful of times. A world whose proxies all
 //! stay inside their margins allocates nothing at all once warm. The
-//! counter sees every thread, so the test holds `serial()`: no other test runs beside it.
+//! counter sees every thread, and the allocations binary runs its checks in
+//! turn.
 
 use broadphase::glam::Vec3;
 use broadphase::persistent::{PersistentBroadPhase, PersistentConfig, ProxyKind};

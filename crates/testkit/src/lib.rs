@@ -35,6 +35,28 @@ pub fn within<T: Send + 'static>(seconds: u64, f: impl FnOnce() -> T + Send + 's
     }
 }
 
+/// The SIMD paths that `BROADPHASE_REQUIRE_SIMD` says this run must
+/// exercise (comma-separated, lower case: `avx2,avx512`); none when it is
+/// unset. CI sets it from the CPU's flags, and the SIMD agreement tests
+/// fail when a required path is not among the kernels they compared.
+///
+/// # Examples
+///
+/// ```
+/// // Whatever the environment says, the names come back trimmed and lower case.
+/// for path in broadphase_testkit::required_simd() {
+///     assert_eq!(path, path.trim().to_ascii_lowercase());
+/// }
+/// ```
+pub fn required_simd() -> Vec<String> {
+    std::env::var("BROADPHASE_REQUIRE_SIMD")
+        .unwrap_or_default()
+        .split(',')
+        .map(|path| path.trim().to_ascii_lowercase())
+        .filter(|path| !path.is_empty())
+        .collect()
+}
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -188,7 +188,7 @@ fn the_required_simd_kernels_are_tested() {
     let tested = PairKernel::available();
     eprintln!("pair kernels tested: {tested:?}");
     assert!(tested.contains(&PairKernel::Scalar));
-    for required in support::required_simd() {
+    for required in broadphase_testkit::required_simd() {
         match required.as_str() {
             "avx2" => {
                 assert!(tested.contains(&PairKernel::Avx2), "AVX2 required, tested {tested:?}")

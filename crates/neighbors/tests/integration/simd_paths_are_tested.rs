@@ -14,7 +14,7 @@ fn the_required_simd_kernels_are_tested() {
     let tested = ScanKernel::available();
     eprintln!("scan kernels tested: {tested:?}");
     assert!(tested.contains(&ScanKernel::Portable));
-    for required in support::required_simd() {
+    for required in broadphase_testkit::required_simd() {
         let kernel = match required.as_str() {
             "avx2" => ScanKernel::Avx2,
             "avx512" => ScanKernel::Avx512,

@@ -257,14 +257,3 @@ impl Rng {
         Vec3::new(self.range(lo, hi), self.range(lo, hi), self.range(lo, hi))
     }
 }
-
-/// The SIMD paths `BROADPHASE_REQUIRE_SIMD` says this run must exercise
-/// (comma-separated, e.g. `avx2,avx512`); none when it is unset.
-pub fn required_simd() -> Vec<String> {
-    std::env::var("BROADPHASE_REQUIRE_SIMD")
-        .unwrap_or_default()
-        .split(',')
-        .map(|path| path.trim().to_ascii_lowercase())
-        .filter(|path| !path.is_empty())
-        .collect()
-}
