@@ -35,11 +35,23 @@ const ZERO_CHUNK: Chunk = Chunk([0; BLOCK]);
 
 mod sealed {
     /// Only the number types listed in this module are lanes.
-    pub trait Sealed {}
-    impl Sealed for i16 {}
-    impl Sealed for u16 {}
-    impl Sealed for u32 {}
-    impl Sealed for f32 {}
+    pub trait Sealed {
+        /// Writes the value's bytes, native order, into `out` (exactly its
+        /// size long).
+        fn write_ne_bytes(self, out: &mut [u8]);
+    }
+
+    macro_rules! sealed {
+        ($($t:ty),*) => {$(
+            impl Sealed for $t {
+                #[inline(always)]
+                fn write_ne_bytes(self, out: &mut [u8]) {
+                    out.copy_from_slice(&self.to_ne_bytes());
+                }
+            }
+        )*};
+    }
+    sealed!(i16, u16, u32, f32);
 }
 
 /// A number type an [`AlignedColumn`] holds: `i16`, `u16`, `u32` or `f32`.
@@ -252,6 +264,10 @@ impl<T: Lane> AlignedColumn<T> {
 
     /// Sets the length to `len`: shortens, or appends copies of `fill`.
     ///
+    /// A long run of copies is written as whole 64-byte blocks after the
+    /// rest of the block holding the first (the block holding the new last
+    /// lane is then filled to its end); a short one lane by lane.
+    ///
     /// # Examples
     ///
     /// ```
@@ -261,13 +277,50 @@ impl<T: Lane> AlignedColumn<T> {
     /// xs.resize(2, 4);
     /// assert_eq!(xs[..], [1, 4]);
     /// ```
+    #[inline]
     pub fn resize(&mut self, len: usize, fill: T) {
         let old = self.len;
-        self.cover(len);
-        self.len = len;
-        if len > old {
+        if len <= old {
+            self.len = len;
+        } else if len - old >= Self::LONG_RUN {
+            self.append_blocks(len, fill);
+        } else {
+            self.cover(len);
+            self.len = len;
             self.as_mut_slice()[old..].fill(fill);
         }
+    }
+
+    /// Appended runs at least this long are written in whole blocks.
+    const LONG_RUN: usize = 4 * Self::PER_BLOCK;
+
+    /// [`resize`](Self::resize) to a longer `len`, whole blocks at a time.
+    fn append_blocks(&mut self, len: usize, fill: T) {
+        let old = self.len;
+        // Blocks `first_whole..blocks` are written whole; lanes `old..head`
+        // (the rest of the block holding `old`) one at a time.
+        let (first_whole, blocks) = (old.div_ceil(Self::PER_BLOCK), len.div_ceil(Self::PER_BLOCK));
+        let head = (first_whole * Self::PER_BLOCK).min(len);
+        let block = Self::block_of(fill);
+        let kept = self.chunks.len().min(blocks);
+        if first_whole < kept {
+            self.chunks[first_whole..kept].fill(block);
+        }
+        if blocks > self.chunks.len() {
+            self.chunks.resize(blocks, block);
+        }
+        self.len = len;
+        self.as_mut_slice()[old..head].fill(fill);
+    }
+
+    /// A block whose every lane is `fill`.
+    #[inline]
+    fn block_of(fill: T) -> Chunk {
+        let mut block = ZERO_CHUNK;
+        for lane in block.0.chunks_exact_mut(size_of::<T>()) {
+            fill.write_ne_bytes(lane);
+        }
+        block
     }
 
     /// Appends a copy of `values`.
@@ -491,6 +544,37 @@ mod tests {
         warm_refill_allocates_nothing::<u16>();
         warm_refill_allocates_nothing::<u32>();
         warm_refill_allocates_nothing::<f32>();
+    }
+
+    fn resize_fills_across_blocks<T: Sample>() {
+        // Every start and end around block edges, growing kept and new
+        // blocks, after lanes that held other values.
+        let per_block = 64 / size_of::<T>();
+        for old in [0, 1, per_block - 1, per_block, per_block + 3, 3 * per_block] {
+            let lens = [old, old + 1, per_block, 2 * per_block + 5, 4 * per_block, 9 * per_block];
+            for len in lens.into_iter().filter(|&len| len >= old) {
+                let mut xs = AlignedColumn::<T>::new();
+                (0..6 * per_block).for_each(|i| xs.push(T::sample(i)));
+                xs.truncate(old);
+                xs.resize(len, T::sample(999));
+                assert_eq!(xs.len(), len);
+                assert!((0..old).all(|i| xs[i] == T::sample(i)), "old {old}, len {len}");
+                assert!(xs[old..].iter().all(|&v| v == T::sample(999)), "old {old}, len {len}");
+                let mut fresh = AlignedColumn::<T>::new();
+                fresh.resize(old, T::sample(1));
+                fresh.resize(len, T::sample(2));
+                assert!(fresh[..old].iter().all(|&v| v == T::sample(1)));
+                assert!(fresh[old..].iter().all(|&v| v == T::sample(2)));
+            }
+        }
+    }
+
+    #[test]
+    fn resize_fills_across_blocks_every_lane_type() {
+        resize_fills_across_blocks::<i16>();
+        resize_fills_across_blocks::<u16>();
+        resize_fills_across_blocks::<u32>();
+        resize_fills_across_blocks::<f32>();
     }
 
     #[test]
