@@ -85,13 +85,17 @@ pub mod ecs {
     pub use broadphase_ecs::*;
 }
 
-/// The building blocks the kernel is made of, for users who build their
-/// own structures on them: the input contract and its limits, memory
-/// pools, padded SoA box buffers and `FastUnique`.
+/// The building blocks the structures store their data in, for users who
+/// build their own structures on them: the input contract and its limits;
+/// `AlignedColumn<T>`, the 64-byte-aligned SoA column the kernel's leaves
+/// (quantized `i16` corners, `u32` ids), its sweep's exact `f32` bounds and
+/// the neighbor structures' sorted positions are made of; `Pool<T>`, the
+/// record buffer with an O(1) reset that holds the kernel's build items,
+/// tree nodes, kept boxes and split scratch; and `FastUnique`.
 pub mod storage {
     pub use broadphase_storage::{
-        Aabb, AlignedF32, Axis, Corner, FastUnique, FastUniqueSets, InputError, LANES, MAX_BOXES,
-        Pool, SENTINEL_ID, SoaBoxes, validate_boxes,
+        Aabb, AlignedColumn, Axis, Corner, FastUnique, FastUniqueSets, InputError, LANES, Lane,
+        MAX_BOXES, Pool, SENTINEL_ID, validate_boxes,
     };
 }
 

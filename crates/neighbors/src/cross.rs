@@ -11,6 +11,7 @@ use crate::points::{PointError, check_radius, validate_points};
 #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
 use crate::scan::Columns;
 use crate::search::{Cells, NeighborRule};
+use broadphase_storage::AlignedColumn;
 use glam::Vec3;
 
 /// The largest radius a query may use on a structure with this rule.
@@ -99,9 +100,9 @@ pub(crate) struct QueryScratch {
     /// `order[place]`: the query at that place in cell order.
     order: Vec<u32>,
     /// The sorted queries' coordinates and cells.
-    x: Vec<f32>,
-    y: Vec<f32>,
-    z: Vec<f32>,
+    x: AlignedColumn<f32>,
+    y: AlignedColumn<f32>,
+    z: AlignedColumn<f32>,
     cells: Vec<[i32; 3]>,
 }
 
@@ -182,14 +183,14 @@ impl QueryScratch {
             *place += 1;
         }
         let sorted = self.order.iter().map(|&i| queries[i as usize]);
-        self.x.clear();
-        self.y.clear();
-        self.z.clear();
+        // Every place is written below: only a longer column is filled.
+        for column in [&mut self.x, &mut self.y, &mut self.z] {
+            column.truncate(queries.len());
+            column.resize(queries.len(), 0.0);
+        }
         self.cells.clear();
-        for q in sorted {
-            self.x.push(q.x);
-            self.y.push(q.y);
-            self.z.push(q.z);
+        for (place, q) in sorted.enumerate() {
+            (self.x[place], self.y[place], self.z[place]) = (q.x, q.y, q.z);
             self.cells.push(cell_of(q));
         }
     }

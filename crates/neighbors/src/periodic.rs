@@ -19,7 +19,7 @@
 use crate::csr::NeighborLists;
 use crate::points::{PointError, check_radius, validate_points};
 use crate::sorted::ABSOLUTE_SLACK;
-use broadphase_storage::Axis;
+use broadphase_storage::{AlignedColumn, Axis};
 use core::fmt;
 use glam::Vec3;
 
@@ -277,7 +277,7 @@ pub struct PeriodicGrid {
     starts: Vec<u32>,
     /// Positions sorted by cell, one column per axis, and each slot's
     /// caller index.
-    columns: [Vec<f32>; 3],
+    columns: [AlignedColumn<f32>; 3],
     order: Vec<u32>,
     /// Each point's cell, in caller order (scratch of the sort).
     cell_of: Vec<u32>,
@@ -299,7 +299,7 @@ impl PeriodicGrid {
         radius: f32,
     ) -> Result<(), PeriodicError> {
         self.domain = None;
-        self.columns.iter_mut().for_each(Vec::clear);
+        self.columns.iter_mut().for_each(AlignedColumn::clear);
         self.order.clear();
         domain.check(points, radius)?;
         self.domain = Some(*domain);

@@ -2,6 +2,7 @@
 //! padded structure-of-arrays columns, with the map back to the caller's
 //! indices; and the stable counting sort two of them build it with.
 
+use broadphase_storage::AlignedColumn;
 use glam::Vec3;
 
 /// Slots of padding after the last particle in every column, so the scan
@@ -41,19 +42,16 @@ impl Shape {
 
 /// The particles of one build in sorted (cell) order.
 ///
-/// The columns are plain `Vec<f32>`, not storage's 64-byte-aligned
-/// `AlignedF32`: with `AlignedF32` columns the spatial hash's sph1m frame
-/// measured 6–7% slower and no frame measured faster (alternated A/B runs,
-/// `docs/BENCHMARKS.md`). Storage's `SoaBoxes` holds boxes, not points and
-/// radii, so the column set itself is local too.
+/// The position columns are storage's [`AlignedColumn`]s: slot 0 of each
+/// starts a cache line and an aligned 16-lane vector.
 #[derive(Clone, Debug)]
 pub(crate) struct Sorted {
     /// Coordinates by slot; `len + PAD` long, the padding NaN (never a neighbor).
-    pub(crate) x: Vec<f32>,
-    pub(crate) y: Vec<f32>,
-    pub(crate) z: Vec<f32>,
+    pub(crate) x: AlignedColumn<f32>,
+    pub(crate) y: AlignedColumn<f32>,
+    pub(crate) z: AlignedColumn<f32>,
     /// Sphere radii by slot, `len + PAD` long (padding 0); empty for points.
-    pub(crate) r: Vec<f32>,
+    pub(crate) r: AlignedColumn<f32>,
     /// `order[slot]` is the caller's index of the particle in that slot.
     pub(crate) order: Vec<u32>,
     pub(crate) shape: Shape,
@@ -69,10 +67,10 @@ pub(crate) struct Sorted {
 impl Default for Sorted {
     fn default() -> Self {
         Self {
-            x: Vec::new(),
-            y: Vec::new(),
-            z: Vec::new(),
-            r: Vec::new(),
+            x: AlignedColumn::new(),
+            y: AlignedColumn::new(),
+            z: AlignedColumn::new(),
+            r: AlignedColumn::new(),
             order: Vec::new(),
             shape: Shape::Points { radius: 0.0 },
             long_rows: false,
@@ -114,16 +112,19 @@ impl Sorted {
         [self.x[slot], self.y[slot], self.z[slot]]
     }
 
-    /// Sizes the columns for `n` particles (padding set, the rest to be
-    /// overwritten) and records the shape.
+    /// Sizes the columns for `n` particles and records the shape. Only the
+    /// padding is written: every caller overwrites all `n` slots, so the
+    /// slots below `n` keep whatever the last build left there.
     fn resize(&mut self, n: usize, spheres: bool, shape: Shape) {
         for column in [&mut self.x, &mut self.y, &mut self.z] {
-            column.clear();
+            column.truncate(n);
             column.resize(n + PAD, f32::NAN);
         }
-        self.r.clear();
         if spheres {
+            self.r.truncate(n);
             self.r.resize(n + PAD, 0.0);
+        } else {
+            self.r.clear();
         }
         self.order.clear();
         self.order.resize(n, 0);
@@ -150,12 +151,14 @@ impl Sorted {
             // n <= MAX_POINTS, checked by validation.
             self.staging[slot as usize] = [p.x.to_bits(), p.y.to_bits(), p.z.to_bits(), i as u32];
         }
+        // Every slice exactly `n` long: no bounds check in the loop.
         let (x, y, z) = (&mut self.x[..n], &mut self.y[..n], &mut self.z[..n]);
-        for (s, staged) in self.staging.iter().enumerate() {
-            x[s] = f32::from_bits(staged[0]);
-            y[s] = f32::from_bits(staged[1]);
-            z[s] = f32::from_bits(staged[2]);
-            self.order[s] = staged[3];
+        let (order, staging) = (&mut self.order[..n], &self.staging[..n]);
+        for s in 0..n {
+            x[s] = f32::from_bits(staging[s][0]);
+            y[s] = f32::from_bits(staging[s][1]);
+            z[s] = f32::from_bits(staging[s][2]);
+            order[s] = staging[s][3];
         }
         if let Some(radii) = radii {
             let r = &mut self.r[..n];
@@ -347,6 +350,28 @@ mod tests {
         assert!(sorted.x[2].is_nan());
         assert_eq!(&sorted.r[..3], [0.25, 0.5, 0.0]);
         assert_eq!(sorted.shape.reach(), 1.0);
+    }
+
+    #[test]
+    fn a_smaller_rebuild_pads_right_after_its_last_particle() {
+        let points: Vec<Vec3> = (0..40).map(|i| Vec3::splat(i as f32)).collect();
+        let radii = vec![1.0; 40];
+        let mut sorted = Sorted::default();
+        let spheres = Shape::Spheres { max_radius: 1.0 };
+        let mut order: Vec<u32> = (0..40).collect();
+        sorted.gather(&points, Some(&radii), &mut order, spheres);
+        let dst: Vec<u32> = (0..10).rev().collect();
+        sorted.scatter(&points[..10], Some(&radii[..10]), &dst, spheres);
+        assert_eq!(sorted.x.len(), 10 + PAD);
+        assert_eq!(sorted.position(0), [9.0; 3]);
+        for column in [&sorted.x, &sorted.y, &sorted.z] {
+            assert!(column[10..].iter().all(|v| v.is_nan()), "padding must be NaN");
+        }
+        assert!(sorted.r[10..].iter().all(|&r| r == 0.0));
+        let mut order: Vec<u32> = (0..12).collect();
+        sorted.gather(&points[..12], None, &mut order, Shape::Points { radius: 1.0 });
+        assert!(sorted.r.is_empty() && sorted.x[12..].iter().all(|v| v.is_nan()));
+        assert_eq!(sorted.position(11), [11.0; 3]);
     }
 
     #[test]

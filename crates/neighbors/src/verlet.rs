@@ -11,6 +11,7 @@ use crate::api::NeighborSearch;
 use crate::brute_force::distance2;
 use crate::csr::NeighborLists;
 use crate::points::{MAX_RADIUS, PointError, check_radius, validate_points};
+use broadphase_storage::AlignedColumn;
 use core::fmt;
 use glam::Vec3;
 
@@ -103,7 +104,7 @@ pub struct VerletLists {
     order: Vec<u32>,
     /// Scratch of the filter: the current positions in slot order, as
     /// columns.
-    current: [Vec<f32>; 3],
+    current: [AlignedColumn<f32>; 3],
 }
 
 impl VerletLists {
@@ -243,13 +244,15 @@ impl VerletLists {
         self.check_built_for(points)?;
         let r2 = self.radius * self.radius;
         // One scattered read a point, into all three columns.
-        self.current.iter_mut().for_each(Vec::clear);
         let [x, y, z] = &mut self.current;
-        for &i in &self.order {
+        // Every slot is written below: only a longer column is filled.
+        for column in [&mut *x, &mut *y, &mut *z] {
+            column.truncate(self.order.len());
+            column.resize(self.order.len(), 0.0);
+        }
+        for (slot, &i) in self.order.iter().enumerate() {
             let p = points[i as usize];
-            x.push(p.x);
-            y.push(p.y);
-            z.push(p.z);
+            (x[slot], y[slot], z[slot]) = (p.x, p.y, p.z);
         }
         let [x, y, z] = &self.current;
         let (offsets, indices) = (&mut out.scratch_offsets, &mut out.scratch_indices);

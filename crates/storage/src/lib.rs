@@ -1,21 +1,33 @@
 //! Storage for broadphase: the [`Aabb`] type and its input contract, the
-//! query shapes ([`Ray`], [`Sphere`]) with their exact tests, typed
-//! memory pools that a warm frame reuses without allocating, structure-of-
-//! arrays box buffers padded for 16-wide SIMD loads, and [`FastUnique`].
+//! query shapes ([`Ray`], [`Sphere`]) with their exact tests, and the two
+//! buffer types every structure keeps its data in, plus [`FastUnique`].
 //!
-//! Nothing here knows about grids or threads; the kernel and partition crates
-//! build on these pieces.
+//! - [`AlignedColumn<T>`](AlignedColumn): one structure-of-arrays column of
+//!   `i16`, `u16`, `u32` or `f32`, 64-byte aligned, grown in whole 64-byte
+//!   blocks, dereferencing to a plain slice. The kernel's leaves are such
+//!   columns (quantized low and high corners as `i16`, owned axes as `i16`,
+//!   ids as `u32`), and so are the exact `f32` bounds its sweep gathers per
+//!   big leaf; the neighbor structures keep their particles' sorted
+//!   positions (and sphere radii) as `f32` columns.
+//! - [`Pool<T>`](Pool): a typed buffer of records whose
+//!   [`reset`](Pool::reset) is O(1) and keeps the capacity. The kernel keeps
+//!   its arrays of structs in pools (the build's quantized items, the tree's
+//!   nodes, the kept boxes) and its per-node split scratch (each item's
+//!   child-range code, the items that span several cells).
+//!
+//! Both are cleared, never freed, so a warm frame of the same size
+//! allocates nothing. Nothing here knows about grids or threads.
 
 mod aabb;
+#[allow(unsafe_code, reason = "the aligned column is viewed as a slice of its lanes")]
+mod column;
 mod fast_unique;
 mod pool;
 mod ray;
-#[allow(unsafe_code, reason = "the aligned column is viewed as a slice of its lanes")]
-mod soa;
 
 pub use aabb::{Aabb, Axis, Corner, InputError, MAX_BOXES, validate_boxes};
+pub use column::{AlignedColumn, LANES, Lane, SENTINEL_ID};
 pub use fast_unique::{FastUnique, FastUniqueSets};
 pub use glam;
 pub use pool::Pool;
 pub use ray::{QueryError, QueryPart, Ray, Sphere, validate_point};
-pub use soa::{AlignedF32, LANES, SENTINEL_ID, SoaBoxes};

@@ -1,7 +1,6 @@
 //! [`Pool`]: a typed growable buffer that a frame resets and refills.
 
-use core::ops::{Index, IndexMut};
-use core::slice::SliceIndex;
+use core::ops::{Deref, DerefMut};
 
 /// A typed, growable buffer reused across frames.
 ///
@@ -88,6 +87,24 @@ impl<T: Copy> Pool<T> {
     pub fn reset(&mut self) {
         // `T: Copy` has no destructor, so this only stores the new length.
         self.buf.clear();
+    }
+
+    /// Forgets every item from `len` on in O(1) (nothing if there are not
+    /// that many); the capacity is kept.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut pool = broadphase_storage::Pool::new();
+    /// pool.extend_from_slice(&[1u32, 2, 3]);
+    /// pool.truncate(1);
+    /// assert_eq!(pool[..], [1]);
+    /// pool.truncate(5);
+    /// assert_eq!(pool.len(), 1);
+    /// ```
+    #[inline]
+    pub fn truncate(&mut self, len: usize) {
+        self.buf.truncate(len);
     }
 
     /// Appends `n` copies of `fill` and returns the offset of the first.
@@ -251,21 +268,44 @@ impl<T: Copy> Pool<T> {
     }
 }
 
-/// Indexing by position or range, like a slice (`pool[i]`, `pool[a..b]`).
-impl<T: Copy, I: SliceIndex<[T]>> Index<I> for Pool<T> {
-    type Output = I::Output;
+/// The items as a slice: indexing by position or range (`pool[i]`,
+/// `pool[a..b]`), iteration and every slice method.
+impl<T: Copy> Deref for Pool<T> {
+    type Target = [T];
 
     #[inline]
-    fn index(&self, index: I) -> &I::Output {
-        &self.buf[index]
+    fn deref(&self) -> &[T] {
+        &self.buf
     }
 }
 
-/// Mutable indexing by position or range, like a slice.
-impl<T: Copy, I: SliceIndex<[T]>> IndexMut<I> for Pool<T> {
+/// The items as a mutable slice.
+impl<T: Copy> DerefMut for Pool<T> {
     #[inline]
-    fn index_mut(&mut self, index: I) -> &mut I::Output {
-        &mut self.buf[index]
+    fn deref_mut(&mut self) -> &mut [T] {
+        &mut self.buf
+    }
+}
+
+/// Iterates over the items, like `&Vec<T>`.
+impl<'a, T: Copy> IntoIterator for &'a Pool<T> {
+    type Item = &'a T;
+    type IntoIter = core::slice::Iter<'a, T>;
+
+    #[inline]
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+/// Iterates over the items mutably, like `&mut Vec<T>`.
+impl<'a, T: Copy> IntoIterator for &'a mut Pool<T> {
+    type Item = &'a mut T;
+    type IntoIter = core::slice::IterMut<'a, T>;
+
+    #[inline]
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter_mut()
     }
 }
 
@@ -344,6 +384,9 @@ mod tests {
         assert_eq!(pool.extend_from_slice(&[2, 3]), 6);
         assert_eq!(pool.as_slice(), &[7, 7, 7, 5, 5, 1, 2, 3]);
         assert_eq!(pool.len(), 8);
+        pool.truncate(4);
+        assert_eq!(pool[..], [7, 7, 7, 5]);
+        assert_eq!(pool.push(6), 4, "offsets continue from the truncated length");
     }
 
     #[test]
@@ -399,6 +442,10 @@ mod tests {
         assert_eq!(pool[3], 4);
         pool.as_mut_slice()[3] = 40;
         assert_eq!(&pool[2..], &[30, 40]);
+        for v in &mut pool {
+            *v += 1;
+        }
+        assert_eq!((&pool).into_iter().sum::<i32>(), 104);
     }
 
     #[test]

@@ -52,15 +52,21 @@ impl Builder {
         sink: &mut S,
         fill: impl FnOnce(&mut [Item]),
     ) -> Result<(), S::Error> {
-        self.nodes.clear();
+        self.nodes.reset();
         if count == 0 {
             return Ok(());
         }
-        if self.items.len() < count {
-            self.items.resize(count, Item::default());
-        }
+        self.grow_items(count);
         fill(&mut self.items[..count]);
         self.walk_root(count, cell, config, sink)
+    }
+
+    /// Makes the item stack at least `len` deep.
+    #[inline]
+    fn grow_items(&mut self, len: usize) {
+        if let Some(more) = len.checked_sub(self.items.len()) {
+            self.items.allocate(more, Item::default());
+        }
     }
 
     /// Walks from a first node of `count` items at the bottom of the stack.
@@ -100,9 +106,7 @@ impl Builder {
             return Ok(());
         };
         let end = top + split.total;
-        if self.items.len() < end {
-            self.items.resize(end, Item::default());
-        }
+        self.grow_items(end);
         let (below, above) = self.items.split_at_mut(top);
         let first =
             self.splitter.scatter(&below[start..start + count], &split, &mut above[..split.total]);
@@ -342,9 +346,9 @@ impl AdaptiveGrid {
 
     fn start_frame(&mut self, boxes: &[Aabb]) -> Result<(), InputError> {
         self.kept = false;
-        self.builder.nodes.clear();
+        self.builder.nodes.reset();
         self.leaves.clear();
-        self.boxes.clear();
+        self.boxes.reset();
         self.quantizer = Quantizer::covering(boxes)?;
         Ok(())
     }
@@ -422,7 +426,7 @@ impl AdaptiveGrid {
     ) -> Result<(), PairsError> {
         self.kept = false;
         self.leaves.clear();
-        self.boxes.clear();
+        self.boxes.reset();
         self.walk_pairs(count, cell, boxes, Fallible(out), fill, true)
     }
 
@@ -476,7 +480,7 @@ impl AdaptiveGrid {
     ) -> Result<(), PairsError> {
         self.kept = false;
         self.leaves.clear();
-        self.boxes.clear();
+        self.boxes.reset();
         self.walk_pairs(count, cell, boxes, Fallible(out), fill, false)
     }
 

@@ -12,7 +12,7 @@ use super::config::PairKernel;
 use super::quantize::{Cell, Item};
 use super::sweep::sweep_pairs;
 use super::tiles::tile_pairs;
-use broadphase_storage::{Aabb, SENTINEL_ID};
+use broadphase_storage::{Aabb, AlignedColumn, SENTINEL_ID};
 
 pub(crate) use super::sweep::SweepScratch;
 
@@ -38,20 +38,23 @@ pub(crate) fn unflip(c: i16) -> u16 {
     (c as u16) ^ 0x8000
 }
 
-/// Leaves laid end to end in padded SoA columns.
+/// Leaves laid end to end in padded SoA columns, storage's 64-byte-aligned
+/// [`AlignedColumn`]s: every leaf starts on a multiple of [`LEAF_PAD`]
+/// slots, so on a 32-byte boundary of its `i16` columns and a 64-byte one
+/// of its ids.
 #[derive(Debug, Default)]
 pub(crate) struct LeafColumns {
-    pub(crate) lo: [Vec<i16>; 3],
-    pub(crate) hi: [Vec<i16>; 3],
-    pub(crate) ids: Vec<u32>,
+    pub(crate) lo: [AlignedColumn<i16>; 3],
+    pub(crate) hi: [AlignedColumn<i16>; 3],
+    pub(crate) ids: AlignedColumn<u32>,
     /// Owned axes (see [`Cell::owned_axes`]), widened to the coordinates'
     /// 16-bit lanes.
-    pub(crate) owned: Vec<i16>,
+    pub(crate) owned: AlignedColumn<i16>,
 }
 
 impl LeafColumns {
     pub(crate) fn clear(&mut self) {
-        self.lo.iter_mut().chain(&mut self.hi).for_each(Vec::clear);
+        self.lo.iter_mut().chain(&mut self.hi).for_each(AlignedColumn::clear);
         self.ids.clear();
         self.owned.clear();
     }
@@ -65,7 +68,7 @@ impl LeafColumns {
         self.lo
             .iter()
             .chain(&self.hi)
-            .map(Vec::capacity)
+            .map(AlignedColumn::capacity)
             .chain([self.ids.capacity(), self.owned.capacity()])
             .min()
             .unwrap_or(0)
@@ -456,5 +459,42 @@ pub(crate) fn report<O: PairOut>(
         {
             out.push(a, b);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LEAF_PAD;
+    use crate::AdaptiveGrid;
+    use broadphase_storage::Aabb;
+    use glam::Vec3;
+
+    fn aligned<T>(s: &[T], bytes: usize) -> bool {
+        (s.as_ptr() as usize).is_multiple_of(bytes)
+    }
+
+    /// Every kept leaf starts on a whole 16-lane vector of each column: 32
+    /// bytes into the `i16` columns, 64 into the ids.
+    #[test]
+    fn kept_leaves_start_on_aligned_vectors() {
+        let boxes: Vec<Aabb> = (0..3000)
+            .map(|i| {
+                let c = Vec3::new((i % 17) as f32, (i % 13) as f32 * 1.5, (i % 11) as f32 * 2.0);
+                Aabb::from_center_half_extent(c, Vec3::splat(0.4 + (i % 5) as f32 * 0.1))
+            })
+            .collect();
+        let mut grid = AdaptiveGrid::default();
+        grid.build(&boxes).expect("valid boxes");
+        let mut leaves = 0;
+        for node in grid.builder.nodes.iter().filter(|n| n.is_leaf()) {
+            let leaf = grid.leaves.view(node.first as usize, node.count as usize);
+            assert!(leaf.is_padded());
+            for column in leaf.lo.iter().chain(&leaf.hi).chain([&leaf.owned]) {
+                assert!(aligned(column, LEAF_PAD * size_of::<i16>()));
+            }
+            assert!(aligned(leaf.ids, 64));
+            leaves += 1;
+        }
+        assert!(leaves > 10, "the scene must split");
     }
 }

@@ -7,6 +7,7 @@
 //! whichever node it schedules.
 
 use super::quantize::{Cell, Item, LEVELS};
+use broadphase_storage::Pool;
 
 /// The tuning and limits a split obeys.
 #[derive(Clone, Copy, Debug)]
@@ -58,14 +59,14 @@ pub(crate) fn child_cell(block: Cell, c: usize) -> Cell {
 }
 
 /// Per-item scratch of the split being planned, kept across nodes and
-/// frames.
+/// frames: reset per node, never freed.
 #[derive(Debug, Default)]
 pub(crate) struct Splitter {
     /// Per item: the child range, 2 bits per end, 4 bits per axis
     /// (`lx | hx << 2 | ly << 4 | …`).
-    codes: Vec<u16>,
+    codes: Pool<u16>,
     /// Items reaching more than one child cell, by index.
-    spanning: Vec<u32>,
+    spanning: Pool<u32>,
 }
 
 /// What a node's counts in a block say.
@@ -138,12 +139,12 @@ impl Splitter {
 
     /// Child ranges and per-cell counts of `items` in `block`.
     pub(crate) fn count(&mut self, items: &[Item], block: Cell, simd: bool) -> Split {
-        self.codes.clear();
-        self.spanning.clear();
+        self.codes.reset();
+        self.spanning.reset();
         // Every code is written below; sizing first lets the loops store by
-        // index instead of growing the vectors item by item.
-        self.codes.resize(items.len(), 0);
-        self.spanning.resize(items.len(), 0);
+        // index instead of growing the pools item by item.
+        self.codes.allocate(items.len(), 0);
+        self.spanning.allocate(items.len(), 0);
         // Four histograms, item by item in turn: consecutive items often
         // share a cell (a cluster, or a node's items in their parent's
         // order), and one histogram would make each increment wait for the

@@ -10,7 +10,7 @@
 use super::config::PairKernel;
 use super::leaf::{LeafView, PairOut};
 use super::quantize::OWNS_PAIR;
-use broadphase_storage::Aabb;
+use broadphase_storage::{Aabb, AlignedColumn};
 
 /// Lanes per step, and the padding after the last box.
 const W: usize = 8;
@@ -20,19 +20,19 @@ const W: usize = 8;
 #[derive(Debug, Default)]
 pub(crate) struct SweepScratch {
     /// min x, y, z, then max x, y, z, each padded with `W` boxes that meet
-    /// nothing.
-    columns: [Vec<f32>; 6],
+    /// nothing (min `+inf`, max `-inf`).
+    columns: [AlignedColumn<f32>; 6],
     /// Box ids, padded like the columns.
-    ids: Vec<u32>,
+    ids: AlignedColumn<u32>,
     /// Owned axes (see `Cell::owned_axes`) widened to 32-bit lanes.
-    owned: Vec<u32>,
+    owned: AlignedColumn<u32>,
 }
 
 impl SweepScratch {
     pub(crate) fn capacity(&self) -> usize {
         self.columns
             .iter()
-            .map(Vec::capacity)
+            .map(AlignedColumn::capacity)
             .chain([self.ids.capacity(), self.owned.capacity()])
             .min()
             .unwrap_or(0)
@@ -49,21 +49,23 @@ impl SweepScratch {
     fn gather(&mut self, leaf: &LeafView<'_>, boxes: &[Aabb]) {
         let count = leaf.count;
         for (axis, column) in self.columns.iter_mut().enumerate() {
-            column.clear();
             let (corner, axis) = (axis / 3, axis % 3);
-            column.extend(leaf.ids[..count].iter().map(|&id| {
-                let b = &boxes[id as usize];
-                if corner == 0 { b.min[axis] } else { b.max[axis] }
-            }));
             let empty = if corner == 0 { f32::INFINITY } else { f32::NEG_INFINITY };
+            column.clear();
             column.resize(count + W, empty);
+            for (bound, &id) in column.iter_mut().zip(&leaf.ids[..count]) {
+                let b = &boxes[id as usize];
+                *bound = if corner == 0 { b.min[axis] } else { b.max[axis] };
+            }
         }
         self.ids.clear();
         self.ids.extend_from_slice(&leaf.ids[..count]);
         self.ids.resize(count + W, 0);
         self.owned.clear();
-        self.owned.extend(leaf.owned[..count].iter().map(|&o| o as u32));
         self.owned.resize(count + W, 0);
+        for (wide, &o) in self.owned.iter_mut().zip(&leaf.owned[..count]) {
+            *wide = o as u32;
+        }
     }
 }
 

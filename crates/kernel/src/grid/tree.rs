@@ -4,7 +4,7 @@ use super::config::{GridConfig, PairKernel};
 use super::leaf::{LeafColumns, SweepScratch};
 use super::quantize::{Cell, Item, Quantizer};
 use super::split::Splitter;
-use broadphase_storage::Aabb;
+use broadphase_storage::{Aabb, Pool};
 
 /// An inner node or a leaf of the linear tree.
 ///
@@ -36,13 +36,17 @@ impl Node {
     }
 }
 
-/// Build state kept across frames so a warm build allocates nothing.
+/// Build state kept across frames so a warm build allocates nothing: the
+/// records, in storage's [`Pool`]s.
 #[derive(Debug, Default)]
 pub(crate) struct Builder {
     /// The item stack: the root's items, then each open node's children
     /// above its own; a finished subtree's space is reused by its sibling.
-    pub(crate) items: Vec<Item>,
-    pub(crate) nodes: Vec<Node>,
+    /// Never reset: its length is the deepest the stack has been, and a
+    /// frame writes every item before reading it.
+    pub(crate) items: Pool<Item>,
+    /// The tree, reset every frame.
+    pub(crate) nodes: Pool<Node>,
     pub(crate) splitter: Splitter,
 }
 
@@ -90,7 +94,7 @@ pub struct AdaptiveGrid {
     /// The kept build's leaves, slot by slot.
     pub(crate) leaves: LeafColumns,
     /// The kept build's boxes, for the exact tests.
-    pub(crate) boxes: Vec<Aabb>,
+    pub(crate) boxes: Pool<Aabb>,
     /// One leaf at a time, for [`find_pairs`](Self::find_pairs).
     pub(crate) leaf_scratch: LeafColumns,
     pub(crate) sweep: SweepScratch,
@@ -121,7 +125,7 @@ impl AdaptiveGrid {
             quantizer: Quantizer::default(),
             builder: Builder::default(),
             leaves: LeafColumns::default(),
-            boxes: Vec::new(),
+            boxes: Pool::new(),
             leaf_scratch: LeafColumns::default(),
             sweep: SweepScratch::default(),
             kept: false,
