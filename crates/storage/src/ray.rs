@@ -31,7 +31,10 @@ pub struct Ray {
     pub origin: Vec3,
     /// Its direction, any length.
     pub dir: Vec3,
-    /// Where it ends, in units of `dir`: `f32::INFINITY` for no end.
+    /// Where it ends, in units of `dir`: `f32::INFINITY` for no end, `0`
+    /// for the point `origin` alone. `-0.0` is accepted and is that same
+    /// point (it compares equal to 0); any other negative length, and NaN,
+    /// is refused by [`validate`](Self::validate).
     pub max_t: f32,
 }
 
@@ -47,7 +50,8 @@ impl Ray {
     }
 
     /// Checks the ray's contract: a finite origin and direction, a `max_t`
-    /// that is not NaN and not negative (it may be `+inf`).
+    /// that is not NaN and not negative (it may be `+inf`; `-0.0` passes,
+    /// as 0).
     ///
     /// # Errors
     /// [`QueryError`] naming the first bad part.
@@ -55,10 +59,18 @@ impl Ray {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_storage::{QueryError, QueryPart, Ray};
+    /// use broadphase_storage::{Aabb, QueryError, QueryPart, Ray};
     /// use glam::Vec3;
     /// let ray = Ray::new(Vec3::new(0.0, f32::NAN, 0.0), Vec3::X, 1.0);
     /// assert!(matches!(ray.validate(), Err(QueryError::NotFinite { part: QueryPart::Origin, .. })));
+    /// let ray = Ray::new(Vec3::ZERO, Vec3::X, -1.0);
+    /// assert!(matches!(ray.validate(), Err(QueryError::BadLength { part: QueryPart::MaxT, .. })));
+    ///
+    /// // `max_t = -0.0` is accepted as 0: the ray is its origin alone.
+    /// let point = Ray::new(Vec3::ZERO, Vec3::X, -0.0);
+    /// assert!(point.validate().is_ok());
+    /// assert_eq!(point.entry(&Aabb::new(Vec3::splat(-1.0), Vec3::ONE)), Some(0.0));
+    /// assert_eq!(point.entry(&Aabb::new(Vec3::new(0.5, -1.0, -1.0), Vec3::ONE)), None);
     /// ```
     pub fn validate(&self) -> Result<(), QueryError> {
         finite(QueryPart::Origin, self.origin)?;

@@ -21,8 +21,32 @@ pub enum UpdatePath {
     Unchanged,
     /// Only the re-indexed proxies' candidates were recomputed.
     Incremental,
-    /// Every candidate pair was recomputed on all threads (many proxies
-    /// moved out of their enlarged boxes, or the first update).
+    /// Every candidate pair was recomputed on all threads: more than
+    /// [`PersistentConfig::full_rebuild_fraction`] of the live proxies
+    /// were re-indexed, or the update before failed. Every proxy is
+    /// re-indexed at the first update, so that one is full unless the
+    /// fraction is 1 or more: then it is [`Incremental`](Self::Incremental)
+    /// like the rest.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_jobs::JobSystem;
+    /// use broadphase_partition::{PersistentBroadPhase, PersistentConfig, ProxyKind, UpdatePath};
+    /// use broadphase_storage::Aabb;
+    /// let jobs = JobSystem::new(1);
+    /// let mut world = PersistentBroadPhase::default(); // fraction 0.25
+    /// world.insert(Aabb::default(), ProxyKind::Dynamic)?;
+    /// world.update(&jobs)?;
+    /// assert_eq!(world.stats().path, UpdatePath::Full);
+    ///
+    /// let config = PersistentConfig { full_rebuild_fraction: 1.0, ..Default::default() };
+    /// let mut world = PersistentBroadPhase::with_config(config);
+    /// world.insert(Aabb::default(), ProxyKind::Dynamic)?;
+    /// world.update(&jobs)?;
+    /// assert_eq!(world.stats().path, UpdatePath::Incremental);
+    /// # Ok::<(), broadphase_partition::ProxyError>(())
+    /// ```
     Full,
 }
 
@@ -243,12 +267,36 @@ impl PersistentBroadPhase {
         Ok(self.slots.boxes[self.slot(proxy, 0)?])
     }
 
-    /// The enlarged box the index holds for the proxy: as of the last
-    /// update, or the proxy's own box before its first. With a margin of
-    /// 0 it is always the proxy's box.
+    /// The box the proxy is indexed by, or will be from the next update.
+    /// A dynamic proxy's is its box enlarged by its margin
+    /// ([`PersistentConfig::margin`], at least
+    /// [`min_margin`](PersistentConfig::min_margin)), computed when the
+    /// proxy is inserted — before the first update too — and again when a
+    /// set box leaves it (then without a margin if the box moved farther
+    /// than the margin in one step). A static proxy's is its own box, and
+    /// with `margin` and `min_margin` both 0 every proxy's is.
     ///
     /// # Errors
     /// [`ProxyError::Stale`] if `proxy` is not live.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_partition::{PersistentBroadPhase, ProxyKind};
+    /// use broadphase_storage::Aabb;
+    /// use glam::Vec3;
+    /// let mut world = PersistentBroadPhase::default(); // margin 0.5
+    /// let unit = Aabb::new(Vec3::ZERO, Vec3::ONE);
+    /// let ball = world.insert(unit, ProxyKind::Dynamic)?;
+    /// let wall = world.insert(unit, ProxyKind::Static)?;
+    /// // No update yet: the ball's box grown by 0.5 × its largest extent.
+    /// assert_eq!(world.enlarged_aabb(ball)?, Aabb::new(Vec3::splat(-0.5), Vec3::splat(1.5)));
+    /// assert_eq!(world.enlarged_aabb(wall)?, unit);
+    /// // A box that stays inside keeps the enlarged box.
+    /// world.set_aabb(ball, Aabb::new(Vec3::splat(0.25), Vec3::splat(1.25)))?;
+    /// assert_eq!(world.enlarged_aabb(ball)?, Aabb::new(Vec3::splat(-0.5), Vec3::splat(1.5)));
+    /// # Ok::<(), broadphase_partition::ProxyError>(())
+    /// ```
     pub fn enlarged_aabb(&self, proxy: Proxy) -> Result<Aabb, ProxyError> {
         Ok(self.slots.indexed()[self.slot(proxy, 0)?])
     }
@@ -421,8 +469,25 @@ impl PersistentBroadPhase {
     /// enlarged box is not re-indexed.
     ///
     /// # Errors
-    /// [`ProxyError::InvalidBox`] (index 0) for a bad box,
-    /// [`ProxyError::Stale`] if `proxy` is not live; nothing changes then.
+    /// [`ProxyError::InvalidBox`] (index 0) for a bad box, else
+    /// [`ProxyError::Stale`] if `proxy` is not live: the box is checked
+    /// first, so a bad box with a stale handle is `InvalidBox`. Nothing
+    /// changes then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_partition::{PersistentBroadPhase, ProxyError, ProxyKind};
+    /// use broadphase_storage::Aabb;
+    /// use glam::Vec3;
+    /// let mut world = PersistentBroadPhase::default();
+    /// let ball = world.insert(Aabb::default(), ProxyKind::Dynamic)?;
+    /// world.remove(ball)?; // the handle is stale now
+    /// let inverted = Aabb::new(Vec3::ONE, Vec3::ZERO);
+    /// assert!(matches!(world.set_aabb(ball, inverted), Err(ProxyError::InvalidBox(_))));
+    /// assert!(matches!(world.set_aabb(ball, Aabb::default()), Err(ProxyError::Stale { .. })));
+    /// # Ok::<(), broadphase_partition::ProxyError>(())
+    /// ```
     pub fn set_aabb(&mut self, proxy: Proxy, aabb: Aabb) -> Result<(), ProxyError> {
         aabb.validate(0).map_err(ProxyError::InvalidBox)?;
         let slot = self.slot(proxy, 0)?;

@@ -27,7 +27,9 @@ pub struct PersistentConfig {
     /// When more than this fraction of the live proxies were inserted or
     /// left their enlarged boxes since the last update, the update
     /// recomputes every candidate pair on all threads instead of
-    /// re-indexing them one by one.
+    /// re-indexing them one by one. The first update re-indexes every
+    /// proxy, so it is full unless this is 1 or more
+    /// ([`UpdatePath::Full`](super::UpdatePath::Full)).
     pub full_rebuild_fraction: f32,
     /// The grid tree that finds pairs among many boxes at once (the full
     /// recomputation, and the re-indexed proxies among themselves); its

@@ -169,7 +169,29 @@ impl QueryView<'_> {
     /// sorted by handle.
     ///
     /// # Errors
-    /// [`InputError`] (index 0) if the query box breaks the box contract.
+    /// [`InputError`] (index 0) if the query box breaks the box contract;
+    /// `out` is then empty.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_jobs::JobSystem;
+    /// use broadphase_partition::{PersistentBroadPhase, ProxyKind};
+    /// use broadphase_storage::Aabb;
+    /// use glam::Vec3;
+    /// let jobs = JobSystem::new(1);
+    /// let mut world = PersistentBroadPhase::default();
+    /// let wall = world.insert(Aabb::new(Vec3::ZERO, Vec3::ONE), ProxyKind::Static)?;
+    /// world.update(&jobs)?;
+    /// let view = world.queries(&jobs)?;
+    /// let mut found = Vec::new();
+    /// view.query_aabb(&Aabb::new(Vec3::splat(0.5), Vec3::splat(2.0)), &mut found)?;
+    /// assert_eq!(found, [wall]);
+    /// // An inverted box is an error, and leaves `found` empty.
+    /// assert!(view.query_aabb(&Aabb::new(Vec3::ONE, Vec3::ZERO), &mut found).is_err());
+    /// assert!(found.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn query_aabb(&self, query: &Aabb, out: &mut Vec<Proxy>) -> Result<(), InputError> {
         out.clear();
         query.validate(0)?;
