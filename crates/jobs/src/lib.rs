@@ -56,6 +56,7 @@
 #[allow(unsafe_code, reason = "hands borrowed jobs to the workers through the scope's erasure")]
 mod group;
 mod latch;
+mod parallel;
 #[allow(unsafe_code, reason = "erases a scoped job's lifetime; the scope outlives every job")]
 mod scope;
 mod scratch;
