@@ -10,18 +10,25 @@ use hecs::Entity;
 /// Pairs a job maps at least: below twice this, one thread maps them all.
 const MIN_PIECE: usize = 32 * 1024;
 
-/// Replaces `to` with the entities of `from`, whose proxies are all live.
+/// Replaces `to` with the entities of `from`, whose proxies are all live;
+/// `to` is empty on error.
 pub(crate) fn live_pairs(
     jobs: &JobSystem,
     proxies: &EntityProxies,
     from: &[[Proxy; 2]],
     to: &mut Vec<(Entity, Entity)>,
 ) -> Result<(), JobError> {
-    to.clear();
+    // Every entry is overwritten: only those past the old length need a
+    // value first (clearing and filling them all is one more pass).
+    to.truncate(from.len());
     to.resize(from.len(), (Entity::DANGLING, Entity::DANGLING));
-    jobs.for_each_chunk_mut(to, MIN_PIECE, |range, to| {
+    let mapped = jobs.for_each_chunk_mut(to, MIN_PIECE, |range, to| {
         for (out, &[a, b]) in to.iter_mut().zip(&from[range]) {
             *out = (proxies.live_entity(a), proxies.live_entity(b));
         }
-    })
+    });
+    if mapped.is_err() {
+        to.clear();
+    }
+    mapped
 }

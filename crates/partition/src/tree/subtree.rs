@@ -111,10 +111,10 @@ impl<'scope> IndexedJob<'scope> for SubtreeJobs<'_> {
         let mut worker = self.workers[ctx.worker_index()].lock();
         let Worker { grid, found, bucketed, ends, reported } = &mut *worker;
         found.clear();
-        let (chunks, states) = (self.chunks, self.states);
+        let chunks = self.chunks;
         let fill = |stack: &mut [Item]| {
             let mut at = 0;
-            for chunk in states {
+            for chunk in self.states {
                 let part = chunk.part(subtree.source);
                 stack[at..at + part.len()].copy_from_slice(part);
                 at += part.len();
