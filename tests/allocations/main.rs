@@ -12,6 +12,7 @@ mod batch_warm_allocates_nothing;
 mod ecs_touching_warm_frame_allocates_nothing;
 mod ecs_warm_frame_allocates_nothing;
 mod jobs_indexed_jobs_allocate_nothing;
+mod jobs_parallel_loops_allocate_nothing;
 mod kernel_ray_hits_allocate_nothing;
 mod kernel_warm_rebuild_allocates_nothing;
 mod neighbors_parallel_fill_allocates_nothing;
@@ -36,6 +37,7 @@ fn warm_frames_allocate_nothing_and_the_heap_stays_flat() {
         ecs_touching_warm_frame_allocates_nothing::warm_frames_with_contact_lists_allocate_nothing,
         ecs_warm_frame_allocates_nothing::warm_ecs_frames_allocate_nothing,
         jobs_indexed_jobs_allocate_nothing::a_warm_scope_of_indexed_jobs_allocates_nothing,
+        jobs_parallel_loops_allocate_nothing::warm_parallel_loops_allocate_nothing,
         kernel_ray_hits_allocate_nothing::warm_all_hits_rays_allocate_nothing,
         kernel_warm_rebuild_allocates_nothing::warm_frames_allocate_nothing,
         neighbors_parallel_fill_allocates_nothing::warm_parallel_fills_allocate_nothing,

@@ -432,12 +432,12 @@ impl<P: Position> BroadPhasePlugin<P> {
             (proxies.live_entity(a), proxies.live_entity(b))
         };
         let filtered = self.dynamic.filtered || self.statics.set.filtered;
-        self.next.clear();
         if !filtered && !self.filtered && !proxies.layers_changed && !force_diff {
             let jobs = &self.backend.jobs;
             crate::publish::live_pairs(jobs, proxies, broad_phase.pairs(), &mut self.next)?;
             Ok(false)
         } else {
+            self.next.clear();
             let interacts = |[a, b]: [broadphase_partition::Proxy; 2]| {
                 proxies.layers(a).interacts_with(&proxies.layers(b))
             };

@@ -3,57 +3,32 @@
 //! of 8 MB) took 3.8 ms on one thread.
 
 use crate::proxies::EntityProxies;
-use broadphase_jobs::{IndexedJob, JobContext, JobError, JobSystem};
+use broadphase_jobs::{JobError, JobSystem};
 use broadphase_partition::Proxy;
 use hecs::Entity;
-use parking_lot::Mutex;
 
-/// Below this many pairs one thread maps them all.
-const PARALLEL_MIN: usize = 64 * 1024;
+/// Pairs a job maps at least: below twice this, one thread maps them all.
+const MIN_PIECE: usize = 32 * 1024;
 
-/// Most pieces a list is cut into (one per thread).
-const MAX_PIECES: usize = 16;
-
-/// Maps one piece of a list per job.
-struct MapPass<'a> {
-    from: &'a [[Proxy; 2]],
-    pieces: &'a [Mutex<&'a mut [(Entity, Entity)]>],
-    piece_len: usize,
-    proxies: &'a EntityProxies,
-}
-
-impl<'scope> IndexedJob<'scope> for MapPass<'_> {
-    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, piece: usize) {
-        let start = piece * self.piece_len;
-        let mut to = self.pieces[piece].lock();
-        let from = &self.from[start..start + to.len()];
-        for (out, &[a, b]) in to.iter_mut().zip(from) {
-            *out = (self.proxies.live_entity(a), self.proxies.live_entity(b));
-        }
-    }
-}
-
-/// Replaces `to` with the entities of `from`, whose proxies are all live.
+/// Replaces `to` with the entities of `from`, whose proxies are all live;
+/// `to` is empty on error.
 pub(crate) fn live_pairs(
     jobs: &JobSystem,
     proxies: &EntityProxies,
     from: &[[Proxy; 2]],
     to: &mut Vec<(Entity, Entity)>,
 ) -> Result<(), JobError> {
-    to.clear();
-    let pieces = jobs.threads().min(MAX_PIECES);
-    if from.len() < PARALLEL_MIN || pieces < 2 {
-        to.extend(from.iter().map(|&[a, b]| (proxies.live_entity(a), proxies.live_entity(b))));
-        return Ok(());
-    }
+    // Every entry is overwritten: only those past the old length need a
+    // value first (clearing and filling them all is one more pass).
+    to.truncate(from.len());
     to.resize(from.len(), (Entity::DANGLING, Entity::DANGLING));
-    let piece_len = from.len().div_ceil(pieces);
-    let mut slots: [Mutex<&mut [(Entity, Entity)]>; MAX_PIECES] =
-        core::array::from_fn(|_| Mutex::new(&mut [][..]));
-    for (slot, piece) in slots.iter_mut().zip(to.chunks_mut(piece_len)) {
-        *slot.get_mut() = piece;
+    let mapped = jobs.for_each_chunk_mut(to, MIN_PIECE, |range, to| {
+        for (out, &[a, b]) in to.iter_mut().zip(&from[range]) {
+            *out = (proxies.live_entity(a), proxies.live_entity(b));
+        }
+    });
+    if mapped.is_err() {
+        to.clear();
     }
-    let pass = MapPass { from, pieces: &slots[..pieces], piece_len, proxies };
-    jobs.reserve_queue(pieces);
-    jobs.scope(|s| (0..pieces).for_each(|piece| s.spawn_indexed(&pass, piece)))
+    mapped
 }

@@ -51,6 +51,13 @@ impl fmt::Debug for Job {
 #[derive(Debug, Default)]
 pub(crate) struct GroupState {
     pub(crate) latch: Latch,
+    panics: PanicLog,
+}
+
+/// The panics of a group or a parallel loop: how many, and the first
+/// message.
+#[derive(Debug, Default)]
+pub(crate) struct PanicLog {
     panics: Mutex<Panics>,
 }
 
@@ -60,8 +67,9 @@ struct Panics {
     first: Option<String>,
 }
 
-impl GroupState {
-    fn record_panic(&self, payload: &(dyn Any + Send)) {
+impl PanicLog {
+    /// Counts one panic, keeping its message if it is the first.
+    pub(crate) fn record(&self, payload: &(dyn Any + Send)) {
         let message = if let Some(s) = payload.downcast_ref::<&str>() {
             (*s).to_owned()
         } else if let Some(s) = payload.downcast_ref::<String>() {
@@ -74,13 +82,21 @@ impl GroupState {
         panics.first.get_or_insert(message);
     }
 
-    /// Forgets the panics of a group nobody waited on.
-    pub(crate) fn clear_panics(&self) {
+    /// Runs `f`, counting a panic instead of unwinding.
+    #[inline]
+    pub(crate) fn catch(&self, f: impl FnOnce()) {
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(f)) {
+            self.record(&*payload);
+        }
+    }
+
+    /// Forgets every panic.
+    fn clear(&self) {
         *self.panics.lock() = Panics::default();
     }
 
-    /// The group's outcome once it is done, resetting the panic record.
-    fn outcome(&self) -> Result<(), JobError> {
+    /// `Ok` if nothing panicked, else what did; resets the log.
+    pub(crate) fn outcome(&self) -> Result<(), JobError> {
         let mut panics = self.panics.lock();
         match panics.first.take() {
             None => Ok(()),
@@ -90,6 +106,33 @@ impl GroupState {
             }
         }
     }
+}
+
+impl GroupState {
+    /// Forgets the panics of a group nobody waited on.
+    pub(crate) fn clear_panics(&self) {
+        self.panics.clear();
+    }
+
+    /// The group's outcome once it is done, resetting the panic record.
+    fn outcome(&self) -> Result<(), JobError> {
+        self.panics.outcome()
+    }
+}
+
+/// Runs `f` on the calling thread as if it were a job: a wait or scope
+/// inside it is refused with [`JobError::WaitInsideJob`], as inside any
+/// job.
+pub(crate) fn as_job<R>(f: impl FnOnce() -> R) -> R {
+    /// Restores the flag however `f` ends.
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            IN_JOB.set(self.0);
+        }
+    }
+    let _restore = Restore(IN_JOB.replace(true));
+    f()
 }
 
 /// Runs one job on participant `me`, catching a panic into its group.
@@ -108,7 +151,7 @@ pub(crate) fn run_job(shared: &Shared, me: &mut Participant, job: Job) {
     };
     IN_JOB.set(outer);
     if let Err(payload) = result {
-        group.record_panic(&*payload);
+        group.panics.record(&*payload);
     }
     if group.latch.finish() {
         // The waiter may be asleep.

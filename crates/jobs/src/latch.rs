@@ -124,12 +124,14 @@ const PARK_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// The protocols under every interleaving loom can reach: a waiter that
 /// helps and parks, a worker that runs jobs and parks, one job that spawns
-/// a sub-job. Run with
+/// a sub-job; and a parallel loop's jobs draining its range dispenser
+/// under the same latch. Run with
 /// `RUSTFLAGS="--cfg loom" cargo test -p broadphase-jobs --release --lib loom`.
 #[cfg(all(test, loom))]
 #[allow(unsafe_code, reason = "the model reads its counters through loom's UnsafeCell")]
 mod loom_tests {
     use super::{Latch, Sleep};
+    use crate::parallel::{Ranges, Split};
     use loom::cell::UnsafeCell;
     use loom::sync::atomic::{AtomicBool, Ordering};
     use loom::sync::{Arc, Mutex};
@@ -224,6 +226,107 @@ mod loom_tests {
             let written: [u32; 2] =
                 core::array::from_fn(|job| model.data[job].with(|slot| unsafe { *slot }));
             assert_eq!(written, [1, 1]);
+            model.shutdown.store(true, Ordering::SeqCst);
+            model.sleep.notify_all();
+            worker.join().unwrap();
+        });
+    }
+
+    /// A parallel loop in miniature: the waiter queues two loop jobs (one
+    /// per thread) on the loop's real range dispenser, and whichever
+    /// thread runs one takes chunks until none is left.
+    struct LoopModel {
+        /// Loop jobs queued and not yet taken.
+        queued: Mutex<usize>,
+        latch: Latch,
+        sleep: Sleep,
+        shutdown: AtomicBool,
+        ranges: Ranges,
+        /// The caller's data: one slot per item of the loop.
+        data: [UnsafeCell<u32>; 3],
+    }
+
+    impl LoopModel {
+        fn spawn(&self) {
+            self.latch.add();
+            *self.queued.lock().unwrap() += 1;
+            self.sleep.notify_one();
+        }
+
+        fn pop(&self) -> bool {
+            let mut queued = self.queued.lock().unwrap();
+            let some = *queued > 0;
+            *queued -= usize::from(some);
+            some
+        }
+
+        fn has_work(&self) -> bool {
+            *self.queued.lock().unwrap() > 0
+        }
+
+        /// One loop job: drains the dispenser.
+        fn run(&self) {
+            while let Some(range) = self.ranges.take() {
+                for item in range {
+                    // SAFETY: the dispenser hands each item to one job, and
+                    // nothing else touches the slot until the latch says
+                    // every job is done (loom checks both).
+                    self.data[item].with_mut(|slot| unsafe { *slot += 1 });
+                }
+            }
+            if self.latch.finish() {
+                self.sleep.notify_all();
+            }
+        }
+    }
+
+    #[test]
+    fn loom_a_parallel_loop_runs_each_item_once_before_its_wait_returns() {
+        let mut model = loom::model::Builder::new();
+        if model.preemption_bound.is_none() {
+            model.preemption_bound = Some(3);
+        }
+        model.check(|| {
+            let model = Arc::new(LoopModel {
+                queued: Mutex::new(0),
+                latch: Latch::default(),
+                sleep: Sleep::default(),
+                shutdown: AtomicBool::new(false),
+                // Three items in chunks of one (as with two threads and a
+                // `min_len` of 1 there would be more; three keeps it small).
+                ranges: Ranges::new(Split::each(3)),
+                data: [UnsafeCell::new(0), UnsafeCell::new(0), UnsafeCell::new(0)],
+            });
+            let worker = {
+                let model = Arc::clone(&model);
+                thread::spawn(move || {
+                    loop {
+                        if model.pop() {
+                            model.run();
+                        } else if model.shutdown.load(Ordering::SeqCst) {
+                            return;
+                        } else {
+                            model
+                                .sleep
+                                .park(|| model.has_work() || model.shutdown.load(Ordering::SeqCst));
+                        }
+                    }
+                })
+            };
+            model.spawn();
+            model.spawn();
+            while !model.latch.is_done() {
+                if model.pop() {
+                    model.run();
+                } else {
+                    model.sleep.park(|| model.latch.is_done() || model.has_work());
+                }
+            }
+            // SAFETY: the latch is done, so no job writes any slot now;
+            // loom reports it as a race if that were false.
+            let written: [u32; 3] =
+                core::array::from_fn(|item| model.data[item].with(|slot| unsafe { *slot }));
+            assert_eq!(written, [1, 1, 1], "each item exactly once");
             model.shutdown.store(true, Ordering::SeqCst);
             model.sleep.notify_all();
             worker.join().unwrap();

@@ -26,6 +26,13 @@
 //!   panicking job is counted and its message kept, the other jobs still
 //!   run, nothing hangs, and the wait returns [`JobError::Panicked`] with
 //!   the first message and the count.
+//! - **Parallel loops.** [`JobSystem::for_each`] runs a loop over index
+//!   ranges of `0..n`, [`JobSystem::for_each_chunk_mut`] over `&mut`
+//!   chunks of a slice, [`JobSystem::for_each_mut`] over the items of a
+//!   slice one each: at most one job per thread, each taking the next
+//!   piece until none is left; on the calling thread alone when the loop
+//!   is small or the system has one thread. Each `&mut` piece goes to one
+//!   job, so a pass needs no lock to hand each job its own part.
 //! - **What allocates.** A closure job boxes its closure. An indexed job
 //!   ([`IndexedJob`], [`Scope::spawn_indexed`]) is a reference and an
 //!   index and allocates nothing; the queues and group states keep their
@@ -33,8 +40,10 @@
 //!   a frame built of indexed jobs allocates nothing once warm.
 //!
 //! `unsafe` lives in `scope.rs`, where a borrowing job's lifetime is
-//! erased so it can be queued, and `group.rs`, which queues such jobs. The latch and sleep protocols that make
-//! that sound are model-checked with loom (`latch.rs`).
+//! erased so it can be queued, and `group.rs`, which queues such jobs;
+//! the parallel loops (`parallel.rs`) are safe code on top. The latch and
+//! sleep protocols that make the erasure sound, and the loops' range
+//! dispenser with the latch, are model-checked with loom (`latch.rs`).
 //!
 //! # Example
 //!
@@ -56,6 +65,7 @@
 #[allow(unsafe_code, reason = "hands borrowed jobs to the workers through the scope's erasure")]
 mod group;
 mod latch;
+mod parallel;
 #[allow(unsafe_code, reason = "erases a scoped job's lifetime; the scope outlives every job")]
 mod scope;
 mod scratch;

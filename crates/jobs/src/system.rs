@@ -80,6 +80,11 @@ impl Shared {
         }
     }
 
+    /// Room on the shared queue for `jobs` more jobs than it holds now.
+    pub(crate) fn reserve_more(&self, jobs: usize) {
+        self.injector.lock().reserve(jobs);
+    }
+
     fn pop_injected(&self) -> Option<Job> {
         if self.injected.load(Ordering::SeqCst) == 0 {
             return None;

@@ -4,9 +4,8 @@
 
 use crate::cross::{check_queries, neighbors_of_range};
 use crate::{NeighborLists, NeighborSearch, PointError};
-use broadphase_jobs::{IndexedJob, JobContext, JobError, JobSystem};
+use broadphase_jobs::{JobError, JobSystem};
 use glam::Vec3;
-use parking_lot::Mutex;
 
 /// Sorted-order CSR neighbor lists of a built neighbor structure, filled by
 /// the job system.
@@ -19,9 +18,9 @@ use parking_lot::Mutex;
 /// grid on the job system too
 /// ([`CountingSortGrid::build_parallel`](crate::CountingSortGrid::build_parallel)).
 ///
-/// The jobs are scoped: they borrow the structure for the call, so it
-/// stays the caller's to rebuild between frames. They are indexed jobs (a
-/// reference and a range number each), so a warm fill allocates nothing.
+/// The jobs are a parallel loop ([`JobSystem::for_each_mut`], one range's
+/// buffer each): they borrow the structure for the call, so it stays the
+/// caller's to rebuild between frames, and a warm fill allocates nothing.
 ///
 /// # Examples
 ///
@@ -49,115 +48,62 @@ use parking_lot::Mutex;
 /// ```
 #[derive(Debug, Default)]
 pub struct ParallelNeighborLists {
-    /// One buffer per range, reused across frames. Only range `i`'s job
-    /// locks buffer `i`, so a lock is never contended: the lock is how a
-    /// job reached through a shared reference gets its `&mut`.
-    parts: Vec<Mutex<NeighborLists>>,
+    /// One buffer per range, reused across frames; range `i`'s job fills
+    /// buffer `i`.
+    parts: Vec<NeighborLists>,
 }
 
 /// Ranges per thread: a few, so a dense range does not hold up the frame.
 const RANGES_PER_THREAD: usize = 4;
 
-/// One frame's jobs: job `i` fills the sorted-order lists of slots
-/// `i * step..(i + 1) * step` (clipped to `len`) into `parts[i]`.
-struct FillRanges<'a, S> {
-    structure: &'a S,
-    len: usize,
-    step: usize,
-    parts: &'a [Mutex<NeighborLists>],
-}
-
-impl<'scope, S: NeighborSearch + Sync> IndexedJob<'scope> for FillRanges<'_, S> {
-    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, index: usize) {
-        let from = (index * self.step).min(self.len);
-        let to = (from + self.step).min(self.len);
-        let mut part = self.parts[index].try_lock().expect("one job per range");
-        self.structure.sorted_neighbor_lists(from..to, &mut part);
-    }
-}
-
-/// Most parts joined on the job system; more are joined on the calling
-/// thread (the slices each job writes live in an array on the stack).
-const MAX_JOINED: usize = 64;
-
 /// Where one part goes in the joined lists: its rows' offsets and its
 /// entries, and the entries before it.
 type Destination<'a> = (&'a mut [usize], &'a mut [u32], usize);
 
-/// The join's jobs: job `i` copies part `i` into its destination.
-struct CopyParts<'a, 'b> {
-    parts: &'a [Mutex<NeighborLists>],
-    destinations: &'a [Mutex<Destination<'b>>],
-}
-
-impl<'scope> IndexedJob<'scope> for CopyParts<'_, '_> {
-    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, index: usize) {
-        let part = self.parts[index].try_lock().expect("one job per part");
-        let mut destination = self.destinations[index].try_lock().expect("one job per part");
-        let (offsets, indices, base) = &mut *destination;
-        for (to, &from) in offsets.iter_mut().zip(&part.offsets[1..]) {
-            *to = *base + from;
-        }
-        indices.copy_from_slice(part.indices());
-    }
-}
+/// Most parts joined on the job system; more are joined on the calling
+/// thread (their destinations live in an array on the stack).
+const MAX_JOINED: usize = 64;
 
 /// Replaces `out` with the parts' rows one after the other. The copy (the
 /// whole answer, 120 MB at a million particles) runs on the job system:
 /// on one thread it was a sixth of the fill.
 fn join(
     jobs: &JobSystem,
-    parts: &mut [Mutex<NeighborLists>],
+    parts: &[NeighborLists],
     out: &mut NeighborLists,
 ) -> Result<(), JobError> {
     out.clear();
     if parts.len() > MAX_JOINED {
         for part in parts {
-            out.append_rows(part.get_mut());
+            out.append_rows(part);
         }
         return Ok(());
     }
-    let rows: usize = parts.iter_mut().map(|part| part.get_mut().len()).sum();
-    let total: usize = parts.iter_mut().map(|part| part.get_mut().total()).sum();
+    let rows: usize = parts.iter().map(NeighborLists::len).sum();
+    let total: usize = parts.iter().map(NeighborLists::total).sum();
     out.offsets.resize(rows + 1, 0);
     out.offsets[0] = 0;
     if out.indices.len() < total {
         out.indices.resize(total, 0);
     }
-    let mut destinations: [Mutex<Destination<'_>>; MAX_JOINED] =
-        std::array::from_fn(|_| Mutex::new((&mut [][..], &mut [][..], 0)));
+    let mut destinations: [Destination<'_>; MAX_JOINED] =
+        std::array::from_fn(|_| (&mut [][..], &mut [][..], 0));
     let (mut offsets, mut indices) = (&mut out.offsets[1..], &mut out.indices[..total]);
     let mut base = 0;
-    for (part, destination) in parts.iter_mut().zip(&mut destinations) {
-        let part = part.get_mut();
+    for (part, destination) in parts.iter().zip(&mut destinations) {
         let (these_offsets, rest_offsets) = offsets.split_at_mut(part.len());
         let (these_indices, rest_indices) = indices.split_at_mut(part.total());
-        *destination.get_mut() = (these_offsets, these_indices, base);
+        *destination = (these_offsets, these_indices, base);
         base += part.total();
         (offsets, indices) = (rest_offsets, rest_indices);
     }
-    let job = CopyParts { parts, destinations: &destinations[..parts.len()] };
-    jobs.reserve_queue(parts.len());
-    jobs.scope(|s| (0..parts.len()).for_each(|part| s.spawn_indexed(&job, part)))
-}
-
-/// One frame's jobs for a query set: job `i` answers queries
-/// `i * step..(i + 1) * step` (clipped) into `parts[i]`.
-struct FillQueries<'a, S> {
-    structure: &'a S,
-    queries: &'a [Vec3],
-    radius: f32,
-    step: usize,
-    parts: &'a [Mutex<NeighborLists>],
-}
-
-impl<'scope, S: NeighborSearch + Sync> IndexedJob<'scope> for FillQueries<'_, S> {
-    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, index: usize) {
-        let from = (index * self.step).min(self.queries.len());
-        let to = (from + self.step).min(self.queries.len());
-        let mut part = self.parts[index].try_lock().expect("one job per range");
-        neighbors_of_range(self.structure, &self.queries[from..to], self.radius, &mut part);
-    }
+    jobs.for_each_mut(&mut destinations[..parts.len()], |index, (offsets, indices, base)| {
+        let part = &parts[index];
+        for (to, &from) in offsets.iter_mut().zip(&part.offsets[1..]) {
+            *to = *base + from;
+        }
+        indices.copy_from_slice(part.indices());
+    })
 }
 
 impl ParallelNeighborLists {
@@ -198,12 +144,13 @@ impl ParallelNeighborLists {
         let step = len.div_ceil(jobs.threads() * RANGES_PER_THREAD).max(1);
         let ranges = len.div_ceil(step);
         if self.parts.len() < ranges {
-            self.parts.resize_with(ranges, Mutex::default);
+            self.parts.resize_with(ranges, NeighborLists::default);
         }
-        let job = FillRanges { structure, len, step, parts: &self.parts[..ranges] };
-        jobs.reserve_queue(ranges);
-        jobs.scope(|s| (0..ranges).for_each(|range| s.spawn_indexed(&job, range)))?;
-        join(jobs, &mut self.parts[..ranges], out)
+        jobs.for_each_mut(&mut self.parts[..ranges], |range, part| {
+            let from = range * step;
+            structure.sorted_neighbor_lists(from..(from + step).min(len), part);
+        })?;
+        join(jobs, &self.parts[..ranges], out)
     }
 
     /// [`neighbors_of`](crate::neighbors_of) on `jobs`: the queries are cut
@@ -249,13 +196,14 @@ impl ParallelNeighborLists {
         let step = queries.len().div_ceil(jobs.threads() * RANGES_PER_THREAD).max(1);
         let ranges = queries.len().div_ceil(step);
         if self.parts.len() < ranges {
-            self.parts.resize_with(ranges, Mutex::default);
+            self.parts.resize_with(ranges, NeighborLists::default);
         }
-        let job = FillQueries { structure, queries, radius, step, parts: &self.parts[..ranges] };
-        jobs.reserve_queue(ranges);
-        jobs.scope(|s| (0..ranges).for_each(|range| s.spawn_indexed(&job, range)))
-            .map_err(FillError::Jobs)?;
-        join(jobs, &mut self.parts[..ranges], out).map_err(FillError::Jobs)
+        jobs.for_each_mut(&mut self.parts[..ranges], |range, part| {
+            let queries = &queries[range * step..((range + 1) * step).min(queries.len())];
+            neighbors_of_range(structure, queries, radius, part);
+        })
+        .map_err(FillError::Jobs)?;
+        join(jobs, &self.parts[..ranges], out).map_err(FillError::Jobs)
     }
 }
 

@@ -15,9 +15,8 @@ use super::CountingSortGrid;
 use crate::api::Index;
 use crate::points::{PointError, check_radius, validate_points, validate_spheres};
 use crate::sorted::{Shape, stencil_k};
-use broadphase_jobs::{IndexedJob, JobContext, JobError, JobSystem};
+use broadphase_jobs::{JobError, JobSystem};
 use glam::Vec3;
-use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Why a parallel build failed; the grid is then empty, as after a failed
@@ -289,21 +288,6 @@ impl CountingSortGrid {
     }
 }
 
-/// One job per item: job `i` takes item `i` and runs `f(i, item)`.
-struct Parts<'a, T, F> {
-    items: &'a [Mutex<Option<T>>],
-    f: &'a F,
-}
-
-impl<'scope, T: Send, F: Fn(usize, T) + Sync> IndexedJob<'scope> for Parts<'_, T, F> {
-    fn run(&'scope self, _: &mut JobContext<'_, 'scope>, index: usize) {
-        // Only job `index` takes item `index`.
-        if let Some(item) = self.items[index].lock().take() {
-            (self.f)(index, item);
-        }
-    }
-}
-
 /// Runs `f(i, item)` for each of (at most [`MAX_PARTS`]) `items` on `jobs`,
 /// allocating nothing: the items wait in an array on this stack.
 fn run_parts<T: Send, F: Fn(usize, T) + Sync>(
@@ -311,12 +295,15 @@ fn run_parts<T: Send, F: Fn(usize, T) + Sync>(
     items: impl IntoIterator<Item = T>,
     f: F,
 ) -> Result<(), JobError> {
-    let slots: [Mutex<Option<T>>; MAX_PARTS] = std::array::from_fn(|_| Mutex::new(None));
+    let mut slots: [Option<T>; MAX_PARTS] = std::array::from_fn(|_| None);
     let mut count = 0;
-    for (slot, item) in slots.iter().zip(items) {
-        *slot.lock() = Some(item);
+    for (slot, item) in slots.iter_mut().zip(items) {
+        *slot = Some(item);
         count += 1;
     }
-    let parts = Parts { items: &slots[..count], f: &f };
-    jobs.scope(|scope| (0..count).for_each(|i| scope.spawn_indexed(&parts, i)))
+    jobs.for_each_mut(&mut slots[..count], |i, slot| {
+        if let Some(item) = slot.take() {
+            f(i, item);
+        }
+    })
 }

@@ -7,23 +7,16 @@ mod shapes;
 
 pub use shapes::BatchHits;
 
-use broadphase_jobs::{IndexedJob, JobContext, JobError, JobSystem};
+use broadphase_jobs::{JobError, JobSystem};
 use broadphase_kernel::AdaptiveGrid;
 use broadphase_storage::{InputError, QueryError, Ray};
 use core::fmt;
-use parking_lot::Mutex;
 
 /// A ray's first hit: the box and where the ray enters it.
 type Hit = Option<(u32, f32)>;
 
-/// One job's piece of the output.
-type Piece<'a> = Mutex<&'a mut [Hit]>;
-
-/// Queries per job: enough to outweigh handing the job out.
+/// Queries per job at least: enough to outweigh handing the job out.
 pub(super) const CHUNK: usize = 256;
-
-/// Most pieces the output is cut into at once.
-pub(super) const MAX_PIECES: usize = 64;
 
 /// Why a batch of queries was refused.
 #[derive(Clone, Debug, PartialEq)]
@@ -75,27 +68,6 @@ impl From<JobError> for BatchError {
     }
 }
 
-/// One job: a run of rays and the piece of the output they fill.
-struct RayPass<'a> {
-    grid: &'a AdaptiveGrid,
-    rays: &'a [Ray],
-    pieces: &'a [Piece<'a>],
-    piece_len: usize,
-}
-
-impl<'scope> IndexedJob<'scope> for RayPass<'_> {
-    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, piece: usize) {
-        crate::profile::zone!("batch: cast rays");
-        let start = piece * self.piece_len;
-        let mut out = self.pieces[piece].lock();
-        let rays = &self.rays[start..start + out.len()];
-        for (hit, ray) in out.iter_mut().zip(rays) {
-            // Checked before the jobs started: a refusal cannot happen.
-            *hit = self.grid.cast_ray(ray).unwrap_or(None);
-        }
-    }
-}
-
 /// Casts every ray of `rays` against `grid` (built with
 /// [`AdaptiveGrid::build`]) on the threads of `jobs`: `out[i]` becomes ray
 /// `i`'s first hit, as [`AdaptiveGrid::cast_ray`] gives it. Every ray is
@@ -139,27 +111,13 @@ pub fn cast_rays(
         return Err(BatchError::Query { index, error });
     }
     out.resize(rays.len(), None);
-    if rays.len() <= CHUNK || jobs.threads() == 1 {
-        for (hit, ray) in out.iter_mut().zip(rays) {
+    let result = jobs.for_each_chunk_mut(out, CHUNK, |range, hits| {
+        crate::profile::zone!("batch: cast rays");
+        for (hit, ray) in hits.iter_mut().zip(&rays[range]) {
+            // Checked before the jobs started: a refusal cannot happen.
             *hit = grid.cast_ray(ray).unwrap_or(None);
         }
-        return Ok(());
-    }
-    // Pieces of at least `CHUNK` rays, at most `MAX_PIECES` of them, a few
-    // per thread so that a slow piece does not hold the others up.
-    let pieces = rays.len().div_ceil(CHUNK).min(MAX_PIECES).min(4 * jobs.threads());
-    let piece_len = rays.len().div_ceil(pieces);
-    let result = {
-        let mut cells: [Piece<'_>; MAX_PIECES] = core::array::from_fn(|_| Mutex::new(&mut [][..]));
-        let mut used = 0;
-        for (cell, piece) in cells.iter_mut().zip(out.chunks_mut(piece_len)) {
-            *cell.get_mut() = piece;
-            used += 1;
-        }
-        let pass = RayPass { grid, rays, pieces: &cells[..used], piece_len };
-        jobs.reserve_queue(used);
-        jobs.scope(|s| (0..used).for_each(|piece| s.spawn_indexed(&pass, piece)))
-    };
+    });
     if let Err(e) = result {
         out.clear();
         return Err(e.into());

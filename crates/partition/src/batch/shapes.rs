@@ -2,12 +2,14 @@
 //! of queries into its own lists, and the lists, in input order, become
 //! one CSR answer (`offsets`, `ids`).
 
-use super::{BatchError, CHUNK, MAX_PIECES};
-use broadphase_jobs::{IndexedJob, JobContext, JobSystem};
+use super::{BatchError, CHUNK};
+use broadphase_jobs::JobSystem;
 use broadphase_kernel::AdaptiveGrid;
 use broadphase_storage::{Aabb, Sphere, validate_point};
 use glam::Vec3;
-use parking_lot::Mutex;
+
+/// Most pieces a batch is cut into.
+const MAX_PIECES: usize = 64;
 
 /// One job's answers: the hits of its queries, one after the other, and
 /// how many each had.
@@ -16,6 +18,20 @@ struct Piece {
     ids: Vec<u32>,
     counts: Vec<u32>,
     scratch: Vec<u32>,
+}
+
+impl Piece {
+    /// Replaces the answers with those of `queries`.
+    fn answer<S: Shape>(&mut self, grid: &AdaptiveGrid, queries: &[S]) {
+        let Piece { ids, counts, scratch } = self;
+        ids.clear();
+        counts.clear();
+        for query in queries {
+            query.answer(grid, scratch);
+            ids.extend_from_slice(scratch);
+            counts.push(scratch.len() as u32);
+        }
+    }
 }
 
 /// The answers of a batch of box, point or sphere queries, in CSR form:
@@ -47,7 +63,7 @@ struct Piece {
 pub struct BatchHits {
     offsets: Vec<usize>,
     ids: Vec<u32>,
-    pieces: Vec<Mutex<Piece>>,
+    pieces: Vec<Piece>,
 }
 
 /// The queries a batch can hold, each with its check and its answer.
@@ -81,37 +97,6 @@ impl Shape for Sphere {
     }
     fn answer(&self, grid: &AdaptiveGrid, out: &mut Vec<u32>) {
         grid.query_sphere(self, out).unwrap_or_default();
-    }
-}
-
-/// Each piece of a batch, one job each.
-struct ShapePass<'a, S> {
-    grid: &'a AdaptiveGrid,
-    queries: &'a [S],
-    pieces: &'a [Mutex<Piece>],
-    piece_len: usize,
-}
-
-impl<S: Shape> ShapePass<'_, S> {
-    fn run_piece(&self, piece: usize) {
-        let start = piece * self.piece_len;
-        let queries = &self.queries[start..(start + self.piece_len).min(self.queries.len())];
-        let mut piece = self.pieces[piece].lock();
-        let Piece { ids, counts, scratch } = &mut *piece;
-        ids.clear();
-        counts.clear();
-        for query in queries {
-            query.answer(self.grid, scratch);
-            ids.extend_from_slice(scratch);
-            counts.push(scratch.len() as u32);
-        }
-    }
-}
-
-impl<'scope, S: Shape> IndexedJob<'scope> for ShapePass<'_, S> {
-    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, piece: usize) {
-        crate::profile::zone!("batch: shape queries");
-        self.run_piece(piece);
     }
 }
 
@@ -199,25 +184,25 @@ impl BatchHits {
         for (index, query) in queries.iter().enumerate() {
             query.check(index)?;
         }
+        // Pieces of at least `CHUNK` queries, a few per thread so that a
+        // slow piece does not hold the others up; each fills its own kept
+        // buffers, joined in query order after.
         let pieces = if jobs.threads() == 1 || queries.len() <= CHUNK {
             1
         } else {
             queries.len().div_ceil(CHUNK).min(MAX_PIECES).min(4 * jobs.threads())
         };
         while self.pieces.len() < pieces {
-            self.pieces.push(Mutex::default());
+            self.pieces.push(Piece::default());
         }
         let piece_len = queries.len().div_ceil(pieces).max(1);
-        let pass = ShapePass { grid, queries, pieces: &self.pieces[..pieces], piece_len };
-        if pieces == 1 {
-            pass.run_piece(0);
-        } else {
-            jobs.reserve_queue(pieces);
-            jobs.scope(|s| (0..pieces).for_each(|piece| s.spawn_indexed(&pass, piece)))?;
-        }
+        jobs.for_each_mut(&mut self.pieces[..pieces], |piece, out| {
+            crate::profile::zone!("batch: shape queries");
+            let start = piece * piece_len;
+            out.answer(grid, &queries[start..(start + piece_len).min(queries.len())]);
+        })?;
         self.offsets.push(0);
-        for piece in &mut self.pieces[..pieces] {
-            let piece = piece.get_mut();
+        for piece in &self.pieces[..pieces] {
             self.ids.extend_from_slice(&piece.ids);
             let mut at = *self.offsets.last().unwrap_or(&0);
             for &count in &piece.counts {

@@ -1,17 +1,16 @@
 //! The persistent broad phase: its calls, and the update that turns the
 //! calls since the last update into pairs and events.
 
-use super::bulk::{ApplyPass, CheckPass, MAX_RANGES, PARALLEL_MIN, SlotRange};
+use super::bulk::{CHECK_CHUNK, CheckPass, MAX_RANGES, PARALLEL_MIN, SlotRange};
 use super::candidates::{Candidates, Events, Marks};
 use super::config::PersistentConfig;
 use super::error::ProxyError;
-use super::index::{FatIndex, QUERY_CHUNK, QueryChunk, QueryPass};
+use super::index::{FatIndex, QUERY_CHUNK, QueryChunk};
 use super::pair_sort::PairSort;
 use super::slots::{MAX_PROXIES, Margin, Proxy, ProxyKind, SlotState, Slots};
 use crate::{GridTree, PartitionError};
 use broadphase_jobs::JobSystem;
 use broadphase_storage::Aabb;
-use parking_lot::Mutex;
 
 /// How the last update found its candidate pairs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -178,7 +177,7 @@ pub struct PersistentBroadPhase {
     gathered: Vec<Aabb>,
     gathered_ids: Vec<u32>,
     tree_pairs: Vec<[u32; 2]>,
-    query_chunks: Vec<Mutex<QueryChunk>>,
+    query_chunks: Vec<QueryChunk>,
     stats: UpdateStats,
 }
 
@@ -535,12 +534,7 @@ impl PersistentBroadPhase {
         }
         let parallel = proxies.len() >= PARALLEL_MIN && jobs.threads() > 1;
         let check = CheckPass::new(proxies, boxes, &self.slots);
-        if parallel {
-            jobs.reserve_queue(check.chunks());
-            jobs.scope(|s| (0..check.chunks()).for_each(|chunk| s.spawn_indexed(&check, chunk)))?;
-        } else {
-            (0..check.chunks()).for_each(|chunk| check.check(chunk));
-        }
+        jobs.for_each(boxes.len(), CHECK_CHUNK, |range, _| check.check(range))?;
         let sorted = !check.unsorted.into_inner();
         let (bad_box, stale) = (check.first_bad_box.into_inner(), check.first_stale.into_inner());
         if bad_box != usize::MAX {
@@ -556,8 +550,7 @@ impl PersistentBroadPhase {
             let margin = self.margin;
             let Slots { boxes: slot_boxes, fat, exact, state, changed, queued, .. } =
                 &mut self.slots;
-            let mut ranges: [Mutex<Option<SlotRange<'_>>>; MAX_RANGES] =
-                [const { Mutex::new(None) }; MAX_RANGES];
+            let mut ranges: [Option<SlotRange<'_>>; MAX_RANGES] = [const { None }; MAX_RANGES];
             let mut count = 0;
             let mut fat_shares = fat.chunks_mut(range_len);
             let shares = slot_boxes
@@ -571,7 +564,7 @@ impl PersistentBroadPhase {
                 let first = count * range_len;
                 // No enlarged boxes kept: every range gets none.
                 let fat = fat_shares.next().unwrap_or_default();
-                *ranges[count].get_mut() = Some(SlotRange {
+                ranges[count] = Some(SlotRange {
                     first,
                     boxes,
                     fat,
@@ -583,24 +576,17 @@ impl PersistentBroadPhase {
                 });
                 count += 1;
             }
-            let pass =
-                ApplyPass { proxies, boxes, sorted, state, margin, ranges: &ranges[..count] };
-            if parallel {
-                jobs.reserve_queue(count);
-                jobs.scope(|s| (0..count).for_each(|range| s.spawn_indexed(&pass, range)))?;
-            } else {
-                (0..count).for_each(|range| {
-                    if let Some(range) = ranges[range].lock().as_mut() {
-                        range.apply(proxies, boxes, sorted, state, margin);
-                    }
-                });
-            }
-            let mut words: Option<core::ops::Range<usize>> = None;
-            for range in &ranges[..count] {
-                if let Some(range) = range.lock().as_ref().filter(|range| !range.words.is_empty()) {
-                    let (start, end) = (range.words.start, range.words.end);
-                    words = Some(words.map_or(start..end, |w| w.start.min(start)..w.end.max(end)));
+            let state = &**state;
+            jobs.for_each_mut(&mut ranges[..count], |_, range| {
+                crate::profile::zone!("persistent: set boxes");
+                if let Some(range) = range {
+                    range.apply(proxies, boxes, sorted, state, margin);
                 }
+            })?;
+            let mut words: Option<core::ops::Range<usize>> = None;
+            for range in ranges[..count].iter().flatten().filter(|range| !range.words.is_empty()) {
+                let (start, end) = (range.words.start, range.words.end);
+                words = Some(words.map_or(start..end, |w| w.start.min(start)..w.end.max(end)));
             }
             (count, words.is_some(), words.unwrap_or_default())
         };
@@ -805,18 +791,14 @@ impl PersistentBroadPhase {
     fn query_index(&mut self, jobs: &JobSystem) -> Result<(), ProxyError> {
         let chunks = self.moved.len().div_ceil(QUERY_CHUNK);
         while self.query_chunks.len() < chunks {
-            self.query_chunks.push(Mutex::default());
+            self.query_chunks.push(QueryChunk::default());
         }
-        jobs.reserve_queue(chunks);
-        let pass = QueryPass {
-            moved: &self.moved,
-            slots: &self.slots,
-            index: &self.index,
-            out: &self.query_chunks[..chunks],
-        };
-        jobs.scope(|s| (0..chunks).for_each(|chunk| s.spawn_indexed(&pass, chunk)))?;
+        let (moved, slots, index) = (&self.moved, &self.slots, &self.index);
+        jobs.for_each_mut(&mut self.query_chunks[..chunks], |chunk, out| {
+            let first = chunk * QUERY_CHUNK;
+            out.query(&moved[first..(first + QUERY_CHUNK).min(moved.len())], slots, index);
+        })?;
         for chunk in &mut self.query_chunks[..chunks] {
-            let chunk = chunk.get_mut();
             if let Some(e) = chunk.failure.take() {
                 return Err(PartitionError::Input(e).into());
             }

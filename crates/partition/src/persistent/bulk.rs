@@ -9,10 +9,8 @@
 
 use super::Proxy;
 use super::slots::{Margin, SlotState, Slots, same};
-use broadphase_jobs::{IndexedJob, JobContext};
 use broadphase_storage::Aabb;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use parking_lot::Mutex;
 
 /// Below this many boxes a bulk set runs on the calling thread alone.
 pub(crate) const PARALLEL_MIN: usize = 16 * 1024;
@@ -20,8 +18,8 @@ pub(crate) const PARALLEL_MIN: usize = 16 * 1024;
 /// Most slot ranges a bulk set splits into (one per thread).
 pub(crate) const MAX_RANGES: usize = 16;
 
-/// Input items checked per job.
-const CHECK_CHUNK: usize = 16 * 1024;
+/// Input items checked per job at least.
+pub(crate) const CHECK_CHUNK: usize = 16 * 1024;
 
 /// The first bad box and the first stale handle of a bulk call, if any.
 #[derive(Debug)]
@@ -47,17 +45,13 @@ impl<'a> CheckPass<'a> {
         }
     }
 
-    pub(crate) fn chunks(&self) -> usize {
-        self.boxes.len().div_ceil(CHECK_CHUNK)
-    }
-
-    /// Checks chunk `chunk` of the call and records its first bad box and
-    /// first stale handle.
-    pub(crate) fn check(&self, chunk: usize) {
-        let start = chunk * CHECK_CHUNK;
-        let end = (start + CHECK_CHUNK).min(self.boxes.len());
+    /// Checks items `range` of the call and records their first bad box
+    /// and first stale handle.
+    pub(crate) fn check(&self, range: core::ops::Range<usize>) {
+        crate::profile::zone!("persistent: check boxes");
+        let (start, end) = (range.start, range.end);
         let (boxes, proxies) = (&self.boxes[start..end], &self.proxies[start..end]);
-        // From the last item of the chunk before, so that the chunks'
+        // From the last item of the range before, so that the ranges'
         // checks together cover every neighbouring pair.
         let sorted = self.proxies[start.saturating_sub(1)..end]
             .windows(2)
@@ -98,13 +92,6 @@ impl<'a> CheckPass<'a> {
 #[inline(always)]
 fn box_ok(aabb: &Aabb) -> bool {
     aabb.min.cmple(aabb.max).all() & aabb.min.is_finite() & aabb.max.is_finite()
-}
-
-impl<'scope> IndexedJob<'scope> for CheckPass<'_> {
-    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, chunk: usize) {
-        crate::profile::zone!("persistent: check boxes");
-        self.check(chunk);
-    }
 }
 
 /// One thread's share of the slots: what it writes.
@@ -191,26 +178,6 @@ impl SlotRange<'_> {
         if first_word < end_word {
             let base = first / 64;
             self.words = base + first_word..base + end_word;
-        }
-    }
-}
-
-/// Every range's [`SlotRange::apply`], one job per range.
-#[derive(Debug)]
-pub(crate) struct ApplyPass<'a> {
-    pub(crate) proxies: &'a [Proxy],
-    pub(crate) boxes: &'a [Aabb],
-    pub(crate) sorted: bool,
-    pub(crate) state: &'a [SlotState],
-    pub(crate) margin: Margin,
-    pub(crate) ranges: &'a [Mutex<Option<SlotRange<'a>>>],
-}
-
-impl<'scope> IndexedJob<'scope> for ApplyPass<'_> {
-    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, range: usize) {
-        crate::profile::zone!("persistent: set boxes");
-        if let Some(range) = self.ranges[range].lock().as_mut() {
-            range.apply(self.proxies, self.boxes, self.sorted, self.state, self.margin);
         }
     }
 }

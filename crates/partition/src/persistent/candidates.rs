@@ -5,10 +5,9 @@
 use super::Proxy;
 use super::full_merge::{FullMerge, MergeOut};
 use super::slots::Slots;
-use broadphase_jobs::{IndexedJob, JobContext, JobError, JobSystem};
+use broadphase_jobs::{JobError, JobSystem};
 use broadphase_storage::Aabb;
 use core::ops::Range;
-use parking_lot::Mutex;
 
 /// What the merge needs to know about a slot this update.
 pub(crate) struct Marks<'a> {
@@ -93,7 +92,7 @@ pub(crate) struct Candidates {
     next_pairs: Vec<[Proxy; 2]>,
     next_touching: Vec<bool>,
     /// The parts of an incremental merge.
-    parts: Vec<Mutex<MergePart>>,
+    parts: Vec<MergePart>,
     /// The buffers of a full update's merge.
     full: FullMerge,
 }
@@ -226,21 +225,6 @@ impl MergePart {
     }
 }
 
-/// Runs every part of an incremental merge, one job each.
-struct MergePass<'a> {
-    parts: &'a [Mutex<MergePart>],
-    old: (&'a [[Proxy; 2]], &'a [bool]),
-    fresh: &'a [[u32; 2]],
-    marks: &'a Marks<'a>,
-}
-
-impl<'scope> IndexedJob<'scope> for MergePass<'_> {
-    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, part: usize) {
-        crate::profile::zone!("persistent: retest and merge part");
-        self.parts[part].lock().run(self.old, self.fresh, self.marks);
-    }
-}
-
 /// A pair's slots, the order of every list.
 #[inline(always)]
 pub(super) fn slots_of([a, b]: [Proxy; 2]) -> [u32; 2] {
@@ -303,11 +287,10 @@ impl Candidates {
             1
         };
         while parts.len() < count {
-            parts.push(Mutex::default());
+            parts.push(MergePart::default());
         }
         let old_start = |k: usize| pairs.len() * k / count;
         for (k, part) in parts[..count].iter_mut().enumerate() {
-            let part = part.get_mut();
             part.old = old_start(k)..old_start(k + 1);
             // The part holds the keys from its first kept pair's (the
             // first part: from the start) to the next part's first.
@@ -318,15 +301,12 @@ impl Candidates {
             part.fresh = start..end;
         }
         let old = (&pairs[..], &touching[..]);
-        if count > 1 {
-            let pass = MergePass { parts: &parts[..count], old, fresh, marks };
-            jobs.reserve_queue(count);
-            jobs.scope(|s| (0..count).for_each(|part| s.spawn_indexed(&pass, part)))?;
-        } else {
-            parts[0].get_mut().run(old, fresh, marks);
-        }
+        jobs.for_each_mut(&mut parts[..count], |_, part| {
+            crate::profile::zone!("persistent: retest and merge part");
+            part.run(old, fresh, marks);
+        })?;
         let out = MergeOut { next_pairs, next_touching, events };
-        concat(parts[..count].iter_mut().map(|part| &part.get_mut().out), out);
+        concat(parts[..count].iter().map(|part| &part.out), out);
         std::mem::swap(pairs, next_pairs);
         std::mem::swap(touching, next_touching);
         Ok(())

@@ -13,9 +13,8 @@ use super::Proxy;
 use super::candidates::{Events, PartOut, concat, slots_of, touching};
 use super::pair_sort::PairSort;
 use super::slots::{SlotState, Slots};
-use broadphase_jobs::{IndexedJob, JobContext, JobError, JobSystem};
+use broadphase_jobs::{JobError, JobSystem};
 use core::ops::Range;
-use parking_lot::Mutex;
 
 /// Below this many fresh pairs one thread sorts and merges them all: the
 /// jobs would cost more than they save.
@@ -128,36 +127,8 @@ impl Part {
 /// Buffers of the full merge, kept across updates.
 #[derive(Debug, Default)]
 pub(crate) struct FullMerge {
-    sorters: [Mutex<PairSort>; 2],
-    parts: Vec<Mutex<Part>>,
-}
-
-/// Sorts each run in its own job.
-struct SortPass<'a, 'b> {
-    sorters: &'a [Mutex<PairSort>; 2],
-    runs: [Mutex<&'b mut [[u32; 2]]>; 2],
-}
-
-impl<'scope> IndexedJob<'scope> for SortPass<'_, '_> {
-    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, run: usize) {
-        crate::profile::zone!("persistent: sort fresh pairs");
-        self.sorters[run].lock().sort(&mut self.runs[run].lock());
-    }
-}
-
-/// Runs every part in its own job.
-struct PartPass<'a> {
-    parts: &'a [Mutex<Part>],
-    fresh: &'a [[u32; 2]],
-    slots: &'a Slots,
-    old: (&'a [[Proxy; 2]], &'a [bool]),
-}
-
-impl<'scope> IndexedJob<'scope> for PartPass<'_> {
-    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, part: usize) {
-        crate::profile::zone!("persistent: merge part");
-        self.parts[part].lock().run(self.fresh, self.slots, self.old);
-    }
+    sorters: [PairSort; 2],
+    parts: Vec<Part>,
 }
 
 /// Where the merge writes.
@@ -182,14 +153,17 @@ impl FullMerge {
     ) -> Result<(), JobError> {
         let parallel = jobs.threads() > 1 && fresh.len() >= PARALLEL_MIN;
         let half = if parallel { fresh.len() / 2 } else { fresh.len() };
-        if parallel {
+        {
+            // Each run sorted by its own sorter, in its own job (one run,
+            // on this thread, when not parallel).
             let (left, right) = fresh.split_at_mut(half);
-            let pass =
-                SortPass { sorters: &self.sorters, runs: [Mutex::new(left), Mutex::new(right)] };
-            jobs.reserve_queue(2);
-            jobs.scope(|s| (0..2).for_each(|run| s.spawn_indexed(&pass, run)))?;
-        } else {
-            self.sorters[0].get_mut().sort(fresh);
+            let [first, second] = &mut self.sorters;
+            let mut runs = [(first, left), (second, right)];
+            let runs = if parallel { &mut runs[..] } else { &mut runs[..1] };
+            jobs.for_each_mut(runs, |_, (sorter, run)| {
+                crate::profile::zone!("persistent: sort fresh pairs");
+                sorter.sort(run);
+            })?;
         }
         let fresh = &*fresh;
         let runs = [&fresh[..half], &fresh[half..]];
@@ -198,13 +172,12 @@ impl FullMerge {
         // of a list in no particular order: the parts come out about even.
         let count = if parallel { jobs.threads().min(MAX_PARTS) } else { 1 };
         while self.parts.len() < count {
-            self.parts.push(Mutex::default());
+            self.parts.push(Part::default());
         }
         let cut = |k: usize| -> Option<[u32; 2]> {
             (k < count).then(|| runs[0][runs[0].len() * k / count])
         };
         for (k, part) in self.parts[..count].iter_mut().enumerate() {
-            let part = part.get_mut();
             let (lo, hi) = (if k == 0 { None } else { cut(k) }, cut(k + 1));
             // The part holds the keys in `lo..hi` (no bound: from the
             // start, to the end).
@@ -221,16 +194,12 @@ impl FullMerge {
             part.old = start..end;
         }
 
-        let parts = &self.parts[..count];
-        let pass = PartPass { parts, fresh, slots, old };
-        if count > 1 {
-            jobs.reserve_queue(count);
-            jobs.scope(|s| (0..count).for_each(|part| s.spawn_indexed(&pass, part)))?;
-        } else {
-            parts[0].lock().run(fresh, slots, old);
-        }
+        jobs.for_each_mut(&mut self.parts[..count], |_, part| {
+            crate::profile::zone!("persistent: merge part");
+            part.run(fresh, slots, old);
+        })?;
 
-        concat(self.parts[..count].iter_mut().map(|part| &part.get_mut().out), out);
+        concat(self.parts[..count].iter().map(|part| &part.out), out);
         Ok(())
     }
 }

@@ -22,10 +22,9 @@
 
 use super::slots::{SlotState, Slots};
 use crate::PartitionError;
-use broadphase_jobs::{IndexedJob, JobContext, JobSystem};
+use broadphase_jobs::JobSystem;
 use broadphase_kernel::{AdaptiveGrid, GridConfig};
 use broadphase_storage::{Aabb, InputError};
-use parking_lot::Mutex;
 
 /// Live proxies per grid at least, when the index is split over threads.
 const PART_MIN: usize = 64 * 1024;
@@ -176,23 +175,12 @@ impl Tier {
             }
             part.failure = None;
         }
-        if parts == 1 {
-            let part = &mut self.parts[0];
-            part.grid.build(&part.gathered)?;
-        } else {
-            {
-                let cells: [Mutex<Option<&mut Part>>; MAX_PARTS] =
-                    [const { Mutex::new(None) }; MAX_PARTS];
-                for (cell, part) in cells.iter().zip(self.parts[..parts].iter_mut()) {
-                    *cell.lock() = Some(part);
-                }
-                let pass = BuildPass { parts: &cells[..parts] };
-                jobs.reserve_queue(parts);
-                jobs.scope(|s| (0..parts).for_each(|part| s.spawn_indexed(&pass, part)))?;
-            }
-            if let Some(e) = self.parts[..parts].iter_mut().find_map(|p| p.failure.take()) {
-                return Err(e.into());
-            }
+        jobs.for_each_mut(&mut self.parts[..parts], |_, part| {
+            crate::profile::zone!("persistent: build index part");
+            part.failure = part.grid.build(&part.gathered).err();
+        })?;
+        if let Some(e) = self.parts[..parts].iter_mut().find_map(|p| p.failure.take()) {
+            return Err(e.into());
         }
         self.built = true;
         Ok(())
@@ -321,22 +309,6 @@ impl FatIndex {
     }
 }
 
-/// Every part's grid built, one job each.
-struct BuildPass<'a, 'b> {
-    parts: &'a [Mutex<Option<&'b mut Part>>],
-}
-
-impl<'scope> IndexedJob<'scope> for BuildPass<'_, '_> {
-    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, part: usize) {
-        crate::profile::zone!("persistent: build index part");
-        if let Some(part) = self.parts[part].lock().as_mut()
-            && let Err(e) = part.grid.build(&part.gathered)
-        {
-            part.failure = Some(e);
-        }
-    }
-}
-
 /// One query job's results, kept across updates.
 #[derive(Debug, Default)]
 pub(crate) struct QueryChunk {
@@ -345,29 +317,19 @@ pub(crate) struct QueryChunk {
     pub(crate) failure: Option<InputError>,
 }
 
-/// Every re-indexed proxy's enlarged box against the grid: the pairs with
-/// proxies whose entry in the grid is current.
-pub(crate) struct QueryPass<'a> {
-    pub(crate) moved: &'a [u32],
-    pub(crate) slots: &'a Slots,
-    pub(crate) index: &'a FatIndex,
-    pub(crate) out: &'a [Mutex<QueryChunk>],
-}
-
-impl<'scope> IndexedJob<'scope> for QueryPass<'_> {
-    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, chunk: usize) {
+impl QueryChunk {
+    /// The pairs of `moved` (some re-indexed proxies) with the proxies
+    /// whose entry in `index` is current, each re-indexed proxy's enlarged
+    /// box against every grid.
+    pub(crate) fn query(&mut self, moved: &[u32], slots: &Slots, index: &FatIndex) {
         crate::profile::zone!("persistent: query");
-        let mut out = self.out[chunk].lock();
-        let QueryChunk { hits, pairs, failure } = &mut *out;
+        let QueryChunk { hits, pairs, failure } = self;
         pairs.clear();
         *failure = None;
-        let first = chunk * QUERY_CHUNK;
-        let moved = &self.moved[first..(first + QUERY_CHUNK).min(self.moved.len())];
-        let slots = self.slots;
         for &slot in moved {
             let s = slot as usize;
             let is_static = slots.state[s] == SlotState::Static;
-            for tier in &self.index.tiers {
+            for tier in &index.tiers {
                 for part in &tier.parts[..tier.used] {
                     if let Err(e) = part.grid.query(&slots.indexed()[s], hits) {
                         *failure = Some(e);

@@ -3,17 +3,18 @@
 
 use core::fmt;
 
-use broadphase_jobs::{IndexedJob, JobError, JobSystem};
+use broadphase_jobs::{JobError, JobSystem};
 use broadphase_kernel::AdaptiveGrid;
 use broadphase_kernel::parts::{Bounds, Cell, ChildCounts, NodeSplit, Quantizer, Step, Union};
 use broadphase_storage::{Aabb, InputError, MAX_BOXES};
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 
 use super::config::{GridTreeConfig, PairMerge};
 use super::error::PartitionError;
 use super::merge::PairArena;
 use super::passes::{
-    BoundsPass, Chunk, Chunks, CountPass, QuantizePass, ScatterPass, Source, UnionPass, chunk_len,
+    BoundsPass, Chunk, Chunks, CountPass, Pass, QuantizePass, ScatterPass, Source, UnionPass,
+    chunk_len,
 };
 use super::sharded::ShardedSets;
 use super::subtree::{MergeInto, Subtree, SubtreeJobs, Worker, equalize};
@@ -78,7 +79,7 @@ pub struct GridTree {
     /// The kernel for inputs too small to split, run on the calling thread.
     small: AdaptiveGrid,
     /// Per chunk of the input.
-    chunks: Vec<RwLock<Chunk>>,
+    chunks: Vec<Chunk>,
     /// Per participant of the job system, by worker index.
     workers: Vec<Mutex<Worker>>,
     /// Every subtree's pairs, keyed by its place in the tree.
@@ -327,7 +328,7 @@ impl GridTree {
         let config = self.config.grid;
         let chunk_count = n.div_ceil(chunk_len(n));
         while self.chunks.len() < chunk_count {
-            self.chunks.push(RwLock::default());
+            self.chunks.push(Chunk::default());
         }
         while self.workers.len() < jobs.threads() {
             self.workers.push(Mutex::new(Worker::new(config)));
@@ -343,17 +344,14 @@ impl GridTree {
         if sharded {
             self.sets.reset(n, jobs.threads());
         }
-        // Room in the shared queue for the most jobs one scope spawns.
-        jobs.reserve_queue(chunk_count.max(64));
         self.arena.get_mut().clear();
         *self.failure.get_mut() = None;
-        let chunks = Chunks { input, len: chunk_len(n), state: &self.chunks };
+        let chunks = Chunks { input, len: chunk_len(n) };
+        let states = &mut self.chunks[..chunk_count];
 
         // Bounds and the input check, then the quantizer.
-        run_pass(jobs, &BoundsPass { chunks }, chunk_count)?;
-        let bounds = self.chunks[..chunk_count]
-            .iter()
-            .fold(Bounds::EMPTY, |all, chunk| all.merge(chunk.read().bounds));
+        run_pass(jobs, &BoundsPass { chunks }, states)?;
+        let bounds = states.iter().fold(Bounds::EMPTY, |all, chunk| all.merge(chunk.bounds));
         let quantizer = Quantizer::new(&bounds, input)?;
 
         // Then the splits, each decided as the kernel decides it, each pass
@@ -367,7 +365,8 @@ impl GridTree {
         let mut slots = 0u64;
         let mut depth = 0;
         while let Some(node) = self.huge.pop() {
-            let Some(children) = split_node(jobs, chunks, &node, &mut quantize, &config, splits)?
+            let Some(children) =
+                split_node(jobs, chunks, states, &node, &mut quantize, &config, splits)?
             else {
                 self.subtrees.push(node);
                 slots += node.count as u64;
@@ -398,7 +397,7 @@ impl GridTree {
         if let Some(pending) = quantize {
             // The root was a leaf before any count: quantize for its walk.
             let pass = QuantizePass { chunks, quantizer: pending, config: &config };
-            run_pass(jobs, &pass, chunk_count)?;
+            run_pass(jobs, &pass, states)?;
         }
 
         // Biggest subtrees first: they are the long jobs.
@@ -409,6 +408,7 @@ impl GridTree {
             .sort_unstable_by_key(|&j| (core::cmp::Reverse(subtrees[j].count), subtrees[j].key));
         let subtree_jobs = SubtreeJobs {
             chunks,
+            states,
             subtrees,
             workers: &self.workers,
             merge: if sharded {
@@ -419,6 +419,9 @@ impl GridTree {
             failure: &self.failure,
         };
         let order = &self.order;
+        // One job per subtree, not a parallel loop: the jobs are uneven,
+        // and handed out one by one, biggest first, they even out.
+        jobs.reserve_queue(order.len());
         jobs.scope(|scope| order.iter().for_each(|&job| scope.spawn_indexed(&subtree_jobs, job)))?;
 
         equalize(&mut self.workers);
@@ -457,12 +460,12 @@ fn level_of(key: u64) -> u32 {
 fn split_node(
     jobs: &JobSystem,
     chunks: Chunks<'_>,
+    states: &mut [Chunk],
     node: &Subtree,
     quantize: &mut Option<&Quantizer>,
     config: &broadphase_kernel::GridConfig,
     split: usize,
 ) -> Result<Option<(NodeSplit, ChildCounts)>, JobError> {
-    let chunk_count = chunks.count();
     let Some(mut decision) = NodeSplit::start(node.cell, node.count, config) else {
         return Ok(None);
     };
@@ -475,23 +478,20 @@ fn split_node(
             split: &decision,
             config,
         };
-        run_pass(jobs, &pass, chunk_count)?;
-        let totals =
-            chunks.state[..chunk_count].iter().fold(ChildCounts::default(), |mut all, c| {
-                all.add(&c.read().counts);
-                all
-            });
+        run_pass(jobs, &pass, states)?;
+        let totals = states.iter().fold(ChildCounts::default(), |mut all, c| {
+            all.add(&c.counts);
+            all
+        });
         match decision.judge(&totals, room) {
             Step::Split => {
-                run_pass(jobs, &ScatterPass { chunks, source: node.source, split }, chunk_count)?;
+                run_pass(jobs, &ScatterPass { source: node.source, split }, states)?;
                 return Ok(Some((decision, totals)));
             }
             Step::Leaf => return Ok(None),
             Step::NeedUnion => {
-                run_pass(jobs, &UnionPass { chunks, source: node.source }, chunk_count)?;
-                let union = chunks.state[..chunk_count]
-                    .iter()
-                    .fold(Union::EMPTY, |all, chunk| all.merge(chunk.read().union));
+                run_pass(jobs, &UnionPass { source: node.source }, states)?;
+                let union = states.iter().fold(Union::EMPTY, |all, chunk| all.merge(chunk.union));
                 if !decision.deeper(union) {
                     return Ok(None);
                 }
@@ -500,12 +500,8 @@ fn split_node(
     }
 }
 
-/// Runs `pass` on chunks `0..chunks`, one job each, and waits for them
-/// (the calling thread runs jobs too).
-fn run_pass<'pass, J: IndexedJob<'pass>>(
-    jobs: &'pass JobSystem,
-    pass: &'pass J,
-    chunks: usize,
-) -> Result<(), JobError> {
-    jobs.scope(|s| (0..chunks).for_each(|chunk| s.spawn_indexed(pass, chunk)))
+/// Runs `pass` on every chunk, one job each with its chunk's state, and
+/// waits for them (the calling thread runs jobs too).
+fn run_pass(jobs: &JobSystem, pass: &impl Pass, states: &mut [Chunk]) -> Result<(), JobError> {
+    jobs.for_each_mut(states, |chunk, state| pass.run(chunk, state))
 }

@@ -2,18 +2,18 @@
 //! writing only its own chunk's state, with the kernel's own steps
 //! ([`broadphase_kernel::parts`]).
 //!
-//! A pass is a value on the orchestrating thread's stack, lent to its jobs
-//! for the pass's scope; nothing about it outlives the pass.
+//! A pass is a value on the orchestrating thread's stack, run over the
+//! chunks' states by [`JobSystem::for_each_mut`](broadphase_jobs::JobSystem::for_each_mut):
+//! each job gets its chunk's state as `&mut`; nothing about the pass
+//! outlives it.
 
 use std::ops::Range;
 
-use broadphase_jobs::{IndexedJob, JobContext};
 use broadphase_kernel::GridConfig;
 use broadphase_kernel::parts::{
     Bounds, ChildCounts, ChunkSplitter, Item, NodeSplit, Quantizer, Union,
 };
 use broadphase_storage::Aabb;
-use parking_lot::RwLock;
 
 /// Boxes per chunk of the root's passes. Fixed by the box count alone,
 /// never by the thread count: a child's items are its share of each chunk
@@ -111,20 +111,21 @@ impl Chunk {
     }
 }
 
-/// The frame's input cut into chunks.
+/// The frame's input cut into chunks (their states are kept apart, in the
+/// tree, one [`Chunk`] each).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Chunks<'a> {
     pub(crate) input: &'a [Aabb],
     pub(crate) len: usize,
-    pub(crate) state: &'a [RwLock<Chunk>],
+}
+
+/// A pass over the chunks: what it does to one chunk's state.
+pub(crate) trait Pass: Sync {
+    /// Runs the pass on chunk `chunk`, whose state is `state`.
+    fn run(&self, chunk: usize, state: &mut Chunk);
 }
 
 impl Chunks<'_> {
-    /// How many chunks, so how many jobs a pass has.
-    pub(crate) fn count(&self) -> usize {
-        self.input.len().div_ceil(self.len)
-    }
-
     fn range(&self, chunk: usize) -> Range<usize> {
         chunk * self.len..((chunk + 1) * self.len).min(self.input.len())
     }
@@ -150,11 +151,10 @@ pub(crate) struct BoundsPass<'a> {
     pub(crate) chunks: Chunks<'a>,
 }
 
-impl<'scope> IndexedJob<'scope> for BoundsPass<'_> {
-    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, chunk: usize) {
+impl Pass for BoundsPass<'_> {
+    fn run(&self, chunk: usize, state: &mut Chunk) {
         crate::profile::zone!("partition: bounds");
-        let boxes = &self.chunks.input[self.chunks.range(chunk)];
-        self.chunks.state[chunk].write().bounds = Bounds::of(boxes);
+        state.bounds = Bounds::of(&self.chunks.input[self.chunks.range(chunk)]);
     }
 }
 
@@ -170,14 +170,13 @@ pub(crate) struct CountPass<'a> {
     pub(crate) config: &'a GridConfig,
 }
 
-impl<'scope> IndexedJob<'scope> for CountPass<'_> {
-    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, chunk: usize) {
+impl Pass for CountPass<'_> {
+    fn run(&self, chunk: usize, state: &mut Chunk) {
         crate::profile::zone!("partition: quantize and count");
-        let mut state = self.chunks.state[chunk].write();
         if let Some(quantizer) = self.quantizer {
             self.chunks.quantize(chunk, &mut state.items, quantizer, self.config);
         }
-        let Chunk { items, splitter, counts, shares, .. } = &mut *state;
+        let Chunk { items, splitter, counts, shares, .. } = state;
         let part = match self.source {
             Source::Root => items.as_slice(),
             Source::Share { split, cell } => shares[split].cell(cell),
@@ -194,9 +193,8 @@ pub(crate) struct QuantizePass<'a> {
     pub(crate) config: &'a GridConfig,
 }
 
-impl<'scope> IndexedJob<'scope> for QuantizePass<'_> {
-    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, chunk: usize) {
-        let mut state = self.chunks.state[chunk].write();
+impl Pass for QuantizePass<'_> {
+    fn run(&self, chunk: usize, state: &mut Chunk) {
         self.chunks.quantize(chunk, &mut state.items, self.quantizer, self.config);
     }
 }
@@ -204,14 +202,12 @@ impl<'scope> IndexedJob<'scope> for QuantizePass<'_> {
 /// Each chunk's part's [`Union`], when a node's first block separates
 /// nothing.
 #[derive(Debug)]
-pub(crate) struct UnionPass<'a> {
-    pub(crate) chunks: Chunks<'a>,
+pub(crate) struct UnionPass {
     pub(crate) source: Source,
 }
 
-impl<'scope> IndexedJob<'scope> for UnionPass<'_> {
-    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, chunk: usize) {
-        let mut state = self.chunks.state[chunk].write();
+impl Pass for UnionPass {
+    fn run(&self, _chunk: usize, state: &mut Chunk) {
         state.union = Union::of(state.part(self.source));
     }
 }
@@ -219,17 +215,15 @@ impl<'scope> IndexedJob<'scope> for UnionPass<'_> {
 /// Each chunk's part of a node scattered into its share of every child
 /// cell, as parallel split number `split` (later than the source's).
 #[derive(Debug)]
-pub(crate) struct ScatterPass<'a> {
-    pub(crate) chunks: Chunks<'a>,
+pub(crate) struct ScatterPass {
     pub(crate) source: Source,
     pub(crate) split: usize,
 }
 
-impl<'scope> IndexedJob<'scope> for ScatterPass<'_> {
-    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, chunk: usize) {
+impl Pass for ScatterPass {
+    fn run(&self, _chunk: usize, state: &mut Chunk) {
         crate::profile::zone!("partition: scatter");
-        let mut state = self.chunks.state[chunk].write();
-        let Chunk { items, splitter, counts, shares, .. } = &mut *state;
+        let Chunk { items, splitter, counts, shares, .. } = state;
         while shares.len() <= self.split {
             shares.push(Shares::default());
         }

@@ -9,7 +9,7 @@ use broadphase_kernel::{AdaptiveGrid, GridCapacity, GridConfig, PairsError};
 use parking_lot::Mutex;
 
 use super::merge::PairArena;
-use super::passes::{Chunks, Source};
+use super::passes::{Chunk, Chunks, Source};
 use super::sharded::{ShardedSets, bucket};
 
 /// Memory of one participant's jobs, kept across frames. After each frame
@@ -95,6 +95,8 @@ pub(crate) enum MergeInto<'a> {
 #[derive(Debug)]
 pub(crate) struct SubtreeJobs<'a> {
     pub(crate) chunks: Chunks<'a>,
+    /// The chunks' states, which the root's passes filled.
+    pub(crate) states: &'a [Chunk],
     pub(crate) subtrees: &'a [Subtree],
     pub(crate) workers: &'a [Mutex<Worker>],
     pub(crate) merge: MergeInto<'a>,
@@ -112,8 +114,7 @@ impl<'scope> IndexedJob<'scope> for SubtreeJobs<'_> {
         let chunks = self.chunks;
         let fill = |stack: &mut [Item]| {
             let mut at = 0;
-            for chunk in &chunks.state[..chunks.count()] {
-                let chunk = chunk.read();
+            for chunk in self.states {
                 let part = chunk.part(subtree.source);
                 stack[at..at + part.len()].copy_from_slice(part);
                 at += part.len();
