@@ -45,7 +45,7 @@ pub mod tree {
 /// pairs from one update to the next, and reports the pairs that started
 /// and ended. A frame costs what moved. See `docs/PERSISTENT.md`.
 pub mod persistent {
-    pub use broadphase_partition::{
+    pub use broadphase_persistent::{
         PersistentBroadPhase, PersistentConfig, Proxy, ProxyError, ProxyKind, QueryView,
         UpdatePath, UpdateStats,
     };

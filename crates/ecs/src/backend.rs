@@ -3,7 +3,7 @@
 
 use crate::PluginConfig;
 use broadphase_jobs::JobSystem;
-use broadphase_partition::PersistentBroadPhase;
+use broadphase_persistent::PersistentBroadPhase;
 
 /// The plugin's broad phase and the threads it runs on.
 #[derive(Debug)]

@@ -1,7 +1,7 @@
 //! What `run` reports instead of panicking or dropping a box.
 
 use broadphase_jobs::JobError;
-use broadphase_partition::ProxyError;
+use broadphase_persistent::ProxyError;
 use broadphase_storage::{InputError, MAX_BOXES, QueryError};
 use core::fmt;
 use hecs::Entity;

@@ -11,7 +11,7 @@
 //!   any type implementing [`Position`] can be). When an entity has both,
 //!   the `Aabb` is used.
 //! - **Persistent proxies.** Each entity with a box keeps a proxy in a
-//!   persistent broad phase (`broadphase_partition::PersistentBroadPhase`)
+//!   persistent broad phase (`broadphase_persistent::PersistentBroadPhase`)
 //!   in the slot numbered by its entity id, from the frame it gets a box to
 //!   the frame it loses it. Each run sets every box in one bulk call and
 //!   updates on the plugin's own `JobSystem` ([`PluginConfig::threads`],

@@ -10,7 +10,7 @@ use crate::proxies::EntityProxies;
 use crate::statics::{StaticSet, still_static};
 use crate::{FrameStats, PluginError, Position, StageTimes, StaticChanges};
 use broadphase_jobs::JobError;
-use broadphase_partition::PersistentConfig;
+use broadphase_persistent::PersistentConfig;
 use glam::Vec3;
 use hecs::{Entity, World};
 use std::marker::PhantomData;
@@ -22,7 +22,7 @@ use std::time::Instant;
 ///
 /// ```
 /// use broadphase_ecs::{BroadPhasePlugin, PluginConfig};
-/// use broadphase_partition::PersistentConfig;
+/// use broadphase_persistent::PersistentConfig;
 /// let config = PluginConfig {
 ///     threads: 1,
 ///     broad_phase: PersistentConfig { margin: 1.0, ..Default::default() },
@@ -68,7 +68,7 @@ impl Default for PluginConfig {
 /// Each entity with a box (an [`Aabb`](crate::Aabb) component, or a
 /// [`Collider`](crate::Collider) at its position component `P`) keeps a
 /// proxy in a persistent broad phase
-/// ([`PersistentBroadPhase`](broadphase_partition::PersistentBroadPhase))
+/// ([`PersistentBroadPhase`](broadphase_persistent::PersistentBroadPhase))
 /// across frames: each run reads the boxes, sets them in one bulk call
 /// (a box that stays inside its proxy's enlarged box costs no
 /// re-indexing), inserts the proxies of new entities and removes those of
@@ -406,7 +406,7 @@ impl<P: Position> BroadPhasePlugin<P> {
         zone!("update");
         let Backend { jobs, broad_phase } = &mut self.backend;
         broad_phase.update(jobs).map_err(|error| match error {
-            broadphase_partition::ProxyError::Update(
+            broadphase_persistent::ProxyError::Update(
                 broadphase_partition::PartitionError::Job(e),
             ) => PluginError::Job(e),
             other => PluginError::BroadPhase(other),
@@ -428,7 +428,7 @@ impl<P: Position> BroadPhasePlugin<P> {
         let broad_phase = &self.backend.broad_phase;
         let proxies = &self.proxies;
         // Pairs name live proxies only.
-        let live = |[a, b]: [broadphase_partition::Proxy; 2]| {
+        let live = |[a, b]: [broadphase_persistent::Proxy; 2]| {
             (proxies.live_entity(a), proxies.live_entity(b))
         };
         let filtered = self.dynamic.filtered || self.statics.set.filtered;
@@ -438,7 +438,7 @@ impl<P: Position> BroadPhasePlugin<P> {
             Ok(false)
         } else {
             self.next.clear();
-            let interacts = |[a, b]: [broadphase_partition::Proxy; 2]| {
+            let interacts = |[a, b]: [broadphase_persistent::Proxy; 2]| {
                 proxies.layers(a).interacts_with(&proxies.layers(b))
             };
             self.next.extend(
@@ -461,11 +461,11 @@ impl<P: Position> BroadPhasePlugin<P> {
         } else {
             // Started pairs name live proxies only; an ended pair may name
             // a removed one.
-            let live = |[a, b]: [broadphase_partition::Proxy; 2]| {
+            let live = |[a, b]: [broadphase_persistent::Proxy; 2]| {
                 (proxies.live_entity(a), proxies.live_entity(b))
             };
             let entities =
-                |[a, b]: [broadphase_partition::Proxy; 2]| (proxies.entity(a), proxies.entity(b));
+                |[a, b]: [broadphase_persistent::Proxy; 2]| (proxies.entity(a), proxies.entity(b));
             self.started.clear();
             self.started.extend(broad_phase.started().iter().map(|&pair| live(pair)));
             self.ended.clear();

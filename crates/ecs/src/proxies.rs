@@ -11,7 +11,7 @@
 use crate::gather::Gathered;
 use crate::{CollisionLayers, PluginError};
 use broadphase_jobs::JobSystem;
-use broadphase_partition::{PersistentBroadPhase, Proxy, ProxyError, ProxyKind};
+use broadphase_persistent::{PersistentBroadPhase, Proxy, ProxyError, ProxyKind};
 use hecs::Entity;
 
 /// The largest entity id the plugin accepts (2^24 - 1).

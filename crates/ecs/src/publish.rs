@@ -4,7 +4,7 @@
 
 use crate::proxies::EntityProxies;
 use broadphase_jobs::{JobError, JobSystem};
-use broadphase_partition::Proxy;
+use broadphase_persistent::Proxy;
 use hecs::Entity;
 
 /// Pairs a job maps at least: below twice this, one thread maps them all.

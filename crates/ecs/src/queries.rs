@@ -4,7 +4,7 @@
 
 use crate::proxies::proxy_error;
 use crate::{BroadPhasePlugin, CollisionLayers, PluginError, Position};
-use broadphase_partition::{Proxy, QueryView};
+use broadphase_persistent::{Proxy, QueryView};
 use broadphase_storage::{Aabb, Ray, Sphere};
 use glam::Vec3;
 use hecs::Entity;

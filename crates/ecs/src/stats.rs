@@ -1,6 +1,6 @@
 //! What one frame of the plugin did and how long each stage took.
 
-use broadphase_partition::UpdateStats;
+use broadphase_persistent::UpdateStats;
 use std::time::Duration;
 
 /// Wall time of each stage of one [`run`](crate::BroadPhasePlugin::run),

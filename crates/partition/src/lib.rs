@@ -1,13 +1,13 @@
-//! All cores for broadphase: the grid tree, which runs the kernel's top
+//! The kernel on all cores: the grid tree, which runs the kernel's top
 //! splits as parallel passes over chunks of a frame's boxes, walks every
 //! subtree below them as a scoped job of the `broadphase-jobs` job system,
-//! and merges the pairs into one deterministic list; and the persistent
-//! broad phase ([`PersistentBroadPhase`]), which keeps proxies and their
-//! candidate pairs from one frame to the next so that a frame costs what
-//! moved.
+//! and merges the pairs into one deterministic list; and batch queries
+//! ([`cast_rays`], [`BatchHits`]), many rays or shapes against one kept
+//! grid on all threads. The persistent broad phase, which runs the grid
+//! tree for its full rebuilds, is the `broadphase-persistent` crate.
 //!
-//! See `docs/PARTITION.md` and `docs/PERSISTENT.md` for the models in
-//! full. What follows is about the grid tree.
+//! See `docs/PARTITION.md` for the model in full. What follows is about
+//! the grid tree.
 //!
 //! # Who owns which memory
 //!
@@ -75,13 +75,8 @@
 #![forbid(unsafe_code)]
 
 mod batch;
-mod persistent;
 mod profile;
 mod tree;
 
 pub use batch::{BatchError, BatchHits, cast_rays};
-pub use persistent::{
-    PersistentBroadPhase, PersistentConfig, Proxy, ProxyError, ProxyKind, QueryView, UpdatePath,
-    UpdateStats,
-};
 pub use tree::{GridTree, GridTreeConfig, PairMerge, PartitionError, TreeStats};

@@ -5,7 +5,7 @@
 
 use broadphase_jobs::JobSystem;
 use broadphase_kernel::{Aabb, InputError};
-use broadphase_partition::{
+use broadphase_persistent::{
     PersistentBroadPhase, PersistentConfig, Proxy, ProxyError, ProxyKind, UpdatePath,
 };
 use glam::Vec3;

@@ -16,14 +16,14 @@ use glam::Vec3;
 /// # Examples
 ///
 /// ```
-/// use broadphase_partition::{PersistentBroadPhase, ProxyKind};
+/// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
 /// use broadphase_storage::Aabb;
 /// let mut world = PersistentBroadPhase::default();
 /// let a = world.insert(Aabb::default(), ProxyKind::Dynamic)?;
 /// let b = world.insert(Aabb::default(), ProxyKind::Dynamic)?;
 /// assert!(a < b);
 /// assert_eq!((a.index(), a.generation()), (0, 0));
-/// # Ok::<(), broadphase_partition::ProxyError>(())
+/// # Ok::<(), broadphase_persistent::ProxyError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Proxy {
@@ -48,12 +48,12 @@ impl Proxy {
 /// # Examples
 ///
 /// ```
-/// use broadphase_partition::{PersistentBroadPhase, ProxyKind};
+/// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
 /// use broadphase_storage::Aabb;
 /// let mut world = PersistentBroadPhase::default();
 /// let wall = world.insert(Aabb::default(), ProxyKind::Static)?;
 /// assert_eq!(world.kind(wall)?, ProxyKind::Static);
-/// # Ok::<(), broadphase_partition::ProxyError>(())
+/// # Ok::<(), broadphase_persistent::ProxyError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ProxyKind {

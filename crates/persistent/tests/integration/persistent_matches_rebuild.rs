@@ -11,9 +11,8 @@ use std::collections::BTreeSet;
 
 use broadphase_jobs::JobSystem;
 use broadphase_kernel::{Aabb, AdaptiveGrid, brute_force_pairs};
-use broadphase_partition::{
-    GridTreeConfig, PersistentBroadPhase, PersistentConfig, Proxy, ProxyKind, UpdatePath,
-};
+use broadphase_partition::GridTreeConfig;
+use broadphase_persistent::{PersistentBroadPhase, PersistentConfig, Proxy, ProxyKind, UpdatePath};
 use broadphase_scenes::SplitMix64;
 use broadphase_testkit::within;
 use glam::Vec3;

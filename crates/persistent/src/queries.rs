@@ -26,7 +26,7 @@ use glam::Vec3;
 ///
 /// ```
 /// use broadphase_jobs::JobSystem;
-/// use broadphase_partition::{PersistentBroadPhase, ProxyKind};
+/// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
 /// use broadphase_storage::{Aabb, Ray};
 /// use glam::Vec3;
 /// let jobs = JobSystem::new(1);
@@ -176,7 +176,7 @@ impl QueryView<'_> {
     ///
     /// ```
     /// use broadphase_jobs::JobSystem;
-    /// use broadphase_partition::{PersistentBroadPhase, ProxyKind};
+    /// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
     /// use broadphase_storage::Aabb;
     /// use glam::Vec3;
     /// let jobs = JobSystem::new(1);

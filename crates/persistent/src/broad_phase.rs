@@ -8,8 +8,8 @@ use super::error::ProxyError;
 use super::index::{FatIndex, QUERY_CHUNK, QueryChunk};
 use super::pair_sort::PairSort;
 use super::slots::{MAX_PROXIES, Margin, Proxy, ProxyKind, SlotState, Slots};
-use crate::{GridTree, PartitionError};
 use broadphase_jobs::JobSystem;
+use broadphase_partition::{GridTree, PartitionError};
 use broadphase_storage::Aabb;
 
 /// How the last update found its candidate pairs.
@@ -31,7 +31,7 @@ pub enum UpdatePath {
     ///
     /// ```
     /// use broadphase_jobs::JobSystem;
-    /// use broadphase_partition::{PersistentBroadPhase, PersistentConfig, ProxyKind, UpdatePath};
+    /// use broadphase_persistent::{PersistentBroadPhase, PersistentConfig, ProxyKind, UpdatePath};
     /// use broadphase_storage::Aabb;
     /// let jobs = JobSystem::new(1);
     /// let mut world = PersistentBroadPhase::default(); // fraction 0.25
@@ -44,7 +44,7 @@ pub enum UpdatePath {
     /// world.insert(Aabb::default(), ProxyKind::Dynamic)?;
     /// world.update(&jobs)?;
     /// assert_eq!(world.stats().path, UpdatePath::Incremental);
-    /// # Ok::<(), broadphase_partition::ProxyError>(())
+    /// # Ok::<(), broadphase_persistent::ProxyError>(())
     /// ```
     Full,
 }
@@ -55,14 +55,14 @@ pub enum UpdatePath {
 ///
 /// ```
 /// use broadphase_jobs::JobSystem;
-/// use broadphase_partition::{PersistentBroadPhase, ProxyKind, UpdatePath};
+/// use broadphase_persistent::{PersistentBroadPhase, ProxyKind, UpdatePath};
 /// use broadphase_storage::Aabb;
 /// let mut world = PersistentBroadPhase::default();
 /// world.insert(Aabb::default(), ProxyKind::Dynamic)?;
 /// world.update(&JobSystem::new(1))?;
 /// assert_eq!(world.stats().proxies, 1);
 /// assert_eq!(world.stats().path, UpdatePath::Full);
-/// # Ok::<(), broadphase_partition::ProxyError>(())
+/// # Ok::<(), broadphase_persistent::ProxyError>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -123,7 +123,7 @@ pub struct UpdateStats {
 ///
 /// ```
 /// use broadphase_jobs::JobSystem;
-/// use broadphase_partition::{PersistentBroadPhase, ProxyKind};
+/// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
 /// use broadphase_storage::Aabb;
 /// use glam::Vec3;
 ///
@@ -144,7 +144,7 @@ pub struct UpdateStats {
 /// world.update(&jobs)?;
 /// assert_eq!(world.ended(), [[ground, ball]]);
 /// assert!(world.pairs().is_empty());
-/// # Ok::<(), broadphase_partition::ProxyError>(())
+/// # Ok::<(), broadphase_persistent::ProxyError>(())
 /// ```
 #[derive(Debug)]
 pub struct PersistentBroadPhase {
@@ -193,7 +193,7 @@ impl PersistentBroadPhase {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_partition::{PersistentBroadPhase, PersistentConfig};
+    /// use broadphase_persistent::{PersistentBroadPhase, PersistentConfig};
     /// let world = PersistentBroadPhase::with_config(PersistentConfig::default());
     /// assert!(world.is_empty());
     /// ```
@@ -235,14 +235,14 @@ impl PersistentBroadPhase {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_partition::{PersistentBroadPhase, ProxyKind};
+    /// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
     /// use broadphase_storage::Aabb;
     /// let mut world = PersistentBroadPhase::default();
     /// let p = world.insert(Aabb::default(), ProxyKind::Dynamic)?;
     /// assert_eq!(world.len(), 1);
     /// world.remove(p)?;
     /// assert_eq!(world.len(), 0);
-    /// # Ok::<(), broadphase_partition::ProxyError>(())
+    /// # Ok::<(), broadphase_persistent::ProxyError>(())
     /// ```
     pub fn len(&self) -> usize {
         self.slots.live
@@ -281,7 +281,7 @@ impl PersistentBroadPhase {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_partition::{PersistentBroadPhase, ProxyKind};
+    /// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
     /// use broadphase_storage::Aabb;
     /// use glam::Vec3;
     /// let mut world = PersistentBroadPhase::default(); // margin 0.5
@@ -294,7 +294,7 @@ impl PersistentBroadPhase {
     /// // A box that stays inside keeps the enlarged box.
     /// world.set_aabb(ball, Aabb::new(Vec3::splat(0.25), Vec3::splat(1.25)))?;
     /// assert_eq!(world.enlarged_aabb(ball)?, Aabb::new(Vec3::splat(-0.5), Vec3::splat(1.5)));
-    /// # Ok::<(), broadphase_partition::ProxyError>(())
+    /// # Ok::<(), broadphase_persistent::ProxyError>(())
     /// ```
     pub fn enlarged_aabb(&self, proxy: Proxy) -> Result<Aabb, ProxyError> {
         Ok(self.slots.indexed()[self.slot(proxy, 0)?])
@@ -333,13 +333,13 @@ impl PersistentBroadPhase {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_partition::{PersistentBroadPhase, ProxyKind};
+    /// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
     /// use broadphase_storage::Aabb;
     /// let mut world = PersistentBroadPhase::default();
     /// let mut handles = Vec::new();
     /// world.insert_many(&[Aabb::default(); 3], ProxyKind::Static, &mut handles)?;
     /// assert_eq!(handles.len(), 3);
-    /// # Ok::<(), broadphase_partition::ProxyError>(())
+    /// # Ok::<(), broadphase_persistent::ProxyError>(())
     /// ```
     pub fn insert_many(
         &mut self,
@@ -372,7 +372,7 @@ impl PersistentBroadPhase {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_partition::{PersistentBroadPhase, ProxyError, ProxyKind};
+    /// use broadphase_persistent::{PersistentBroadPhase, ProxyError, ProxyKind};
     /// use broadphase_storage::Aabb;
     /// let mut world = PersistentBroadPhase::default();
     /// let p = world.insert_at(7, Aabb::default(), ProxyKind::Dynamic)?;
@@ -381,7 +381,7 @@ impl PersistentBroadPhase {
     /// world.remove(p)?;
     /// let q = world.insert_at(7, Aabb::default(), ProxyKind::Dynamic)?; // before any update
     /// assert_eq!(q.generation(), p.generation() + 1);
-    /// # Ok::<(), broadphase_partition::ProxyError>(())
+    /// # Ok::<(), broadphase_persistent::ProxyError>(())
     /// ```
     pub fn insert_at(
         &mut self,
@@ -434,14 +434,14 @@ impl PersistentBroadPhase {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_partition::{PersistentBroadPhase, ProxyError, ProxyKind};
+    /// use broadphase_persistent::{PersistentBroadPhase, ProxyError, ProxyKind};
     /// use broadphase_storage::Aabb;
     /// let mut world = PersistentBroadPhase::default();
     /// let p = world.insert(Aabb::default(), ProxyKind::Dynamic)?;
     /// assert!(matches!(world.remove_many(&[p, p]), Err(ProxyError::Stale { position: 1, .. })));
     /// world.remove_many(&[p])?;
     /// assert!(world.is_empty());
-    /// # Ok::<(), broadphase_partition::ProxyError>(())
+    /// # Ok::<(), broadphase_persistent::ProxyError>(())
     /// ```
     pub fn remove_many(&mut self, proxies: &[Proxy]) -> Result<(), ProxyError> {
         self.next_call();
@@ -476,7 +476,7 @@ impl PersistentBroadPhase {
     /// # Examples
     ///
     /// ```
-    /// use broadphase_partition::{PersistentBroadPhase, ProxyError, ProxyKind};
+    /// use broadphase_persistent::{PersistentBroadPhase, ProxyError, ProxyKind};
     /// use broadphase_storage::Aabb;
     /// use glam::Vec3;
     /// let mut world = PersistentBroadPhase::default();
@@ -485,7 +485,7 @@ impl PersistentBroadPhase {
     /// let inverted = Aabb::new(Vec3::ONE, Vec3::ZERO);
     /// assert!(matches!(world.set_aabb(ball, inverted), Err(ProxyError::InvalidBox(_))));
     /// assert!(matches!(world.set_aabb(ball, Aabb::default()), Err(ProxyError::Stale { .. })));
-    /// # Ok::<(), broadphase_partition::ProxyError>(())
+    /// # Ok::<(), broadphase_persistent::ProxyError>(())
     /// ```
     pub fn set_aabb(&mut self, proxy: Proxy, aabb: Aabb) -> Result<(), ProxyError> {
         aabb.validate(0).map_err(ProxyError::InvalidBox)?;
@@ -509,7 +509,7 @@ impl PersistentBroadPhase {
     ///
     /// ```
     /// use broadphase_jobs::JobSystem;
-    /// use broadphase_partition::{PersistentBroadPhase, ProxyKind};
+    /// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
     /// use broadphase_storage::Aabb;
     /// use glam::Vec3;
     /// let mut world = PersistentBroadPhase::default();
@@ -518,7 +518,7 @@ impl PersistentBroadPhase {
     /// let moved = [Aabb::new(Vec3::ONE, Vec3::splat(2.0)); 2];
     /// world.set_aabbs(&JobSystem::new(2), &handles, &moved)?;
     /// assert_eq!(world.aabb(handles[1])?, moved[1]);
-    /// # Ok::<(), broadphase_partition::ProxyError>(())
+    /// # Ok::<(), broadphase_persistent::ProxyError>(())
     /// ```
     pub fn set_aabbs(
         &mut self,

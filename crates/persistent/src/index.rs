@@ -21,9 +21,9 @@
 //! schedule in hindsight).
 
 use super::slots::{SlotState, Slots};
-use crate::PartitionError;
 use broadphase_jobs::JobSystem;
 use broadphase_kernel::{AdaptiveGrid, GridConfig};
+use broadphase_partition::PartitionError;
 use broadphase_storage::{Aabb, InputError};
 
 /// Live proxies per grid at least, when the index is split over threads.

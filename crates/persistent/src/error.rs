@@ -3,8 +3,8 @@
 use core::fmt;
 
 use super::Proxy;
-use crate::PartitionError;
 use broadphase_jobs::JobError;
+use broadphase_partition::PartitionError;
 use broadphase_storage::InputError;
 
 /// Why a call to [`PersistentBroadPhase`](super::PersistentBroadPhase)
@@ -14,7 +14,7 @@ use broadphase_storage::InputError;
 /// # Examples
 ///
 /// ```
-/// use broadphase_partition::{PersistentBroadPhase, ProxyError, ProxyKind};
+/// use broadphase_persistent::{PersistentBroadPhase, ProxyError, ProxyKind};
 /// use broadphase_storage::{Aabb, InputError};
 /// use glam::Vec3;
 /// let mut world = PersistentBroadPhase::default();

@@ -1,6 +1,6 @@
 //! Plain configuration for the persistent broad phase.
 
-use crate::GridTreeConfig;
+use broadphase_partition::GridTreeConfig;
 
 /// Tuning of [`PersistentBroadPhase`](super::PersistentBroadPhase). Every
 /// value is safe: none makes it drop, repeat or invent a pair (a negative
@@ -9,7 +9,7 @@ use crate::GridTreeConfig;
 /// # Examples
 ///
 /// ```
-/// use broadphase_partition::{PersistentBroadPhase, PersistentConfig};
+/// use broadphase_persistent::{PersistentBroadPhase, PersistentConfig};
 /// let config = PersistentConfig { margin: 0.5, ..Default::default() };
 /// let world = PersistentBroadPhase::with_config(config);
 /// assert_eq!(world.config().margin, 0.5);

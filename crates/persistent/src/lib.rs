@@ -1,6 +1,10 @@
-//! The persistent broad phase: proxies with stable handles, indexed by
-//! enlarged boxes, whose candidate pairs are kept from one update to the
-//! next, so that an update costs what moved.
+//! The persistent broad phase for broadphase: proxies with stable handles,
+//! indexed by enlarged boxes, whose candidate pairs are kept from one
+//! update to the next, so that an update costs what moved. A full rebuild
+//! runs the partition's [`GridTree`](broadphase_partition::GridTree) on all
+//! threads. See `docs/PERSISTENT.md` for the model in full.
+//!
+//! Its files:
 //!
 //! - `slots.rs`: handles and the per-proxy arrays;
 //! - `index.rs`: the grid of enlarged boxes, its stale entries, and the
@@ -15,6 +19,8 @@
 //! - `bulk.rs`: setting many boxes at once, on all threads;
 //! - `broad_phase.rs`: the calls and the update.
 
+#![forbid(unsafe_code)]
+
 mod broad_phase;
 mod bulk;
 mod candidates;
@@ -23,6 +29,7 @@ mod error;
 mod full_merge;
 mod index;
 mod pair_sort;
+mod profile;
 mod queries;
 mod slots;
 

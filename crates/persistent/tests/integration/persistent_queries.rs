@@ -6,7 +6,7 @@
 
 use broadphase_jobs::JobSystem;
 use broadphase_kernel::Aabb;
-use broadphase_partition::{PersistentBroadPhase, PersistentConfig, Proxy, ProxyKind};
+use broadphase_persistent::{PersistentBroadPhase, PersistentConfig, Proxy, ProxyKind};
 use broadphase_scenes::SplitMix64;
 use broadphase_storage::{Ray, Sphere};
 use glam::Vec3;

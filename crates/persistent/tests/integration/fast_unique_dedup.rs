@@ -8,9 +8,8 @@
 
 use broadphase_jobs::JobSystem;
 use broadphase_kernel::{Aabb, GridConfig, RayDedup};
-use broadphase_partition::{
-    GridTreeConfig, PersistentBroadPhase, PersistentConfig, Proxy, ProxyKind,
-};
+use broadphase_partition::GridTreeConfig;
+use broadphase_persistent::{PersistentBroadPhase, PersistentConfig, Proxy, ProxyKind};
 use broadphase_scenes::SplitMix64;
 use broadphase_storage::Ray;
 use glam::Vec3;

@@ -1,0 +1,9 @@
+//! The persistent broad phase's integration tests, one binary: every call
+//! against rebuilding from scratch and against brute force, queries, and
+//! the all-hits rays with both ways of dropping a box's copies. Each module
+//! is named for what it checks.
+
+mod fast_unique_dedup;
+mod persistent_calls;
+mod persistent_matches_rebuild;
+mod persistent_queries;
