@@ -249,7 +249,7 @@ impl CountingSortGrid {
     /// [`cell_of`](Cells::cell_of) compute it.
     #[inline]
     pub(crate) fn keys_of(&self, points: &[Vec3], keys: &mut [u32]) {
-        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        #[cfg(simd)]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: AVX2 was detected just above.
             return unsafe { self.keys_of_avx2(points, keys) };
@@ -262,7 +262,7 @@ impl CountingSortGrid {
     /// multiplies (SSE2 has no packed 32-bit multiply): the same code; with
     /// the unchecked conversion below, the whole build of particles5k takes
     /// 20.5 µs against 30.5, sph1m's 8.4 ms against 10.4.
-    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    #[cfg(simd)]
     #[target_feature(enable = "avx2")]
     fn keys_of_avx2(&self, points: &[Vec3], keys: &mut [u32]) {
         self.keys_of_portable(points, keys);

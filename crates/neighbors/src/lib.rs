@@ -83,7 +83,7 @@
 
 mod api;
 // Only the AVX2 walk runs by blocks; the portable twin is its test.
-#[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
+#[cfg_attr(not(simd), allow(dead_code))]
 mod block;
 mod brute_force;
 #[allow(unsafe_code, reason = "AVX2 cell keys; an unchecked cast of clamped floats")]
@@ -99,7 +99,7 @@ mod points;
 mod scan;
 #[allow(unsafe_code, reason = "calls the SIMD scans with the token of their CPU check")]
 mod search;
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 #[allow(unsafe_code, reason = "the AVX2 and AVX-512 scan, block and filter kernels")]
 mod simd;
 mod sorted;

@@ -432,7 +432,7 @@ impl PeriodicGrid {
     /// Calls `f(a, b)` for every neighbor pair once, caller indices, in
     /// unspecified order (`a` and `b` either way round).
     pub fn for_each_neighbor_pair(&self, f: impl FnMut(u32, u32)) {
-        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        #[cfg(simd)]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: AVX2 was just detected on this CPU.
             return unsafe { self.pairs_avx2(f) };
@@ -445,7 +445,7 @@ impl PeriodicGrid {
     ///
     /// # Safety
     /// The CPU must have AVX2.
-    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    #[cfg(simd)]
     #[target_feature(enable = "avx2")]
     unsafe fn pairs_avx2(&self, f: impl FnMut(u32, u32)) {
         self.pairs(f);

@@ -235,11 +235,11 @@ impl ScanKernel {
     pub fn is_supported(self) -> bool {
         match self {
             ScanKernel::Auto | ScanKernel::Portable => true,
-            #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+            #[cfg(simd)]
             ScanKernel::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
-            #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+            #[cfg(simd)]
             ScanKernel::Avx512 => super::simd::Avx512::detect().is_some(),
-            #[cfg(not(all(target_arch = "x86_64", not(feature = "scalar"))))]
+            #[cfg(not(simd))]
             ScanKernel::Avx2 | ScanKernel::Avx512 => false,
         }
     }
@@ -383,7 +383,7 @@ fn keep(mut mask: u32, at: usize, end: usize, skip: usize) -> u32 {
 /// `skip` value that matches no slot.
 pub(crate) const NO_SKIP: usize = usize::MAX;
 
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 pub(crate) use super::simd::{Avx2, Avx512, Avx512Blocks};
 
 #[cfg(test)]
@@ -427,10 +427,7 @@ mod tests {
     /// Every kernel gives the portable kernel's slots, for random ranges,
     /// skips, radii and both tests.
     #[test]
-    #[cfg_attr(
-        not(all(target_arch = "x86_64", not(feature = "scalar"))),
-        allow(unused_mut, unused_variables, unreachable_code)
-    )]
+    #[cfg_attr(not(simd), allow(unused_mut, unused_variables, unreachable_code))]
     fn kernels_agree() {
         let mut rng = 0x1234_5678_u64;
         let mut next = move || {
@@ -454,13 +451,13 @@ mod tests {
             let m = Portable.scan(&c, Contact { rp: r }, p, from, to, skip, &mut want, n);
             for kernel in ScanKernel::available() {
                 let (k, l) = match kernel {
-                    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+                    #[cfg(simd)]
                     ScanKernel::Avx2 => {
                         let avx2 = Avx2::detect().expect("available");
                         let k = avx2.scan(&c, Within { r2: r * r }, p, from, to, skip, &mut got, 3);
                         (k, avx2.scan(&c, Contact { rp: r }, p, from, to, skip, &mut got, k))
                     }
-                    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+                    #[cfg(simd)]
                     ScanKernel::Avx512 => {
                         let avx512 = Avx512::detect().expect("available");
                         let k =

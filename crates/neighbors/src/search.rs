@@ -11,7 +11,7 @@
 use super::block::{BlockKernel, pairs_by_blocks, query_rows_by_blocks, rows_by_blocks};
 use super::csr::NeighborLists;
 use super::points::{PointError, check_point, check_radius};
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 use super::scan::{Avx2, Avx512, Avx512Blocks};
 use super::scan::{
     Columns, Contact, Kernel, MAX_LANES, NO_SKIP, Portable, ScanKernel, Test, Within,
@@ -34,7 +34,7 @@ pub(crate) trait Cells {
     /// Whether slots run along rows of cells: the cells of one row along x
     /// hold consecutive slots, in x order, and
     /// [`row_end`](Self::row_end) says where each row ends.
-    #[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
+    #[cfg_attr(not(simd), allow(dead_code))]
     const ROWS: bool = false;
 
     /// With [`ROWS`](Self::ROWS), the end of the slots of the row of cells
@@ -58,7 +58,7 @@ pub(crate) trait Cells {
 
     /// The scan kernel the configuration asks for (only SIMD builds can
     /// run another than the portable one).
-    #[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
+    #[cfg_attr(not(simd), allow(dead_code))]
     fn kernel(&self) -> ScanKernel;
 
     /// The stencil half-width in cells, per axis: every particle within
@@ -146,7 +146,7 @@ const PIECE: usize = 128;
 /// lower slot is in `slots`.
 pub(crate) fn pairs_in<C: Cells>(c: &C, slots: Range<usize>, mut f: impl FnMut(u32, u32)) {
     // Rows of cells run by blocks, each pair tested once (see `block.rs`).
-    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    #[cfg(simd)]
     match block_simd_for(c) {
         Some(BlockSimd::Avx2(k)) => {
             // SAFETY: `block_simd_for` returns a kernel only where its
@@ -159,7 +159,7 @@ pub(crate) fn pairs_in<C: Cells>(c: &C, slots: Range<usize>, mut f: impl FnMut(u
         }
         None => {}
     }
-    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    #[cfg(simd)]
     match simd_for(c) {
         // SAFETY: `simd_for` returns a kernel only where its feature was detected.
         Some(Simd::Avx2(k)) => return unsafe { avx2::pairs(k, c, slots, &mut f) },
@@ -171,14 +171,14 @@ pub(crate) fn pairs_in<C: Cells>(c: &C, slots: Range<usize>, mut f: impl FnMut(u
 }
 
 /// A SIMD kernel, as a value that proves its CPU feature was detected.
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 enum Simd {
     Avx2(Avx2),
     Avx512(Avx512),
 }
 
 /// The SIMD kernel the structure's configuration resolves to, if any.
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 #[inline]
 fn simd_for<C: Cells>(c: &C) -> Option<Simd> {
     let wanted = match c.kernel() {
@@ -195,7 +195,7 @@ fn simd_for<C: Cells>(c: &C) -> Option<Simd> {
 
 /// A block kernel (see `block.rs`), as a value that proves its CPU
 /// feature was detected.
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 #[derive(Clone, Copy)]
 pub(crate) enum BlockSimd {
     Avx2(Avx2),
@@ -206,7 +206,7 @@ pub(crate) enum BlockSimd {
 /// cells and the configured kernel has a SIMD block walk on this CPU:
 /// sixteen lanes where AVX-512 F, BW, VL and VBMI2 run (unless AVX2 is
 /// asked for by name), else eight.
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 #[inline]
 pub(crate) fn block_simd_for<C: Cells>(c: &C) -> Option<BlockSimd> {
     if !C::ROWS {
@@ -347,7 +347,7 @@ pub(crate) fn rows_into<C: Cells>(
     // Rows of cells run by blocks of particles (faster at every density
     // measured, sparse ones too). The portable twin of the block walk
     // keeps the per-particle walk.
-    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    #[cfg(simd)]
     match block_simd_for(c) {
         Some(BlockSimd::Avx2(k)) => {
             // SAFETY: `block_simd_for` returns a kernel only where its
@@ -360,7 +360,7 @@ pub(crate) fn rows_into<C: Cells>(
         }
         None => {}
     }
-    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    #[cfg(simd)]
     match simd_for(c) {
         // SAFETY: `simd_for` returns a kernel only where its feature was detected.
         Some(Simd::Avx2(k)) => return unsafe { avx2::rows(k, c, from..to, offsets, indices) },
@@ -395,7 +395,7 @@ fn rows_shape<C: Cells, K: Kernel>(
 /// The rows of sorted query points (`queries`, their cells in `cells`)
 /// among the particles of `c`, by blocks (see `block.rs`), into `offsets`
 /// (pushed after its first entry) and `indices` as slots.
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 pub(crate) fn query_blocks<C: Cells>(
     kernel: BlockSimd,
     c: &C,
@@ -418,7 +418,7 @@ pub(crate) fn query_blocks<C: Cells>(
 }
 
 #[inline(always)]
-#[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
+#[cfg_attr(not(simd), allow(dead_code))]
 fn query_blocks_shape<C: Cells, K: BlockKernel>(
     kernel: K,
     c: &C,
@@ -440,7 +440,7 @@ fn query_blocks_shape<C: Cells, K: BlockKernel>(
 
 /// [`pairs_shape`] by blocks of particles (see `block.rs`).
 #[inline(always)]
-#[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
+#[cfg_attr(not(simd), allow(dead_code))]
 fn block_pairs_shape<C: Cells, K: Kernel + BlockKernel>(
     kernel: K,
     c: &C,
@@ -462,7 +462,7 @@ fn block_pairs_shape<C: Cells, K: Kernel + BlockKernel>(
 
 /// [`rows_shape`] by blocks of particles (see `block.rs`).
 #[inline(always)]
-#[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
+#[cfg_attr(not(simd), allow(dead_code))]
 fn block_rows_shape<C: Cells, K: Kernel + BlockKernel>(
     kernel: K,
     c: &C,
@@ -586,7 +586,7 @@ pub(crate) fn query<C: Cells>(
     let mut stencil = Stencil::default();
     c.ranges(CellBox { lo, hi }, &mut C::Finger::default(), &mut stencil);
     let q = point.to_array();
-    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    #[cfg(simd)]
     match simd_for(c) {
         // SAFETY: `simd_for` returns a kernel only where its feature was detected.
         Some(Simd::Avx2(k)) => unsafe { avx2::query(k, sorted, &stencil, radius, q, out) },
@@ -594,7 +594,7 @@ pub(crate) fn query<C: Cells>(
         Some(Simd::Avx512(k)) => unsafe { avx512::query(k, sorted, &stencil, radius, q, out) },
         None => query_shape(Portable, sorted, &stencil, radius, q, out),
     }
-    #[cfg(not(all(target_arch = "x86_64", not(feature = "scalar"))))]
+    #[cfg(not(simd))]
     query_shape(Portable, sorted, &stencil, radius, q, out);
     Ok(())
 }
@@ -645,7 +645,7 @@ fn query_walk<K: Kernel, T: Test>(
 /// kernel value is the proof).
 macro_rules! simd_walks {
     ($module:ident, $feature:literal) => {
-        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        #[cfg(simd)]
         // Each module serves the walks its kernel runs: the 8- and 16-lane
         // scan kernels, or the AVX-512 block kernel's walks only.
         #[allow(dead_code)]

@@ -42,9 +42,9 @@ impl PairKernel {
     pub fn is_supported(self) -> bool {
         match self {
             PairKernel::Auto | PairKernel::Scalar => true,
-            #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+            #[cfg(simd)]
             PairKernel::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
-            #[cfg(not(all(target_arch = "x86_64", not(feature = "scalar"))))]
+            #[cfg(not(simd))]
             PairKernel::Avx2 => false,
         }
     }

@@ -310,7 +310,7 @@ pub(crate) fn tiny_leaf_pairs<O: PairOut>(
 ) -> Result<(), O::Error> {
     debug_assert!((2..=TINY_LEAF).contains(&items.len()));
     match kernel {
-        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        #[cfg(simd)]
         // SAFETY: both are only the resolved kernel on CPUs with AVX2.
         PairKernel::Avx2 => unsafe { x86::tiny_leaf_pairs_avx2(items, cell, boxes, out) },
         _ => small_leaf_pairs(kernel, items, cell, boxes, out),
@@ -319,7 +319,7 @@ pub(crate) fn tiny_leaf_pairs<O: PairOut>(
 
 /// A candidate pair of a tiny leaf's items: kept if the leaf owns it and
 /// the boxes overlap (strictly as integers, or exactly in `f32`).
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 #[inline(always)]
 fn report_items<O: PairOut>(a: &Item, b: &Item, cell: Cell, boxes: &[Aabb], out: &mut O) {
     if cell.owned_axes(a.lo) | cell.owned_axes(b.lo) != super::quantize::OWNS_PAIR {
@@ -332,7 +332,7 @@ fn report_items<O: PairOut>(a: &Item, b: &Item, cell: Cell, boxes: &[Aabb], out:
     }
 }
 
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 mod x86 {
     use super::{Cell, Item, PairOut, TINY_LEAF, report_items};
     use broadphase_storage::Aabb;

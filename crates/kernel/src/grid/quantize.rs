@@ -202,7 +202,7 @@ impl Quantizer {
     pub(crate) fn quantize(&self, boxes: &[Aabb], first_id: u32, items: &mut [Item], simd: bool) {
         assert!(items.len() >= boxes.len());
         match simd {
-            #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+            #[cfg(simd)]
             // SAFETY: `simd` is only set when the CPU has AVX2.
             true => unsafe { x86::quantize_avx2(self, boxes, first_id, items) },
             _ => {
@@ -309,7 +309,7 @@ impl WorldSteps {
     }
 }
 
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 mod x86 {
     use super::{Item, Quantizer};
     use broadphase_storage::Aabb;

@@ -49,7 +49,7 @@ impl AdaptiveGrid {
             return;
         }
         match self.kernel {
-            #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+            #[cfg(simd)]
             // SAFETY: `Avx2` is only the resolved kernel on CPUs with AVX2
             // (which all have POPCNT).
             PairKernel::Avx2 if std::arch::is_x86_feature_detected!("popcnt") => unsafe {
@@ -64,7 +64,7 @@ impl AdaptiveGrid {
     ///
     /// # Safety
     /// The CPU must have AVX2 and POPCNT.
-    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    #[cfg(simd)]
     #[target_feature(enable = "avx2,popcnt")]
     unsafe fn walk_avx2(&self, out: &mut Vec<u32>, accept: impl SlotTest) {
         self.walk_with(out, accept);
@@ -181,7 +181,7 @@ pub(super) fn leaf_hits(
     assert!(leaf.is_padded(), "leaf columns are not padded");
     let (lo, hi) = corners_of(query);
     match kernel {
-        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        #[cfg(simd)]
         PairKernel::Avx2 => {
             // SAFETY: `Avx2` is only the resolved kernel on CPUs with AVX2,
             // and the leaf's padding was just checked.
@@ -207,7 +207,7 @@ fn report_mask(mut mask: u32, chunk: usize, count: usize, hit: &mut impl FnMut(u
     }
 }
 
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 mod x86 {
     use super::{LeafView, report_mask};
     use std::arch::x86_64::*;

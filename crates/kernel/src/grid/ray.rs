@@ -375,7 +375,7 @@ impl AdaptiveGrid {
     /// skipped.
     fn walk_ray(&self, ray: &Ray, visit: impl FnMut(u32) -> Option<f64>) {
         match self.kernel {
-            #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+            #[cfg(simd)]
             // SAFETY: `Avx2` is only the resolved kernel on CPUs with AVX2;
             // POPCNT is checked here.
             super::config::PairKernel::Avx2 if std::arch::is_x86_feature_detected!("popcnt") => unsafe {
@@ -391,7 +391,7 @@ impl AdaptiveGrid {
     ///
     /// # Safety
     /// The CPU must have AVX2 and POPCNT.
-    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    #[cfg(simd)]
     #[target_feature(enable = "avx2,popcnt")]
     unsafe fn walk_ray_avx2(&self, ray: &Ray, visit: impl FnMut(u32) -> Option<f64>) {
         self.walk_ray_with(ray, visit);

@@ -151,7 +151,7 @@ impl Splitter {
         // last one's store.
         let mut partial = [[0u32; 64]; 4];
         let spanning = match simd {
-            #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+            #[cfg(simd)]
             // SAFETY: `simd` is only set when the CPU has AVX2, which
             // includes SSE4.1.
             true => unsafe {
@@ -289,7 +289,7 @@ fn codes_scalar(
     listed
 }
 
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 mod x86 {
     use super::{Cell, Item, low_cell, spans_cells};
     use std::arch::x86_64::*;

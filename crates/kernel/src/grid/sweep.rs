@@ -80,7 +80,7 @@ pub(crate) fn sweep_pairs<O: PairOut>(
     debug_assert!(leaf.lo[0][..leaf.count].is_sorted());
     scratch.gather(leaf, boxes);
     match kernel {
-        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        #[cfg(simd)]
         PairKernel::Avx2 => {
             // SAFETY: `Avx2` is only the resolved kernel on CPUs with AVX2,
             // and `gather` padded every column with `W` slots.
@@ -144,7 +144,7 @@ fn sweep_scalar<O: PairOut>(
     Ok(())
 }
 
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 mod x86 {
     use super::{LeafView, PairOut, SweepScratch, W, reach};
     use crate::grid::quantize::OWNS_PAIR;

@@ -15,7 +15,7 @@ pub(crate) fn tile_pairs<O: PairOut>(
     out: &mut O,
 ) -> Result<(), O::Error> {
     match kernel {
-        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        #[cfg(simd)]
         PairKernel::Avx2 => {
             // SAFETY: `Avx2` is only ever the resolved kernel when the CPU
             // has AVX2 (`PairKernel::resolve`), and `leaf_pairs` asserted
@@ -43,7 +43,7 @@ pub(crate) struct RowMasks {
 #[inline]
 pub(crate) fn leaf_masks16(kernel: PairKernel, columns: &[[i16; 16]; 7], rows: usize) -> RowMasks {
     match kernel {
-        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        #[cfg(simd)]
         // SAFETY: `Avx2` is only the resolved kernel on CPUs with AVX2.
         PairKernel::Avx2 => unsafe { x86::leaf_masks16_avx2(columns, rows) },
         _ => {
@@ -102,7 +102,7 @@ fn live_lanes(chunk: usize, from: usize, count: usize) -> u32 {
     below & above
 }
 
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 mod x86 {
     //! AVX2: one 4×4 tile of (row, column) pairs is one 16-lane vector of
     //! 16-bit compares.
