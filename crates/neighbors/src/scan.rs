@@ -236,7 +236,7 @@ impl ScanKernel {
         match self {
             ScanKernel::Auto | ScanKernel::Portable => true,
             #[cfg(simd)]
-            ScanKernel::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            ScanKernel::Avx2 => super::simd::Avx2::detect().is_some(),
             #[cfg(simd)]
             ScanKernel::Avx512 => super::simd::Avx512::detect().is_some(),
             #[cfg(not(simd))]
@@ -397,6 +397,34 @@ mod tests {
         let mut identity: Vec<u32> = (0..points.len() as u32).collect();
         s.gather(points, radii, &mut identity, Shape::Points { radius: 1.0 });
         s
+    }
+
+    /// A kernel value is had exactly where the CPU check of its features
+    /// passes, and a SIMD kernel asked for where the CPU or the build
+    /// lacks it resolves to the best one that runs.
+    #[test]
+    fn kernels_exist_only_where_detected() {
+        #[cfg(simd)]
+        let (avx2, avx512) = {
+            use std::arch::is_x86_feature_detected as has;
+            let avx2 = has!("avx2");
+            let avx512 = has!("avx512f") && has!("popcnt");
+            let blocks = avx512 && has!("avx512bw") && has!("avx512vl") && has!("avx512vbmi2");
+            assert_eq!(Avx2::detect().is_some(), avx2);
+            assert_eq!(Avx512::detect().is_some(), avx512);
+            assert_eq!(Avx512Blocks::detect().is_some(), blocks);
+            (avx2, avx512)
+        };
+        #[cfg(not(simd))]
+        let (avx2, avx512) = (false, false);
+        assert_eq!(ScanKernel::Avx2.is_supported(), avx2);
+        assert_eq!(ScanKernel::Avx512.is_supported(), avx512);
+        let best_avx2 = if avx2 { ScanKernel::Avx2 } else { ScanKernel::Portable };
+        assert_eq!(ScanKernel::Avx2.resolve(), best_avx2);
+        assert_eq!(ScanKernel::Auto.resolve(), best_avx2);
+        let best_avx512 = if avx512 { ScanKernel::Avx512 } else { best_avx2 };
+        assert_eq!(ScanKernel::Avx512.resolve(), best_avx512);
+        assert_eq!(ScanKernel::Portable.resolve(), ScanKernel::Portable);
     }
 
     #[test]
