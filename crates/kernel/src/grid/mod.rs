@@ -5,14 +5,14 @@ mod build;
 mod capacity;
 mod config;
 mod cpu;
-#[allow(unsafe_code, reason = "the AVX2 tile kernel for tiny leaves, called with its detection token")]
+#[allow(unsafe_code, reason = "the AVX2 kernel of tiny leaves, called with its detection token")]
 mod leaf;
 mod pairs;
 pub mod parts;
 mod point;
 #[allow(unsafe_code, reason = "the AVX2 quantizer, called with its detection token")]
 mod quantize;
-#[allow(unsafe_code, reason = "the AVX2 tree walk and leaf test, called with their detection tokens")]
+#[allow(unsafe_code, reason = "the AVX2 walk and leaf test, called with their detection tokens")]
 mod query;
 #[allow(unsafe_code, reason = "the AVX2 tree walk of a ray, called with its detection token")]
 mod ray;
