@@ -3,8 +3,9 @@
 //!
 //! A token ([`Avx2Token`], [`Sse41Token`], [`Avx2PopcntToken`]) is a
 //! zero-sized value that can only be had where its features were detected:
-//! its field is private to this module and `detect` (or a token whose
-//! features imply it) is the only way to make one. Every
+//! its field is private to this module, which makes one only after
+//! detection (`Avx2Token::detect`, then `with_popcnt` for POPCNT; SSE4.1
+//! comes with AVX2, which implies it). Every
 //! `#[target_feature]` function of the grid takes its token as a
 //! parameter, so it cannot be called without one, and the `// SAFETY:` of
 //! each call is that the token proves the CPU check passed.
