@@ -667,14 +667,14 @@ mod tests {
         assert!(want == got, "portable blocks differ on {what}");
         let [want, got] = both_pairs(Portable, grid, slots.clone());
         assert!(want == got, "portable block pairs differ on {what}");
-        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        #[cfg(simd)]
         if let Some(avx2) = crate::scan::Avx2::detect() {
             let [want, got] = both(avx2, grid, slots.clone());
             assert!(want == got, "AVX2 blocks differ on {what}");
             let [want, got] = both_pairs(avx2, grid, slots.clone());
             assert!(want == got, "AVX2 block pairs differ on {what}");
         }
-        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        #[cfg(simd)]
         if let Some(avx512) = crate::scan::Avx512Blocks::detect() {
             let [want, got] = both(avx512, grid, slots.clone());
             assert!(want == got, "AVX-512 blocks differ on {what}");
@@ -785,11 +785,11 @@ mod tests {
     #[test]
     fn block_kernel_steps() {
         check_steps(Portable, 500);
-        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        #[cfg(simd)]
         if let Some(avx2) = crate::scan::Avx2::detect() {
             check_steps(avx2, 500);
         }
-        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        #[cfg(simd)]
         if let Some(avx512) = crate::scan::Avx512Blocks::detect() {
             check_steps(avx512, 500);
         }

@@ -8,7 +8,7 @@ use crate::api::NeighborSearch;
 use crate::brute_force::distance2;
 use crate::csr::NeighborLists;
 use crate::points::{PointError, check_radius, validate_points};
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 use crate::scan::Columns;
 use crate::search::{Cells, NeighborRule};
 use broadphase_storage::AlignedColumn;
@@ -91,7 +91,7 @@ pub(crate) fn neighbors_of_range(
 /// The queries sorted by the cell they fall in, kept across calls in the
 /// output lists (only the SIMD block walks use it).
 #[derive(Clone, Debug, Default)]
-#[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
+#[cfg_attr(not(simd), allow(dead_code))]
 pub(crate) struct QueryScratch {
     /// Each query's cell index (queries in the caller's order).
     keys: Vec<u32>,
@@ -112,7 +112,7 @@ pub(crate) struct QueryScratch {
 /// block walk, eight or sixteen neighboring queries against each candidate
 /// (`block.rs`); otherwise one query at a time.
 pub(crate) fn query_rows<C: Cells>(c: &C, queries: &[Vec3], radius: f32, out: &mut NeighborLists) {
-    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    #[cfg(simd)]
     if c.sorted().len() > 0
         && let Some(kernel) = crate::search::block_simd_for(c)
     {
@@ -160,7 +160,7 @@ impl QueryScratch {
     /// Sorts `queries` by the cell of `c` each falls in (clamped into the
     /// grid, as a query's search is), stably: a counting sort on the
     /// cells' indices.
-    #[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
+    #[cfg_attr(not(simd), allow(dead_code))]
     fn sort<C: Cells>(&mut self, c: &C, queries: &[Vec3]) {
         let cell_of = |q: Vec3| c.cell_of([q.x, q.y, q.z].map(f64::from));
         self.keys.clear();

@@ -43,7 +43,7 @@ pub struct NeighborLists {
     pub(crate) scratch_offsets: Vec<usize>,
     pub(crate) scratch_indices: Vec<u32>,
     /// The query sets' sort (see `cross.rs`).
-    #[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
+    #[cfg_attr(not(simd), allow(dead_code))]
     pub(crate) queries: crate::cross::QueryScratch,
 }
 

@@ -83,30 +83,28 @@
 
 mod api;
 // Only the AVX2 walk runs by blocks; the portable twin is its test.
-#[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
+#[cfg_attr(not(simd), allow(dead_code))]
 mod block;
 mod brute_force;
-#[allow(unsafe_code, reason = "AVX2 cell keys; an unchecked cast of clamped floats")]
+#[allow(unsafe_code, reason = "AVX2 cell keys, given a token; an unchecked cast of clamped floats")]
 mod counting_sort_grid;
 mod cross;
 #[allow(unsafe_code, reason = "a cache prefetch while rows are moved")]
 mod csr;
 mod multilevel;
 mod parallel;
-#[allow(unsafe_code, reason = "the AVX2 pair walk of the periodic grid, after its CPU check")]
+#[allow(unsafe_code, reason = "the AVX2 pair walk of the periodic grid, called with its token")]
 mod periodic;
 mod points;
 mod scan;
-#[allow(unsafe_code, reason = "calls the SIMD scans with the token of their CPU check")]
 mod search;
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-#[allow(unsafe_code, reason = "the AVX2 and AVX-512 scan, block and filter kernels")]
+#[cfg(simd)]
+#[allow(unsafe_code, reason = "the AVX2 and AVX-512 kernels and the walks compiled for them")]
 mod simd;
 mod sorted;
 mod spatial_hash;
 mod spatial_index;
 mod stencil;
-#[allow(unsafe_code, reason = "the AVX2 Verlet filter, called with its detection token")]
 mod verlet;
 
 pub use api::NeighborSearch;

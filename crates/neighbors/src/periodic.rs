@@ -432,22 +432,19 @@ impl PeriodicGrid {
     /// Calls `f(a, b)` for every neighbor pair once, caller indices, in
     /// unspecified order (`a` and `b` either way round).
     pub fn for_each_neighbor_pair(&self, f: impl FnMut(u32, u32)) {
-        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: AVX2 was just detected on this CPU.
-            return unsafe { self.pairs_avx2(f) };
+        #[cfg(simd)]
+        if let Some(avx2) = crate::scan::Avx2::detect() {
+            // SAFETY: the token proves the CPU check passed.
+            return unsafe { self.pairs_avx2(avx2, f) };
         }
         self.pairs(f);
     }
 
-    /// [`pairs`](Self::pairs) compiled for AVX2: a chunk of candidates
-    /// is two 8-lane vectors instead of four of SSE2's 4.
-    ///
-    /// # Safety
-    /// The CPU must have AVX2.
-    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    /// [`pairs`](Self::pairs) compiled for AVX2, which the token proves: a
+    /// chunk of candidates is two 8-lane vectors instead of four of SSE2's 4.
+    #[cfg(simd)]
     #[target_feature(enable = "avx2")]
-    unsafe fn pairs_avx2(&self, f: impl FnMut(u32, u32)) {
+    fn pairs_avx2(&self, _: crate::scan::Avx2, f: impl FnMut(u32, u32)) {
         self.pairs(f);
     }
 

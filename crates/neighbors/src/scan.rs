@@ -235,11 +235,11 @@ impl ScanKernel {
     pub fn is_supported(self) -> bool {
         match self {
             ScanKernel::Auto | ScanKernel::Portable => true,
-            #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-            ScanKernel::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
-            #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+            #[cfg(simd)]
+            ScanKernel::Avx2 => super::simd::Avx2::detect().is_some(),
+            #[cfg(simd)]
             ScanKernel::Avx512 => super::simd::Avx512::detect().is_some(),
-            #[cfg(not(all(target_arch = "x86_64", not(feature = "scalar"))))]
+            #[cfg(not(simd))]
             ScanKernel::Avx2 | ScanKernel::Avx512 => false,
         }
     }
@@ -383,7 +383,7 @@ fn keep(mut mask: u32, at: usize, end: usize, skip: usize) -> u32 {
 /// `skip` value that matches no slot.
 pub(crate) const NO_SKIP: usize = usize::MAX;
 
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 pub(crate) use super::simd::{Avx2, Avx512, Avx512Blocks};
 
 #[cfg(test)]
@@ -397,6 +397,34 @@ mod tests {
         let mut identity: Vec<u32> = (0..points.len() as u32).collect();
         s.gather(points, radii, &mut identity, Shape::Points { radius: 1.0 });
         s
+    }
+
+    /// A kernel value is had exactly where the CPU check of its features
+    /// passes, and a SIMD kernel asked for where the CPU or the build
+    /// lacks it resolves to the best one that runs.
+    #[test]
+    fn kernels_exist_only_where_detected() {
+        #[cfg(simd)]
+        let (avx2, avx512) = {
+            use std::arch::is_x86_feature_detected as has;
+            let avx2 = has!("avx2");
+            let avx512 = has!("avx512f") && has!("popcnt");
+            let blocks = avx512 && has!("avx512bw") && has!("avx512vl") && has!("avx512vbmi2");
+            assert_eq!(Avx2::detect().is_some(), avx2);
+            assert_eq!(Avx512::detect().is_some(), avx512);
+            assert_eq!(Avx512Blocks::detect().is_some(), blocks);
+            (avx2, avx512)
+        };
+        #[cfg(not(simd))]
+        let (avx2, avx512) = (false, false);
+        assert_eq!(ScanKernel::Avx2.is_supported(), avx2);
+        assert_eq!(ScanKernel::Avx512.is_supported(), avx512);
+        let best_avx2 = if avx2 { ScanKernel::Avx2 } else { ScanKernel::Portable };
+        assert_eq!(ScanKernel::Avx2.resolve(), best_avx2);
+        assert_eq!(ScanKernel::Auto.resolve(), best_avx2);
+        let best_avx512 = if avx512 { ScanKernel::Avx512 } else { best_avx2 };
+        assert_eq!(ScanKernel::Avx512.resolve(), best_avx512);
+        assert_eq!(ScanKernel::Portable.resolve(), ScanKernel::Portable);
     }
 
     #[test]
@@ -427,10 +455,7 @@ mod tests {
     /// Every kernel gives the portable kernel's slots, for random ranges,
     /// skips, radii and both tests.
     #[test]
-    #[cfg_attr(
-        not(all(target_arch = "x86_64", not(feature = "scalar"))),
-        allow(unused_mut, unused_variables, unreachable_code)
-    )]
+    #[cfg_attr(not(simd), allow(unused_mut, unused_variables, unreachable_code))]
     fn kernels_agree() {
         let mut rng = 0x1234_5678_u64;
         let mut next = move || {
@@ -454,13 +479,13 @@ mod tests {
             let m = Portable.scan(&c, Contact { rp: r }, p, from, to, skip, &mut want, n);
             for kernel in ScanKernel::available() {
                 let (k, l) = match kernel {
-                    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+                    #[cfg(simd)]
                     ScanKernel::Avx2 => {
                         let avx2 = Avx2::detect().expect("available");
                         let k = avx2.scan(&c, Within { r2: r * r }, p, from, to, skip, &mut got, 3);
                         (k, avx2.scan(&c, Contact { rp: r }, p, from, to, skip, &mut got, k))
                     }
-                    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+                    #[cfg(simd)]
                     ScanKernel::Avx512 => {
                         let avx512 = Avx512::detect().expect("available");
                         let k =

@@ -11,7 +11,7 @@
 use super::block::{BlockKernel, pairs_by_blocks, query_rows_by_blocks, rows_by_blocks};
 use super::csr::NeighborLists;
 use super::points::{PointError, check_point, check_radius};
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 use super::scan::{Avx2, Avx512, Avx512Blocks};
 use super::scan::{
     Columns, Contact, Kernel, MAX_LANES, NO_SKIP, Portable, ScanKernel, Test, Within,
@@ -34,7 +34,7 @@ pub(crate) trait Cells {
     /// Whether slots run along rows of cells: the cells of one row along x
     /// hold consecutive slots, in x order, and
     /// [`row_end`](Self::row_end) says where each row ends.
-    #[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
+    #[cfg_attr(not(simd), allow(dead_code))]
     const ROWS: bool = false;
 
     /// With [`ROWS`](Self::ROWS), the end of the slots of the row of cells
@@ -58,7 +58,7 @@ pub(crate) trait Cells {
 
     /// The scan kernel the configuration asks for (only SIMD builds can
     /// run another than the portable one).
-    #[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
+    #[cfg_attr(not(simd), allow(dead_code))]
     fn kernel(&self) -> ScanKernel;
 
     /// The stencil half-width in cells, per axis: every particle within
@@ -146,39 +146,30 @@ const PIECE: usize = 128;
 /// lower slot is in `slots`.
 pub(crate) fn pairs_in<C: Cells>(c: &C, slots: Range<usize>, mut f: impl FnMut(u32, u32)) {
     // Rows of cells run by blocks, each pair tested once (see `block.rs`).
-    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    #[cfg(simd)]
     match block_simd_for(c) {
-        Some(BlockSimd::Avx2(k)) => {
-            // SAFETY: `block_simd_for` returns a kernel only where its
-            // feature was detected.
-            return unsafe { avx2::block_pairs(k, c, slots, &mut f) };
-        }
-        Some(BlockSimd::Avx512(k)) => {
-            // SAFETY: as above.
-            return unsafe { avx512_blocks::block_pairs(k, c, slots, &mut f) };
-        }
+        Some(BlockSimd::Avx2(k)) => return k.walk_block_pairs(c, slots, &mut f),
+        Some(BlockSimd::Avx512(k)) => return k.walk_block_pairs(c, slots, &mut f),
         None => {}
     }
-    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    #[cfg(simd)]
     match simd_for(c) {
-        // SAFETY: `simd_for` returns a kernel only where its feature was detected.
-        Some(Simd::Avx2(k)) => return unsafe { avx2::pairs(k, c, slots, &mut f) },
-        // SAFETY: as above.
-        Some(Simd::Avx512(k)) => return unsafe { avx512::pairs(k, c, slots, &mut f) },
+        Some(Simd::Avx2(k)) => return k.walk_pairs(c, slots, &mut f),
+        Some(Simd::Avx512(k)) => return k.walk_pairs(c, slots, &mut f),
         None => {}
     }
     pairs_shape(Portable, c, slots, &mut f);
 }
 
 /// A SIMD kernel, as a value that proves its CPU feature was detected.
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 enum Simd {
     Avx2(Avx2),
     Avx512(Avx512),
 }
 
 /// The SIMD kernel the structure's configuration resolves to, if any.
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 #[inline]
 fn simd_for<C: Cells>(c: &C) -> Option<Simd> {
     let wanted = match c.kernel() {
@@ -195,7 +186,7 @@ fn simd_for<C: Cells>(c: &C) -> Option<Simd> {
 
 /// A block kernel (see `block.rs`), as a value that proves its CPU
 /// feature was detected.
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 #[derive(Clone, Copy)]
 pub(crate) enum BlockSimd {
     Avx2(Avx2),
@@ -206,7 +197,7 @@ pub(crate) enum BlockSimd {
 /// cells and the configured kernel has a SIMD block walk on this CPU:
 /// sixteen lanes where AVX-512 F, BW, VL and VBMI2 run (unless AVX2 is
 /// asked for by name), else eight.
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 #[inline]
 pub(crate) fn block_simd_for<C: Cells>(c: &C) -> Option<BlockSimd> {
     if !C::ROWS {
@@ -223,7 +214,7 @@ pub(crate) fn block_simd_for<C: Cells>(c: &C) -> Option<BlockSimd> {
 }
 
 #[inline(always)]
-fn pairs_shape<C: Cells, K: Kernel>(
+pub(crate) fn pairs_shape<C: Cells, K: Kernel>(
     kernel: K,
     c: &C,
     slots: Range<usize>,
@@ -347,32 +338,23 @@ pub(crate) fn rows_into<C: Cells>(
     // Rows of cells run by blocks of particles (faster at every density
     // measured, sparse ones too). The portable twin of the block walk
     // keeps the per-particle walk.
-    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    #[cfg(simd)]
     match block_simd_for(c) {
-        Some(BlockSimd::Avx2(k)) => {
-            // SAFETY: `block_simd_for` returns a kernel only where its
-            // feature was detected.
-            return unsafe { avx2::block_rows(k, c, from..to, offsets, indices) };
-        }
-        Some(BlockSimd::Avx512(k)) => {
-            // SAFETY: as above.
-            return unsafe { avx512_blocks::block_rows(k, c, from..to, offsets, indices) };
-        }
+        Some(BlockSimd::Avx2(k)) => return k.walk_block_rows(c, from..to, offsets, indices),
+        Some(BlockSimd::Avx512(k)) => return k.walk_block_rows(c, from..to, offsets, indices),
         None => {}
     }
-    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    #[cfg(simd)]
     match simd_for(c) {
-        // SAFETY: `simd_for` returns a kernel only where its feature was detected.
-        Some(Simd::Avx2(k)) => return unsafe { avx2::rows(k, c, from..to, offsets, indices) },
-        // SAFETY: as above.
-        Some(Simd::Avx512(k)) => return unsafe { avx512::rows(k, c, from..to, offsets, indices) },
+        Some(Simd::Avx2(k)) => return k.walk_rows(c, from..to, offsets, indices),
+        Some(Simd::Avx512(k)) => return k.walk_rows(c, from..to, offsets, indices),
         None => {}
     }
     rows_shape(Portable, c, from..to, offsets, indices);
 }
 
 #[inline(always)]
-fn rows_shape<C: Cells, K: Kernel>(
+pub(crate) fn rows_shape<C: Cells, K: Kernel>(
     kernel: K,
     c: &C,
     slots: Range<usize>,
@@ -395,7 +377,7 @@ fn rows_shape<C: Cells, K: Kernel>(
 /// The rows of sorted query points (`queries`, their cells in `cells`)
 /// among the particles of `c`, by blocks (see `block.rs`), into `offsets`
 /// (pushed after its first entry) and `indices` as slots.
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 pub(crate) fn query_blocks<C: Cells>(
     kernel: BlockSimd,
     c: &C,
@@ -406,20 +388,14 @@ pub(crate) fn query_blocks<C: Cells>(
     indices: &mut Vec<u32>,
 ) {
     match kernel {
-        // SAFETY: a kernel value exists only where its feature was detected.
-        BlockSimd::Avx2(k) => unsafe {
-            avx2::query_blocks(k, c, queries, cells, radius, offsets, indices)
-        },
-        // SAFETY: as above.
-        BlockSimd::Avx512(k) => unsafe {
-            avx512_blocks::query_blocks(k, c, queries, cells, radius, offsets, indices)
-        },
+        BlockSimd::Avx2(k) => k.walk_query_blocks(c, queries, cells, radius, offsets, indices),
+        BlockSimd::Avx512(k) => k.walk_query_blocks(c, queries, cells, radius, offsets, indices),
     }
 }
 
 #[inline(always)]
-#[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
-fn query_blocks_shape<C: Cells, K: BlockKernel>(
+#[cfg_attr(not(simd), allow(dead_code))]
+pub(crate) fn query_blocks_shape<C: Cells, K: BlockKernel>(
     kernel: K,
     c: &C,
     queries: &Columns<'_>,
@@ -440,8 +416,8 @@ fn query_blocks_shape<C: Cells, K: BlockKernel>(
 
 /// [`pairs_shape`] by blocks of particles (see `block.rs`).
 #[inline(always)]
-#[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
-fn block_pairs_shape<C: Cells, K: Kernel + BlockKernel>(
+#[cfg_attr(not(simd), allow(dead_code))]
+pub(crate) fn block_pairs_shape<C: Cells, K: Kernel + BlockKernel>(
     kernel: K,
     c: &C,
     slots: Range<usize>,
@@ -462,8 +438,8 @@ fn block_pairs_shape<C: Cells, K: Kernel + BlockKernel>(
 
 /// [`rows_shape`] by blocks of particles (see `block.rs`).
 #[inline(always)]
-#[cfg_attr(not(all(target_arch = "x86_64", not(feature = "scalar"))), allow(dead_code))]
-fn block_rows_shape<C: Cells, K: Kernel + BlockKernel>(
+#[cfg_attr(not(simd), allow(dead_code))]
+pub(crate) fn block_rows_shape<C: Cells, K: Kernel + BlockKernel>(
     kernel: K,
     c: &C,
     slots: Range<usize>,
@@ -586,21 +562,19 @@ pub(crate) fn query<C: Cells>(
     let mut stencil = Stencil::default();
     c.ranges(CellBox { lo, hi }, &mut C::Finger::default(), &mut stencil);
     let q = point.to_array();
-    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    #[cfg(simd)]
     match simd_for(c) {
-        // SAFETY: `simd_for` returns a kernel only where its feature was detected.
-        Some(Simd::Avx2(k)) => unsafe { avx2::query(k, sorted, &stencil, radius, q, out) },
-        // SAFETY: as above.
-        Some(Simd::Avx512(k)) => unsafe { avx512::query(k, sorted, &stencil, radius, q, out) },
+        Some(Simd::Avx2(k)) => k.walk_query(sorted, &stencil, radius, q, out),
+        Some(Simd::Avx512(k)) => k.walk_query(sorted, &stencil, radius, q, out),
         None => query_shape(Portable, sorted, &stencil, radius, q, out),
     }
-    #[cfg(not(all(target_arch = "x86_64", not(feature = "scalar"))))]
+    #[cfg(not(simd))]
     query_shape(Portable, sorted, &stencil, radius, q, out);
     Ok(())
 }
 
 #[inline(always)]
-fn query_shape<K: Kernel>(
+pub(crate) fn query_shape<K: Kernel>(
     kernel: K,
     sorted: &Sorted,
     stencil: &Stencil,
@@ -639,88 +613,3 @@ fn query_walk<K: Kernel, T: Test>(
         }
     }
 }
-
-/// The walks compiled with a SIMD feature enabled, so that kernel's
-/// intrinsics inline into them. Callers must have detected the feature (a
-/// kernel value is the proof).
-macro_rules! simd_walks {
-    ($module:ident, $feature:literal) => {
-        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-        // Each module serves the walks its kernel runs: the 8- and 16-lane
-        // scan kernels, or the AVX-512 block kernel's walks only.
-        #[allow(dead_code)]
-        mod $module {
-            use super::{BlockKernel, Cells, Columns, Kernel, Range, Sorted, Stencil};
-
-            #[target_feature(enable = $feature)]
-            pub(super) fn pairs<C: Cells, K: Kernel>(
-                kernel: K,
-                c: &C,
-                slots: Range<usize>,
-                f: &mut impl FnMut(u32, u32),
-            ) {
-                super::pairs_shape(kernel, c, slots, f);
-            }
-
-            #[target_feature(enable = $feature)]
-            pub(super) fn rows<C: Cells, K: Kernel>(
-                kernel: K,
-                c: &C,
-                slots: Range<usize>,
-                offsets: &mut Vec<usize>,
-                indices: &mut Vec<u32>,
-            ) {
-                super::rows_shape(kernel, c, slots, offsets, indices);
-            }
-
-            #[target_feature(enable = $feature)]
-            pub(super) fn block_pairs<C: Cells, K: Kernel + BlockKernel>(
-                kernel: K,
-                c: &C,
-                slots: Range<usize>,
-                f: &mut impl FnMut(u32, u32),
-            ) {
-                super::block_pairs_shape(kernel, c, slots, f);
-            }
-
-            #[target_feature(enable = $feature)]
-            pub(super) fn block_rows<C: Cells, K: Kernel + BlockKernel>(
-                kernel: K,
-                c: &C,
-                slots: Range<usize>,
-                offsets: &mut Vec<usize>,
-                indices: &mut Vec<u32>,
-            ) {
-                super::block_rows_shape(kernel, c, slots, offsets, indices);
-            }
-
-            #[target_feature(enable = $feature)]
-            pub(super) fn query_blocks<C: Cells, K: BlockKernel>(
-                kernel: K,
-                c: &C,
-                queries: &Columns<'_>,
-                cells: &[[i32; 3]],
-                radius: f32,
-                offsets: &mut Vec<usize>,
-                indices: &mut Vec<u32>,
-            ) {
-                super::query_blocks_shape(kernel, c, queries, cells, radius, offsets, indices);
-            }
-
-            #[target_feature(enable = $feature)]
-            pub(super) fn query<K: Kernel>(
-                kernel: K,
-                sorted: &Sorted,
-                stencil: &Stencil,
-                radius: f32,
-                q: [f32; 3],
-                out: &mut Vec<u32>,
-            ) {
-                super::query_shape(kernel, sorted, stencil, radius, q, out);
-            }
-        }
-    };
-}
-simd_walks!(avx2, "avx2");
-simd_walks!(avx512, "avx512f,popcnt");
-simd_walks!(avx512_blocks, "avx512f,avx512bw,avx512vl,avx512vbmi2,popcnt");

@@ -1,14 +1,21 @@
 //! The x86-64 SIMD twins of the scan kernel: AVX2 (8 lanes, a table lookup
 //! and `vpermd` compact the hits) and AVX-512F (16 lanes, `vpcompressd`).
 //!
-//! A kernel value ([`Avx2`], [`Avx512`]) exists only where its CPU feature
-//! was detected, so its intrinsics are sound wherever it is called; the
-//! walks call it from functions compiled with the feature enabled
-//! (`search.rs`) so that the intrinsics also inline.
+//! A kernel value ([`Avx2`], [`Avx512`], [`Avx512Blocks`]) exists only
+//! where its CPU features were detected (`detect` is its only maker), so
+//! its intrinsics are sound wherever it is called. It is also the token
+//! every SIMD path of the crate holds: the shared walks of `search.rs` run
+//! compiled with the features enabled (so that the intrinsics inline) as
+//! its safe methods (`walks!` below), and the other `#[target_feature]`
+//! functions (the periodic grid's pair walk, the grid's cell keys, the
+//! Verlet filter) take it as a parameter.
 
 use super::block::{BlockKernel, GROUP, LaneValues, MAX_BLOCK, block_columns};
 use super::scan::{COMPRESS, Columns, HITS, Kernel, LANES, Portable, PortableProbe, Test};
+use super::search::{self, Cells, Stencil};
+use super::sorted::Sorted;
 use std::arch::x86_64::*;
+use std::ops::Range;
 
 /// The AVX2 kernel. A value exists only where AVX2 was detected.
 #[derive(Clone, Copy, Debug)]
@@ -482,8 +489,22 @@ impl BlockKernel for Avx512Blocks {
 /// slot), eight entries a step with gathered coordinates, writing them
 /// from `out[0..]` and pushing each row's end to `offsets`. `out` must have
 /// room for the lists' total plus [`LANES`]; fewer than 2³¹ slots.
-#[target_feature(enable = "avx2")]
+#[inline(always)]
 pub(crate) fn filter_rows(
+    avx2: Avx2,
+    columns: [&[f32]; 3],
+    r2: f32,
+    lists: &crate::NeighborLists,
+    offsets: &mut Vec<usize>,
+    out: &mut [u32],
+) {
+    // SAFETY: `avx2` proves the CPU check passed.
+    unsafe { filter_rows_avx2(avx2, columns, r2, lists, offsets, out) }
+}
+
+/// [`filter_rows`] compiled for AVX2, which the token proves.
+#[target_feature(enable = "avx2")]
+fn filter_rows_avx2(
     avx2: Avx2,
     columns: [&[f32]; 3],
     r2: f32,
@@ -532,3 +553,171 @@ pub(crate) fn filter_rows(
         offsets.push(pos);
     }
 }
+
+/// The shared walks of `search.rs`, compiled with a kernel's features
+/// enabled so that its intrinsics inline into them, as safe methods of the
+/// kernel: its value is the proof that those features were detected. Each
+/// kernel gets the walks it runs (`walks!(Kernel, "features": walk, …)`).
+macro_rules! walks {
+    ($kernel:ty, $feature:literal: $($walk:ident),+) => {
+        impl $kernel {
+            $(walks!(@ $walk, $kernel, $feature);)+
+        }
+    };
+    (@ pairs, $kernel:ty, $feature:literal) => {
+        /// [`pairs_shape`](crate::search::pairs_shape) with this kernel.
+        #[inline(always)]
+        pub(crate) fn walk_pairs<C: Cells>(
+            self,
+            c: &C,
+            slots: Range<usize>,
+            f: &mut impl FnMut(u32, u32),
+        ) {
+            #[target_feature(enable = $feature)]
+            fn pairs<C: Cells>(
+                kernel: $kernel,
+                c: &C,
+                slots: Range<usize>,
+                f: &mut impl FnMut(u32, u32),
+            ) {
+                search::pairs_shape(kernel, c, slots, f);
+            }
+            // SAFETY: the kernel proves the CPU check of these features passed.
+            unsafe { pairs(self, c, slots, f) }
+        }
+    };
+    (@ rows, $kernel:ty, $feature:literal) => {
+        /// [`rows_shape`](crate::search::rows_shape) with this kernel.
+        #[inline(always)]
+        pub(crate) fn walk_rows<C: Cells>(
+            self,
+            c: &C,
+            slots: Range<usize>,
+            offsets: &mut Vec<usize>,
+            indices: &mut Vec<u32>,
+        ) {
+            #[target_feature(enable = $feature)]
+            fn rows<C: Cells>(
+                kernel: $kernel,
+                c: &C,
+                slots: Range<usize>,
+                offsets: &mut Vec<usize>,
+                indices: &mut Vec<u32>,
+            ) {
+                search::rows_shape(kernel, c, slots, offsets, indices);
+            }
+            // SAFETY: the kernel proves the CPU check of these features passed.
+            unsafe { rows(self, c, slots, offsets, indices) }
+        }
+    };
+    (@ block_pairs, $kernel:ty, $feature:literal) => {
+        /// [`block_pairs_shape`](crate::search::block_pairs_shape) with
+        /// this kernel.
+        #[inline(always)]
+        pub(crate) fn walk_block_pairs<C: Cells>(
+            self,
+            c: &C,
+            slots: Range<usize>,
+            f: &mut impl FnMut(u32, u32),
+        ) {
+            #[target_feature(enable = $feature)]
+            fn block_pairs<C: Cells>(
+                kernel: $kernel,
+                c: &C,
+                slots: Range<usize>,
+                f: &mut impl FnMut(u32, u32),
+            ) {
+                search::block_pairs_shape(kernel, c, slots, f);
+            }
+            // SAFETY: the kernel proves the CPU check of these features passed.
+            unsafe { block_pairs(self, c, slots, f) }
+        }
+    };
+    (@ block_rows, $kernel:ty, $feature:literal) => {
+        /// [`block_rows_shape`](crate::search::block_rows_shape) with this
+        /// kernel.
+        #[inline(always)]
+        pub(crate) fn walk_block_rows<C: Cells>(
+            self,
+            c: &C,
+            slots: Range<usize>,
+            offsets: &mut Vec<usize>,
+            indices: &mut Vec<u32>,
+        ) {
+            #[target_feature(enable = $feature)]
+            fn block_rows<C: Cells>(
+                kernel: $kernel,
+                c: &C,
+                slots: Range<usize>,
+                offsets: &mut Vec<usize>,
+                indices: &mut Vec<u32>,
+            ) {
+                search::block_rows_shape(kernel, c, slots, offsets, indices);
+            }
+            // SAFETY: the kernel proves the CPU check of these features passed.
+            unsafe { block_rows(self, c, slots, offsets, indices) }
+        }
+    };
+    (@ query_blocks, $kernel:ty, $feature:literal) => {
+        /// [`query_blocks_shape`](crate::search::query_blocks_shape) with
+        /// this kernel.
+        #[inline(always)]
+        pub(crate) fn walk_query_blocks<C: Cells>(
+            self,
+            c: &C,
+            queries: &Columns<'_>,
+            cells: &[[i32; 3]],
+            radius: f32,
+            offsets: &mut Vec<usize>,
+            indices: &mut Vec<u32>,
+        ) {
+            #[target_feature(enable = $feature)]
+            fn query_blocks<C: Cells>(
+                kernel: $kernel,
+                c: &C,
+                queries: &Columns<'_>,
+                cells: &[[i32; 3]],
+                radius: f32,
+                offsets: &mut Vec<usize>,
+                indices: &mut Vec<u32>,
+            ) {
+                search::query_blocks_shape(kernel, c, queries, cells, radius, offsets, indices);
+            }
+            // SAFETY: the kernel proves the CPU check of these features passed.
+            unsafe { query_blocks(self, c, queries, cells, radius, offsets, indices) }
+        }
+    };
+    (@ query, $kernel:ty, $feature:literal) => {
+        /// [`query_shape`](crate::search::query_shape) with this kernel.
+        #[inline(always)]
+        pub(crate) fn walk_query(
+            self,
+            sorted: &Sorted,
+            stencil: &Stencil,
+            radius: f32,
+            q: [f32; 3],
+            out: &mut Vec<u32>,
+        ) {
+            #[target_feature(enable = $feature)]
+            fn query(
+                kernel: $kernel,
+                sorted: &Sorted,
+                stencil: &Stencil,
+                radius: f32,
+                q: [f32; 3],
+                out: &mut Vec<u32>,
+            ) {
+                search::query_shape(kernel, sorted, stencil, radius, q, out);
+            }
+            // SAFETY: the kernel proves the CPU check of these features passed.
+            unsafe { query(self, sorted, stencil, radius, q, out) }
+        }
+    };
+}
+
+walks!(Avx2, "avx2": pairs, rows, block_pairs, block_rows, query_blocks, query);
+walks!(Avx512, "avx512f,popcnt": pairs, rows, query);
+walks!(
+    Avx512Blocks,
+    "avx512f,avx512bw,avx512vl,avx512vbmi2,popcnt": block_pairs, block_rows, query_blocks
+);

@@ -147,9 +147,13 @@ impl Sorted {
         self.resize(n, radii.is_some(), shape);
         self.staging.clear();
         self.staging.resize(n, [0; 4]);
+        // A slice, not the `Vec`: its start and length stay in registers
+        // whether or not `resize` was inlined (a store through the `Vec`
+        // might otherwise change them, as far as the compiler knows).
+        let staging = &mut self.staging[..n];
         for (i, (p, &slot)) in points.iter().zip(dst).enumerate() {
             // n <= MAX_POINTS, checked by validation.
-            self.staging[slot as usize] = [p.x.to_bits(), p.y.to_bits(), p.z.to_bits(), i as u32];
+            staging[slot as usize] = [p.x.to_bits(), p.y.to_bits(), p.z.to_bits(), i as u32];
         }
         // Every slice exactly `n` long: no bounds check in the loop.
         let (x, y, z) = (&mut self.x[..n], &mut self.y[..n], &mut self.z[..n]);

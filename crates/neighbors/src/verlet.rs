@@ -259,10 +259,9 @@ impl VerletLists {
         offsets.clear();
         offsets.push(0);
         NeighborLists::reserve_entries(indices, self.lists.total());
-        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+        #[cfg(simd)]
         if let Some(avx2) = crate::scan::Avx2::detect().filter(|_| x.len() <= i32::MAX as usize) {
-            // SAFETY: `detect` found AVX2, which `filter_rows` enables.
-            unsafe { crate::simd::filter_rows(avx2, [x, y, z], r2, &self.lists, offsets, indices) };
+            crate::simd::filter_rows(avx2, [x, y, z], r2, &self.lists, offsets, indices);
             out.remap_from_scratch(&self.order);
             return Ok(());
         }

@@ -8,6 +8,7 @@
 //! are still there when its pairs are tested.
 
 use super::PairsError;
+use super::cpu::Kernel;
 use super::leaf::{
     Fallible, Growing, LeafContext, PairOut, SMALL_LEAF, TINY_LEAF, leaf_pairs, small_leaf_pairs,
     tiny_leaf_pairs,
@@ -35,9 +36,9 @@ impl Builder {
         config: &super::GridConfig,
         sink: &mut S,
     ) -> Result<(), S::Error> {
-        let simd = config.kernel.resolve() == super::PairKernel::Avx2;
+        let kernel = Kernel::resolve(config.kernel);
         self.run_filled(boxes.len(), Cell::ROOT, config, sink, |items| {
-            quantizer.quantize(boxes, 0, items, simd);
+            quantizer.quantize(boxes, 0, items, kernel);
         })
     }
 
@@ -79,7 +80,8 @@ impl Builder {
     ) -> Result<(), S::Error> {
         self.nodes.push(Node { count: count as u32, cell, ..Node::default() });
         let budget = (f64::from(config.copy_budget.max(1.0)) * count as f64) as usize + 4096;
-        let params = |room: usize| split_params(config, room);
+        let kernel = Kernel::resolve(config.kernel);
+        let params = |room: usize| split_params(config, kernel, room);
         self.walk(0, count, budget, &params, sink)
     }
 
@@ -132,10 +134,11 @@ impl Builder {
     }
 }
 
-/// The split parameters of `config`, with `room` items left to write.
-pub(crate) fn split_params(config: &super::GridConfig, room: usize) -> SplitParams {
+/// The split parameters of `config` for the resolved `kernel`, with `room`
+/// items left to write.
+pub(crate) fn split_params(config: &super::GridConfig, kernel: Kernel, room: usize) -> SplitParams {
     SplitParams {
-        simd: config.kernel.resolve() == super::PairKernel::Avx2,
+        kernel,
         leaf_capacity: config.leaf_capacity,
         max_replication: config.max_replication,
         room,
@@ -486,8 +489,8 @@ impl AdaptiveGrid {
 
     /// A frame's pairs: the whole input, quantized onto the item stack.
     fn frame_pairs<O: PairOut>(&mut self, boxes: &[Aabb], out: O) -> Result<(), O::Error> {
-        let (quantizer, simd) = (self.quantizer, self.kernel == super::PairKernel::Avx2);
-        let quantize = |items: &mut [Item]| quantizer.quantize(boxes, 0, items, simd);
+        let (quantizer, kernel) = (self.quantizer, self.kernel);
+        let quantize = |items: &mut [Item]| quantizer.quantize(boxes, 0, items, kernel);
         self.walk_pairs(boxes.len(), Cell::ROOT, boxes, out, quantize, true)
     }
 

@@ -1,5 +1,7 @@
 //! Plain configuration for [`AdaptiveGrid`](super::AdaptiveGrid).
 
+use super::cpu::Kernel;
+
 /// Which implementation of the leaf overlap tests to run.
 ///
 /// Every variant computes the same pairs; tests run all of them that the
@@ -42,10 +44,7 @@ impl PairKernel {
     pub fn is_supported(self) -> bool {
         match self {
             PairKernel::Auto | PairKernel::Scalar => true,
-            #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-            PairKernel::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
-            #[cfg(not(all(target_arch = "x86_64", not(feature = "scalar"))))]
-            PairKernel::Avx2 => false,
+            PairKernel::Avx2 => Kernel::resolve(self) != Kernel::Scalar,
         }
     }
 
@@ -59,12 +58,7 @@ impl PairKernel {
     /// assert_ne!(PairKernel::Auto.resolve(), PairKernel::Auto);
     /// ```
     pub fn resolve(self) -> PairKernel {
-        match self {
-            PairKernel::Auto | PairKernel::Avx2 if PairKernel::Avx2.is_supported() => {
-                PairKernel::Avx2
-            }
-            _ => PairKernel::Scalar,
-        }
+        Kernel::resolve(self).name()
     }
 }
 

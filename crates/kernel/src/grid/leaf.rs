@@ -8,7 +8,7 @@
 //! for `f32` bounds and an id; the exact `f32` test reads the input only for
 //! candidates the integers could not rule out.
 
-use super::config::PairKernel;
+use super::cpu::Kernel;
 use super::quantize::{Cell, Item};
 use super::sweep::sweep_pairs;
 use super::tiles::tile_pairs;
@@ -264,7 +264,7 @@ impl PairOut for Fallible<'_> {
 /// What a leaf's pair kernels need besides the leaf.
 #[derive(Debug)]
 pub(crate) struct LeafContext<'a> {
-    pub(crate) kernel: PairKernel,
+    pub(crate) kernel: Kernel,
     pub(crate) boxes: &'a [Aabb],
     pub(crate) sweep_above: usize,
 }
@@ -302,7 +302,7 @@ pub(crate) const TINY_LEAF: usize = 8;
 /// is four instructions (two saturating subtractions say `a.lo <= b.hi`
 /// and `b.lo <= a.hi` on all three axes at once).
 pub(crate) fn tiny_leaf_pairs<O: PairOut>(
-    kernel: PairKernel,
+    kernel: Kernel,
     items: &[Item],
     cell: Cell,
     boxes: &[Aabb],
@@ -310,16 +310,16 @@ pub(crate) fn tiny_leaf_pairs<O: PairOut>(
 ) -> Result<(), O::Error> {
     debug_assert!((2..=TINY_LEAF).contains(&items.len()));
     match kernel {
-        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-        // SAFETY: both are only the resolved kernel on CPUs with AVX2.
-        PairKernel::Avx2 => unsafe { x86::tiny_leaf_pairs_avx2(items, cell, boxes, out) },
-        _ => small_leaf_pairs(kernel, items, cell, boxes, out),
+        #[cfg(simd)]
+        // SAFETY: the token proves the CPU check passed.
+        Kernel::Avx2(avx2) => unsafe { x86::tiny_leaf_pairs_avx2(avx2, items, cell, boxes, out) },
+        Kernel::Scalar => small_leaf_pairs(kernel, items, cell, boxes, out),
     }
 }
 
 /// A candidate pair of a tiny leaf's items: kept if the leaf owns it and
 /// the boxes overlap (strictly as integers, or exactly in `f32`).
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 #[inline(always)]
 fn report_items<O: PairOut>(a: &Item, b: &Item, cell: Cell, boxes: &[Aabb], out: &mut O) {
     if cell.owned_axes(a.lo) | cell.owned_axes(b.lo) != super::quantize::OWNS_PAIR {
@@ -332,16 +332,18 @@ fn report_items<O: PairOut>(a: &Item, b: &Item, cell: Cell, boxes: &[Aabb], out:
     }
 }
 
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 mod x86 {
     use super::{Cell, Item, PairOut, TINY_LEAF, report_items};
+    use crate::grid::cpu::Avx2Token;
     use broadphase_storage::Aabb;
     use std::arch::x86_64::*;
 
-    /// # Safety
-    /// The CPU must have AVX2 (SSE4.1 and SSSE3 are what is used).
+    /// Compiled for AVX2, which the token proves (SSE4.1 and SSSE3 are
+    /// what is used).
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn tiny_leaf_pairs_avx2<O: PairOut>(
+    pub(super) fn tiny_leaf_pairs_avx2<O: PairOut>(
+        _: Avx2Token,
         items: &[Item],
         cell: Cell,
         boxes: &[Aabb],
@@ -382,7 +384,7 @@ mod x86 {
 /// columns at once, ownership included; only the pairs that touch within a
 /// quantization step take the exact test.
 pub(crate) fn small_leaf_pairs<O: PairOut>(
-    kernel: PairKernel,
+    kernel: Kernel,
     items: &[Item],
     cell: Cell,
     boxes: &[Aabb],

@@ -4,23 +4,24 @@
 mod build;
 mod capacity;
 mod config;
-#[allow(unsafe_code, reason = "the AVX2 tile kernel for tiny leaves, called after its CPU check")]
+mod cpu;
+#[allow(unsafe_code, reason = "the AVX2 kernel of tiny leaves, called with its detection token")]
 mod leaf;
 mod pairs;
 pub mod parts;
 mod point;
-#[allow(unsafe_code, reason = "the AVX2 quantizer, called after its CPU check")]
+#[allow(unsafe_code, reason = "the AVX2 quantizer, called with its detection token")]
 mod quantize;
-#[allow(unsafe_code, reason = "the AVX2 tree walk and leaf test, called after their CPU checks")]
+#[allow(unsafe_code, reason = "the AVX2 walk and leaf test, called with their detection tokens")]
 mod query;
-#[allow(unsafe_code, reason = "the AVX2 tree walk of a ray, called after its CPU check")]
+#[allow(unsafe_code, reason = "the AVX2 tree walk of a ray, called with its detection token")]
 mod ray;
 mod sphere;
-#[allow(unsafe_code, reason = "the SSE4.1 cell codes, called after their CPU check")]
+#[allow(unsafe_code, reason = "the SSE4.1 cell codes, called with their detection token")]
 mod split;
-#[allow(unsafe_code, reason = "the AVX2 sweep of big leaves, called after its CPU check")]
+#[allow(unsafe_code, reason = "the AVX2 sweep of big leaves, called with its detection token")]
 mod sweep;
-#[allow(unsafe_code, reason = "the AVX2 4x4 tile kernel, called after its CPU check")]
+#[allow(unsafe_code, reason = "the AVX2 4x4 tile kernel, called with its detection token")]
 mod tiles;
 mod tree;
 mod validate;

@@ -14,7 +14,8 @@
 //! nodes it hands to one thread. Every cell, verdict and budget is the
 //! kernel's own, so the pairs are the grid's pairs.
 
-use super::config::{GridConfig, PairKernel};
+use super::config::GridConfig;
+use super::cpu::Kernel;
 use super::split::{self, SplitParams, Splitter, Verdict};
 
 pub use super::quantize::{Bounds, Cell, Item, Quantizer};
@@ -135,7 +136,7 @@ impl NodeSplit {
     /// when it is a leaf whatever its items are.
     pub fn start(cell: Cell, count: usize, config: &GridConfig) -> Option<NodeSplit> {
         let block = split::first_block(cell, count, config.leaf_capacity)?;
-        let params = super::build::split_params(config, usize::MAX);
+        let params = super::build::split_params(config, Kernel::resolve(config.kernel), usize::MAX);
         Some(NodeSplit { cell, count, block, deeper_tried: false, params })
     }
 
@@ -185,8 +186,7 @@ pub struct ChunkSplitter {
 impl ChunkSplitter {
     /// Counts `items` (one chunk of the node) in the node's current block.
     pub fn count(&mut self, items: &[Item], split: &NodeSplit, config: &GridConfig) -> ChildCounts {
-        let simd = config.kernel.resolve() == PairKernel::Avx2;
-        ChildCounts(self.splitter.count(items, split.block, simd).counts)
+        ChildCounts(self.splitter.count(items, split.block, Kernel::resolve(config.kernel)).counts)
     }
 
     /// Writes the items last counted into `out[c]` for every child cell

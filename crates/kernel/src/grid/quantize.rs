@@ -14,6 +14,7 @@
 //! span clamp to its border, which keeps all of this true.
 
 use super::config::PairKernel;
+use super::cpu::Kernel;
 use broadphase_storage::{Aabb, InputError, MAX_BOXES, validate_boxes};
 
 /// Past this distance from the quantizer's origin, `x - origin` overflows
@@ -194,18 +195,24 @@ impl Quantizer {
         items: &mut [Item],
         kernel: PairKernel,
     ) {
-        self.quantize(boxes, first_id, items, kernel.resolve() == PairKernel::Avx2);
+        self.quantize(boxes, first_id, items, Kernel::resolve(kernel));
     }
 
     /// Writes every box as an item, ids from `first_id` (`items` at least
     /// as long as `boxes`).
-    pub(crate) fn quantize(&self, boxes: &[Aabb], first_id: u32, items: &mut [Item], simd: bool) {
+    pub(crate) fn quantize(
+        &self,
+        boxes: &[Aabb],
+        first_id: u32,
+        items: &mut [Item],
+        kernel: Kernel,
+    ) {
         assert!(items.len() >= boxes.len());
-        match simd {
-            #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-            // SAFETY: `simd` is only set when the CPU has AVX2.
-            true => unsafe { x86::quantize_avx2(self, boxes, first_id, items) },
-            _ => {
+        match kernel {
+            #[cfg(simd)]
+            // SAFETY: the token proves the CPU check passed.
+            Kernel::Avx2(avx2) => unsafe { x86::quantize_avx2(avx2, self, boxes, first_id, items) },
+            Kernel::Scalar => {
                 for (offset, (item, b)) in items.iter_mut().zip(boxes).enumerate() {
                     *item = self.item(b, first_id + offset as u32);
                 }
@@ -309,9 +316,10 @@ impl WorldSteps {
     }
 }
 
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 mod x86 {
     use super::{Item, Quantizer};
+    use crate::grid::cpu::Avx2Token;
     use broadphase_storage::Aabb;
     use std::arch::x86_64::*;
 
@@ -320,11 +328,11 @@ mod x86 {
 
     /// [`Quantizer::item`] for every box: the same subtraction, product,
     /// clamp and truncation, lane by lane, so the items are identical.
-    ///
-    /// # Safety
-    /// The CPU must have AVX2; `items` at least as long as `boxes`.
+    /// Compiled for AVX2, which the token proves; `items` at least as long
+    /// as `boxes` (asserted).
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn quantize_avx2(
+    pub(super) fn quantize_avx2(
+        _: Avx2Token,
         quantizer: &Quantizer,
         boxes: &[Aabb],
         first_id: u32,

@@ -1,6 +1,8 @@
 //! One box against the kept build, descending only into occupied cells.
 
-use super::config::PairKernel;
+#[cfg(simd)]
+use super::cpu::Avx2PopcntToken;
+use super::cpu::Kernel;
 use super::leaf::{Corners, LeafView, corners_of, surely_overlap};
 use super::quantize::{Item, LEVELS, OWNS_PAIR, Quantizer};
 use super::split::AXIS_CELLS;
@@ -48,25 +50,20 @@ impl AdaptiveGrid {
         if !self.kept || self.builder.nodes.is_empty() {
             return;
         }
-        match self.kernel {
-            #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-            // SAFETY: `Avx2` is only the resolved kernel on CPUs with AVX2
-            // (which all have POPCNT).
-            PairKernel::Avx2 if std::arch::is_x86_feature_detected!("popcnt") => unsafe {
-                self.walk_avx2(out, accept)
-            },
-            _ => self.walk_with(out, accept),
+        #[cfg(simd)]
+        if let Some(avx2_popcnt) = self.kernel.avx2_popcnt() {
+            // SAFETY: the token proves the CPU check passed.
+            return unsafe { self.walk_avx2(avx2_popcnt, out, accept) };
         }
+        self.walk_with(out, accept);
     }
 
     /// [`walk_with`](Self::walk_with) compiled for AVX2 and POPCNT (child
-    /// indices are a population count per visited cell).
-    ///
-    /// # Safety
-    /// The CPU must have AVX2 and POPCNT.
-    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    /// indices are a population count per visited cell), which the token
+    /// proves.
+    #[cfg(simd)]
     #[target_feature(enable = "avx2,popcnt")]
-    unsafe fn walk_avx2(&self, out: &mut Vec<u32>, accept: impl SlotTest) {
+    fn walk_avx2(&self, _: Avx2PopcntToken, out: &mut Vec<u32>, accept: impl SlotTest) {
         self.walk_with(out, accept);
     }
 
@@ -173,7 +170,7 @@ pub(super) fn cells_met(block: super::quantize::Cell, quantized: &Item) -> Optio
 /// the quantized query.
 #[inline(always)]
 pub(super) fn leaf_hits(
-    kernel: PairKernel,
+    kernel: Kernel,
     leaf: &LeafView<'_>,
     query: &Item,
     hit: &mut impl FnMut(usize),
@@ -181,13 +178,13 @@ pub(super) fn leaf_hits(
     assert!(leaf.is_padded(), "leaf columns are not padded");
     let (lo, hi) = corners_of(query);
     match kernel {
-        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-        PairKernel::Avx2 => {
-            // SAFETY: `Avx2` is only the resolved kernel on CPUs with AVX2,
-            // and the leaf's padding was just checked.
-            unsafe { x86::leaf_hits_avx2(leaf, lo, hi, hit) }
+        #[cfg(simd)]
+        Kernel::Avx2(avx2) => {
+            // SAFETY: the token proves the CPU check passed, and the leaf's
+            // padding was just checked.
+            unsafe { x86::leaf_hits_avx2(avx2, leaf, lo, hi, hit) }
         }
-        _ => {
+        Kernel::Scalar => {
             for chunk in (0..leaf.count).step_by(16) {
                 report_mask(leaf.meets_mask16(chunk, (lo, hi)), chunk, leaf.count, hit);
             }
@@ -207,17 +204,21 @@ fn report_mask(mut mask: u32, chunk: usize, count: usize, hit: &mut impl FnMut(u
     }
 }
 
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 mod x86 {
     use super::{LeafView, report_mask};
+    use crate::grid::cpu::Avx2Token;
     use std::arch::x86_64::*;
 
+    /// Compiled for AVX2, which the token proves.
+    ///
     /// # Safety
-    /// The CPU must have AVX2 and the leaf's columns must be padded to a
-    /// multiple of 16 slots ([`LeafView::is_padded`]).
+    /// The leaf's columns must be padded to a multiple of 16 slots
+    /// ([`LeafView::is_padded`]).
     #[target_feature(enable = "avx2")]
     #[inline]
     pub(super) unsafe fn leaf_hits_avx2(
+        _: Avx2Token,
         leaf: &LeafView<'_>,
         lo: [i16; 3],
         hi: [i16; 3],

@@ -374,26 +374,25 @@ impl AdaptiveGrid {
     /// matters any more, if any: cells that start there or later are
     /// skipped.
     fn walk_ray(&self, ray: &Ray, visit: impl FnMut(u32) -> Option<f64>) {
-        match self.kernel {
-            #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-            // SAFETY: `Avx2` is only the resolved kernel on CPUs with AVX2;
-            // POPCNT is checked here.
-            super::config::PairKernel::Avx2 if std::arch::is_x86_feature_detected!("popcnt") => unsafe {
-                self.walk_ray_avx2(ray, visit)
-            },
-            _ => self.walk_ray_with(ray, visit),
+        #[cfg(simd)]
+        if let Some(avx2_popcnt) = self.kernel.avx2_popcnt() {
+            // SAFETY: the token proves the CPU check passed.
+            return unsafe { self.walk_ray_avx2(avx2_popcnt, ray, visit) };
         }
+        self.walk_ray_with(ray, visit);
     }
 
     /// [`walk_ray_with`](Self::walk_ray_with) compiled for AVX2 and POPCNT
     /// (a child's index is a population count; the slab tests of four
-    /// cells fit one register).
-    ///
-    /// # Safety
-    /// The CPU must have AVX2 and POPCNT.
-    #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+    /// cells fit one register), which the token proves.
+    #[cfg(simd)]
     #[target_feature(enable = "avx2,popcnt")]
-    unsafe fn walk_ray_avx2(&self, ray: &Ray, visit: impl FnMut(u32) -> Option<f64>) {
+    fn walk_ray_avx2(
+        &self,
+        _: super::cpu::Avx2PopcntToken,
+        ray: &Ray,
+        visit: impl FnMut(u32) -> Option<f64>,
+    ) {
         self.walk_ray_with(ray, visit);
     }
 

@@ -6,14 +6,15 @@
 //! tree with it; a parallel caller runs the same `plan` and `scatter` on
 //! whichever node it schedules.
 
+use super::cpu::Kernel;
 use super::quantize::{Cell, Item, LEVELS};
 use broadphase_storage::Pool;
 
 /// The tuning and limits a split obeys.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SplitParams {
-    /// Whether the count pass may use SSE4.1 (always so with AVX2).
-    pub(crate) simd: bool,
+    /// The kernel that runs: with AVX2, the count pass uses SSE4.1.
+    pub(crate) kernel: Kernel,
     /// At most this many boxes: a leaf.
     pub(crate) leaf_capacity: usize,
     /// At most this many copies per box in one split.
@@ -125,7 +126,7 @@ impl Splitter {
         let mut block = first_block(cell, count, params.leaf_capacity)?;
         let mut deeper_tried = false;
         loop {
-            let split = self.count(items, block, params.simd);
+            let split = self.count(items, block, params.kernel);
             match judge(&split.counts, split.total, count, deeper_tried, params) {
                 Verdict::Split => return Some(split),
                 Verdict::Leaf => return None,
@@ -138,7 +139,7 @@ impl Splitter {
     }
 
     /// Child ranges and per-cell counts of `items` in `block`.
-    pub(crate) fn count(&mut self, items: &[Item], block: Cell, simd: bool) -> Split {
+    pub(crate) fn count(&mut self, items: &[Item], block: Cell, kernel: Kernel) -> Split {
         self.codes.reset();
         self.spanning.reset();
         // Every code is written below; sizing first lets the loops store by
@@ -150,14 +151,18 @@ impl Splitter {
         // order), and one histogram would make each increment wait for the
         // last one's store.
         let mut partial = [[0u32; 64]; 4];
-        let spanning = match simd {
-            #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-            // SAFETY: `simd` is only set when the CPU has AVX2, which
-            // includes SSE4.1.
-            true => unsafe {
-                x86::codes_sse41(items, block, &mut self.codes, &mut self.spanning, &mut partial)
-            },
-            _ => codes_scalar(items, block, &mut self.codes, &mut self.spanning, &mut partial),
+        let spanning = match kernel {
+            #[cfg(simd)]
+            Kernel::Avx2(avx2) => {
+                let (codes, spanning) = (&mut self.codes, &mut self.spanning);
+                // SAFETY: the token proves the CPU check passed.
+                unsafe {
+                    x86::codes_sse41(avx2.sse41(), items, block, codes, spanning, &mut partial)
+                }
+            }
+            Kernel::Scalar => {
+                codes_scalar(items, block, &mut self.codes, &mut self.spanning, &mut partial)
+            }
         };
         self.spanning.truncate(spanning);
         let mut counts: [u32; 64] =
@@ -289,20 +294,20 @@ fn codes_scalar(
     listed
 }
 
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 mod x86 {
     use super::{Cell, Item, low_cell, spans_cells};
+    use crate::grid::cpu::Sse41Token;
     use std::arch::x86_64::*;
 
     /// [`codes_scalar`](super::codes_scalar) with the code of an item in a
     /// few vector instructions: shift all six coordinates, clamp the lows
     /// up and the highs down to the block, subtract the base, and sum the
-    /// two-bit fields into place with one multiply-add.
-    ///
-    /// # Safety
-    /// The CPU must have SSE4.1.
+    /// two-bit fields into place with one multiply-add. Compiled for
+    /// SSE4.1, which the token proves.
     #[target_feature(enable = "sse4.1")]
-    pub(super) unsafe fn codes_sse41(
+    pub(super) fn codes_sse41(
+        _: Sse41Token,
         items: &[Item],
         block: Cell,
         codes: &mut [u16],

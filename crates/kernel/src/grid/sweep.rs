@@ -7,7 +7,7 @@
 //! exact `f32` columns gathered once for the leaf. On a pile every box meets
 //! every other and the sweep is all pairs with no wasted lane.
 
-use super::config::PairKernel;
+use super::cpu::Kernel;
 use super::leaf::{LeafView, PairOut};
 use super::quantize::OWNS_PAIR;
 use broadphase_storage::{Aabb, AlignedColumn};
@@ -71,7 +71,7 @@ impl SweepScratch {
 
 /// Dispatches to the kernel; the leaf's slots are sorted by low x.
 pub(crate) fn sweep_pairs<O: PairOut>(
-    kernel: PairKernel,
+    kernel: Kernel,
     leaf: &LeafView<'_>,
     boxes: &[Aabb],
     scratch: &mut SweepScratch,
@@ -80,13 +80,13 @@ pub(crate) fn sweep_pairs<O: PairOut>(
     debug_assert!(leaf.lo[0][..leaf.count].is_sorted());
     scratch.gather(leaf, boxes);
     match kernel {
-        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-        PairKernel::Avx2 => {
-            // SAFETY: `Avx2` is only the resolved kernel on CPUs with AVX2,
-            // and `gather` padded every column with `W` slots.
-            unsafe { x86::sweep_avx2(leaf, scratch, out) }
+        #[cfg(simd)]
+        Kernel::Avx2(avx2) => {
+            // SAFETY: the token proves the CPU check passed, and `out` is
+            // one of the crate's `PairOut`s, which reserve in `pairs()`.
+            unsafe { x86::sweep_avx2(avx2, leaf, scratch, out) }
         }
-        _ => sweep_scalar(leaf, scratch, out),
+        Kernel::Scalar => sweep_scalar(leaf, scratch, out),
     }
 }
 
@@ -144,9 +144,10 @@ fn sweep_scalar<O: PairOut>(
     Ok(())
 }
 
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 mod x86 {
     use super::{LeafView, PairOut, SweepScratch, W, reach};
+    use crate::grid::cpu::Avx2Token;
     use crate::grid::quantize::OWNS_PAIR;
     use std::arch::x86_64::*;
 
@@ -175,11 +176,16 @@ mod x86 {
     /// advances by the number of hits. A pile (every pair a hit) costs a
     /// few instructions per eight pairs.
     ///
+    /// Compiled for AVX2, which the token proves; `scratch` must hold the
+    /// leaf gathered (`leaf.count + W` slots in every column, asserted).
+    ///
     /// # Safety
-    /// The CPU must have AVX2, and `scratch` must hold the leaf gathered
-    /// (`leaf.count + W` slots in every column).
+    /// `out.reserve(n)` must make room for `n` more pairs in `out.pairs()`,
+    /// as [`PairOut`] asks of its implementations: the pairs are stored
+    /// into that room eight at a time.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn sweep_avx2<O: PairOut>(
+        _: Avx2Token,
         leaf: &LeafView<'_>,
         scratch: &SweepScratch,
         out: &mut O,

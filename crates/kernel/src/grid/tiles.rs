@@ -2,27 +2,26 @@
 //! later one, the integer overlap test as a filter, then ownership and the
 //! exact `f32` test on the candidates.
 
-use super::config::PairKernel;
+use super::cpu::Kernel;
 use super::leaf::{LeafView, PairOut, report};
 use super::quantize::OWNS_PAIR;
 use broadphase_storage::Aabb;
 
 /// Dispatches to the kernel; `leaf` is padded and holds at least 2 boxes.
 pub(crate) fn tile_pairs<O: PairOut>(
-    kernel: PairKernel,
+    kernel: Kernel,
     leaf: &LeafView<'_>,
     boxes: &[Aabb],
     out: &mut O,
 ) -> Result<(), O::Error> {
     match kernel {
-        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-        PairKernel::Avx2 => {
-            // SAFETY: `Avx2` is only ever the resolved kernel when the CPU
-            // has AVX2 (`PairKernel::resolve`), and `leaf_pairs` asserted
-            // the padding the kernel's loads rely on.
-            unsafe { x86::tile_pairs_avx2(leaf, boxes, out) }
+        #[cfg(simd)]
+        Kernel::Avx2(avx2) => {
+            // SAFETY: the token proves the CPU check passed, and
+            // `leaf_pairs` asserted the padding the kernel's loads rely on.
+            unsafe { x86::tile_pairs_avx2(avx2, leaf, boxes, out) }
         }
-        _ => tile_pairs_scalar(leaf, boxes, out),
+        Kernel::Scalar => tile_pairs_scalar(leaf, boxes, out),
     }
 }
 
@@ -41,12 +40,12 @@ pub(crate) struct RowMasks {
 /// x, y, z, high x, y, z, owned axes); padding lanes are the caller's to
 /// mask.
 #[inline]
-pub(crate) fn leaf_masks16(kernel: PairKernel, columns: &[[i16; 16]; 7], rows: usize) -> RowMasks {
+pub(crate) fn leaf_masks16(kernel: Kernel, columns: &[[i16; 16]; 7], rows: usize) -> RowMasks {
     match kernel {
-        #[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
-        // SAFETY: `Avx2` is only the resolved kernel on CPUs with AVX2.
-        PairKernel::Avx2 => unsafe { x86::leaf_masks16_avx2(columns, rows) },
-        _ => {
+        #[cfg(simd)]
+        // SAFETY: the token proves the CPU check passed.
+        Kernel::Avx2(avx2) => unsafe { x86::leaf_masks16_avx2(avx2, columns, rows) },
+        Kernel::Scalar => {
             let mut masks = RowMasks { found: [0; 16], sure: [0; 16] };
             for row in 0..rows {
                 let (lo, hi) =
@@ -102,13 +101,14 @@ fn live_lanes(chunk: usize, from: usize, count: usize) -> u32 {
     below & above
 }
 
-#[cfg(all(target_arch = "x86_64", not(feature = "scalar")))]
+#[cfg(simd)]
 mod x86 {
     //! AVX2: one 4×4 tile of (row, column) pairs is one 16-lane vector of
     //! 16-bit compares.
     use super::super::leaf::{LeafView, PairOut, report};
     use super::super::quantize::OWNS_PAIR;
     use super::RowMasks;
+    use crate::grid::cpu::Avx2Token;
     use broadphase_storage::Aabb;
     use std::arch::x86_64::*;
 
@@ -131,12 +131,14 @@ mod x86 {
     const COLUMNS: [u32; 5] = [0, spread(0x1111), spread(0x3333), spread(0x7777), spread(0xFFFF)];
 
     /// [`leaf_masks16`](super::leaf_masks16): one vector per column,
-    /// each row broadcast against it.
-    ///
-    /// # Safety
-    /// The CPU must have AVX2.
+    /// each row broadcast against it. Compiled for AVX2, which the token
+    /// proves.
     #[target_feature(enable = "avx2")]
-    pub(crate) unsafe fn leaf_masks16_avx2(columns: &[[i16; 16]; 7], rows: usize) -> RowMasks {
+    pub(crate) fn leaf_masks16_avx2(
+        _: Avx2Token,
+        columns: &[[i16; 16]; 7],
+        rows: usize,
+    ) -> RowMasks {
         // SAFETY: each column is exactly 16 `i16`, one 256-bit load.
         let column: [__m256i; 7] =
             core::array::from_fn(|c| unsafe { _mm256_loadu_si256(columns[c].as_ptr().cast()) });
@@ -172,12 +174,14 @@ mod x86 {
         masks
     }
 
+    /// Compiled for AVX2, which the token proves.
+    ///
     /// # Safety
-    /// The CPU must have AVX2, and every column of `leaf` must be padded to
-    /// a multiple of 16 slots holding `leaf.count` (checked by
-    /// [`LeafView::is_padded`]).
+    /// Every column of `leaf` must be padded to a multiple of 16 slots
+    /// holding `leaf.count` (checked by [`LeafView::is_padded`]).
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn tile_pairs_avx2<O: PairOut>(
+        _: Avx2Token,
         leaf: &LeafView<'_>,
         boxes: &[Aabb],
         out: &mut O,

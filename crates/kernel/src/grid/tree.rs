@@ -1,6 +1,7 @@
 //! The tree's storage and the type users hold.
 
 use super::config::{GridConfig, PairKernel};
+use super::cpu::Kernel;
 use super::leaf::{LeafColumns, SweepScratch};
 use super::quantize::{Cell, Item, Quantizer};
 use super::split::Splitter;
@@ -88,7 +89,8 @@ pub(crate) struct Builder {
 #[derive(Debug)]
 pub struct AdaptiveGrid {
     pub(crate) config: GridConfig,
-    pub(crate) kernel: PairKernel,
+    /// The leaf kernel that runs, resolved once from the configuration.
+    pub(crate) kernel: Kernel,
     pub(crate) quantizer: Quantizer,
     pub(crate) builder: Builder,
     /// The kept build's leaves, slot by slot.
@@ -121,7 +123,7 @@ impl AdaptiveGrid {
     pub fn with_config(config: GridConfig) -> Self {
         Self {
             config,
-            kernel: config.kernel.resolve(),
+            kernel: Kernel::resolve(config.kernel),
             quantizer: Quantizer::default(),
             builder: Builder::default(),
             leaves: LeafColumns::default(),
@@ -153,7 +155,7 @@ impl AdaptiveGrid {
     /// assert_ne!(AdaptiveGrid::default().pair_kernel(), PairKernel::Auto);
     /// ```
     pub fn pair_kernel(&self) -> PairKernel {
-        self.kernel
+        self.kernel.name()
     }
 
     /// How many boxes the kept build indexes (0 after
