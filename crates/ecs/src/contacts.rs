@@ -18,18 +18,19 @@
 //! (`try_lock`), then, waiting, those that were busy. A lock per pair
 //! would cost more than the insert it guards.
 //!
-//! **Layout.** Then one job per shard turns its sets into a compressed
-//! row table: partner counts, their prefix sums, every partner (inline
-//! slots and spill) written as an `Entity` into its entity's range, each
-//! range sorted. [`Contacts::touching`] is a lookup of two offsets.
+//! **Layout.** Then one job per shard turns its sets into a table: for
+//! each set that holds a value (the sets list those), its partners (inline
+//! slots and spill) written as entities into one buffer, sorted where they
+//! are not already, and a row per entity id saying where they are.
+//! [`Contacts::touching`] is the lookup of one row.
 //!
 //! The tables are built beside the published ones and swapped in only
 //! when the whole frame succeeds, so a failed run leaves what
 //! `touching` answers as it was, like every other output.
 
-use crate::proxies::EntityProxies;
 use broadphase_jobs::{IndexedJob, JobContext, JobError, JobSystem};
 use broadphase_storage::FastUniqueSets;
+use core::sync::atomic::{AtomicBool, Ordering};
 use hecs::Entity;
 use parking_lot::Mutex;
 
@@ -58,18 +59,37 @@ const BLOCK_BITS: u32 = 10;
 #[derive(Default)]
 struct Padded<T>(T);
 
+/// Where one entity's partners are in its shard's table.
+#[derive(Clone, Copy, Debug)]
+struct Row {
+    /// The entity whose partners these are.
+    owner: Entity,
+    start: usize,
+    /// At most the number of entity ids (a list holds each partner once).
+    len: u32,
+    /// The build of the table that wrote the row: the row is current only
+    /// if it is the table's.
+    stamp: u32,
+}
+
+impl Row {
+    /// A row no build wrote (builds are numbered from 1).
+    const EMPTY: Self = Self { owner: Entity::DANGLING, start: 0, len: 0, stamp: 0 };
+}
+
 /// One shard's published lists: entity id `i` of the shard, at local
-/// index `l = i >> bits`, touches `partners[offsets[l]..offsets[l + 1]]`,
-/// if `owners[l]` is the entity asked about.
+/// index `l = i >> bits`, touches `partners[start..start + len]` of
+/// `rows[l]`, if that row is of this build and its owner is the entity
+/// asked about.
 #[derive(Debug, Default)]
 struct Table {
-    /// `locals + 1` entries, ascending.
-    offsets: Vec<usize>,
-    /// Each entity's partners, sorted.
+    /// At least one row per set of the shard; those of earlier builds are
+    /// stale, and never emptied: the stamp tells them apart.
+    rows: Vec<Row>,
+    /// Every entity's partners, a sorted range each.
     partners: Vec<Entity>,
-    /// The entity whose partners each non-empty range holds; entries of
-    /// empty ranges are stale and never read.
-    owners: Vec<Entity>,
+    /// This build's number, from 1.
+    stamp: u32,
 }
 
 /// One shard: its sets being merged, and the table built from them.
@@ -131,30 +151,25 @@ impl Contacts {
         self.shards.len()
     }
 
-    /// Builds every entity's partner list from `pairs` (sorted, no
-    /// repeats, naming live proxies of `proxies`) beside the published
-    /// lists. [`publish`](Self::publish) then makes them current.
+    /// Builds every entity's partner list from `pairs` beside the
+    /// published lists; [`publish`](Self::publish) then makes them
+    /// current. `owners[i]` is the live entity of id `i`, and the pairs
+    /// name ids below `owners.len()`. They are meant sorted and free of
+    /// repeats (and are then merged faster), but any list gives exact
+    /// lists.
     pub(crate) fn build(
         &mut self,
         jobs: &JobSystem,
-        proxies: &EntityProxies,
+        owners: &[Entity],
         pairs: &[(Entity, Entity)],
     ) -> Result<(), JobError> {
-        let locals = proxies.slot_count().div_ceil(self.shards.len());
+        let locals = owners.len().div_ceil(self.shards.len());
         for shard in self.shards.iter_mut() {
             shard.0.get_mut().sets.reset(locals);
         }
         let pieces =
             if pairs.len() < PARALLEL_MIN || jobs.threads() < 2 { 1 } else { self.pieces.len() };
-        let pass = Pass {
-            bits: self.bits,
-            blocks: locals.div_ceil(1 << BLOCK_BITS).max(1),
-            shards: &self.shards,
-            pieces: &self.pieces[..pieces],
-            pairs,
-            piece_len: pairs.len().div_ceil(pieces).max(1),
-            proxies,
-        };
+        let pass = self.pass(pieces, locals, owners, pairs);
         if pieces == 1 {
             pass.merge(0);
             (0..self.shards.len()).for_each(|shard| pass.lay_out(shard));
@@ -163,8 +178,37 @@ impl Contacts {
         jobs.reserve_queue(pieces.max(self.shards.len()));
         let merge = Merge(&pass);
         jobs.scope(|s| (0..pieces).for_each(|piece| s.spawn_indexed(&merge, piece)))?;
+        if pass.repeats.load(Ordering::Relaxed) {
+            // Some pair is out of order or repeated: pieces that trusted
+            // their own pairs may have listed a partner twice. Merge again
+            // on this thread, testing every insert.
+            for shard in pass.shards {
+                shard.0.lock().sets.reset(locals);
+            }
+            self.pass(1, locals, owners, pairs).merge(0);
+        }
         let lay_out = LayOut(&pass);
         jobs.scope(|s| (0..pass.shards.len()).for_each(|shard| s.spawn_indexed(&lay_out, shard)))
+    }
+
+    /// What a build's passes read, for `pieces` pieces of `pairs`.
+    fn pass<'a>(
+        &'a self,
+        pieces: usize,
+        locals: usize,
+        owners: &'a [Entity],
+        pairs: &'a [(Entity, Entity)],
+    ) -> Pass<'a> {
+        Pass {
+            bits: self.bits,
+            blocks: locals.div_ceil(1 << BLOCK_BITS).max(1),
+            shards: &self.shards,
+            pieces: &self.pieces[..pieces],
+            pairs,
+            piece_len: pairs.len().div_ceil(pieces).max(1),
+            owners,
+            repeats: AtomicBool::new(false),
+        }
     }
 
     /// Makes the lists of the last [`build`](Self::build) the ones
@@ -181,15 +225,12 @@ impl Contacts {
     pub(crate) fn touching(&self, entity: Entity) -> &[Entity] {
         let id = entity.id() as usize;
         let table = &self.published[id & (self.published.len() - 1)];
-        let local = id >> self.bits;
-        let (Some(&start), Some(&end)) = (table.offsets.get(local), table.offsets.get(local + 1))
-        else {
-            return &[];
-        };
-        if start == end || table.owners[local] != entity {
-            return &[];
+        match table.rows.get(id >> self.bits) {
+            Some(row) if row.owner == entity && row.stamp == table.stamp => {
+                &table.partners[row.start..][..row.len as usize]
+            }
+            _ => &[],
         }
-        &table.partners[start..end]
     }
 }
 
@@ -202,11 +243,25 @@ struct Pass<'a> {
     pieces: &'a [Padded<Mutex<Piece>>],
     pairs: &'a [(Entity, Entity)],
     piece_len: usize,
-    proxies: &'a EntityProxies,
+    /// The live entity of each id.
+    owners: &'a [Entity],
+    /// Set by a piece whose pairs (with the one before them) are not
+    /// strictly increasing: then half-pairs may repeat.
+    repeats: AtomicBool,
 }
 
 impl Pass<'_> {
     /// Merges piece `piece` of the pairs into the shards' sets.
+    ///
+    /// **Trusted inserts.** If the pairs, by entity ids, are strictly
+    /// increasing and each has `a < b`, no half-pair repeats: those with
+    /// owner < partner are the `a`-halves of distinct pairs, the others
+    /// the `b`-halves. The piece tests that on its own pairs and the one
+    /// before them while it counts, and if it holds inserts with
+    /// [`FastUniqueSets::extend_distinct`] (no membership test); if not,
+    /// with the testing insert, and it says so in `repeats`: then the
+    /// other pieces' trust was not earned, and `build` merges again. With
+    /// every piece's test passed, the whole list is strictly increasing.
     fn merge(&self, piece: usize) {
         let start = (piece * self.piece_len).min(self.pairs.len());
         let end = (start + self.piece_len).min(self.pairs.len());
@@ -222,9 +277,22 @@ impl Pass<'_> {
         // half-pair at its bucket's cursor (which ends at the bucket's end).
         ends.clear();
         ends.resize(shards * blocks, 0);
+        // A slice, not the Vec: its length and place stay in registers.
+        let ends = &mut ends[..];
+        let key = |(a, b): (Entity, Entity)| (u64::from(a.id()) << 32) | u64::from(b.id());
+        // 0 is below every pair with a < b.
+        let mut last = start.checked_sub(1).map_or(0, |before| key(self.pairs[before]));
+        let mut distinct = true;
         for &(a, b) in pairs {
-            ends[bucket_of(a.id())] += 1;
-            ends[bucket_of(b.id())] += 1;
+            let (a, b) = (a.id(), b.id());
+            ends[bucket_of(a)] += 1;
+            ends[bucket_of(b)] += 1;
+            let next = (u64::from(a) << 32) | u64::from(b);
+            distinct &= (next > last) & (a < b);
+            last = next;
+        }
+        if !distinct {
+            self.repeats.store(true, Ordering::Relaxed);
         }
         let mut sum = 0;
         for cursor in ends.iter_mut() {
@@ -232,8 +300,11 @@ impl Pass<'_> {
             *cursor = sum;
             sum += count;
         }
-        half_pairs.clear();
-        half_pairs.resize(sum, (0, 0));
+        // Every place below `sum` is written: the buffer only grows.
+        if half_pairs.len() < sum {
+            half_pairs.resize(sum, (0, 0));
+        }
+        let half_pairs = &mut half_pairs[..sum];
         for &(a, b) in pairs {
             let (a, b) = (a.id(), b.id());
             for (owner, partner) in [(a, b), (b, a)] {
@@ -248,9 +319,10 @@ impl Pass<'_> {
             &half_pairs[start..ends[shard * blocks + blocks - 1]]
         };
         let insert = |sets: &mut FastUniqueSets, bucket: &[(u32, u32)]| {
-            for &(local, partner) in bucket {
-                let new = sets.insert(local, partner);
-                debug_assert!(new, "a pair listed twice");
+            if distinct {
+                sets.extend_distinct(bucket);
+            } else {
+                bucket.iter().for_each(|&(local, partner)| _ = sets.insert(local, partner));
             }
         };
         // Each piece starts at its own shard; a busy shard waits for the
@@ -274,62 +346,59 @@ impl Pass<'_> {
         }
     }
 
-    /// Lays shard `shard`'s sets out as its table of sorted entities: two
-    /// passes over the sets (counts and their prefix sums; then each
-    /// set's partners, its owner, and a sort where needed), the spill
-    /// sorted by set on the side so that it needs no cursor per set.
+    /// Lays shard `shard`'s sets out as its table of sorted entities, in
+    /// one pass over the sets that hold a value: each set's partners,
+    /// inline then spilled, as entities at the next place of `partners`,
+    /// sorted where they are not already, and the set's row, stamped with
+    /// the table's new build number (the other rows are left as they
+    /// are: stale). The spill is sorted by set on the side, and a full set
+    /// finds its part by binary search.
     fn lay_out(&self, shard: usize) {
         let mut locked = self.shards[shard].0.lock();
         let Shard { sets, spilled, building } = &mut *locked;
-        let Table { offsets, partners, owners } = building;
-        let locals = sets.set_count();
-        spilled.clear();
-        spilled.extend(sets.spilled_values());
-        spilled.sort_unstable();
-        // offsets[l]: where set l's partners start; a set's spilled values
-        // follow its 8 inline ones.
-        offsets.clear();
-        let mut sum = 0;
-        offsets.extend(sets.inline_sets().map(|inline| {
-            let start = sum;
-            sum += inline.len();
-            start
-        }));
-        offsets.push(sum);
-        if !spilled.is_empty() {
-            // Each start moves up by the spilled values of the sets before.
-            let (mut shift, mut next) = (0, 0);
-            for (local, start) in offsets.iter_mut().enumerate() {
-                *start += shift;
-                while spilled.get(next).is_some_and(|&(set, _)| set as usize == local) {
-                    shift += 1;
-                    next += 1;
-                }
-            }
-            sum += shift;
+        let Table { rows, partners, stamp } = building;
+        if *stamp == u32::MAX {
+            // Numbers run out every 4 billion builds: forget every row.
+            rows.fill(Row::EMPTY);
+            *stamp = 0;
         }
-        partners.clear();
-        partners.resize(sum, Entity::DANGLING);
-        owners.resize(locals, Entity::DANGLING);
-        let entity = |id: u32| self.proxies.live_entity_at(id);
-        let mut spilled = spilled.iter().peekable();
-        for (local, inline) in sets.inline_sets().enumerate() {
-            if inline.is_empty() {
-                continue;
-            }
-            let list = &mut partners[offsets[local]..offsets[local + 1]];
+        *stamp += 1;
+        let stamp = *stamp;
+        if rows.len() < sets.set_count() {
+            rows.resize(sets.set_count(), Row::EMPTY);
+        }
+        spilled.clear();
+        if sets.spilled() > 0 {
+            spilled.extend(sets.spilled_values());
+            spilled.sort_unstable();
+        }
+        // Every place is written below: the entities only stand in.
+        partners.resize(sets.value_count(), Entity::DANGLING);
+        let (rows, partners, owners) = (&mut rows[..], &mut partners[..], self.owners);
+        let mut start = 0;
+        for &local in sets.touched_sets() {
+            let inline = sets.inline_values(local);
+            let more = if inline.len() == FastUniqueSets::INLINE_SLOTS && !spilled.is_empty() {
+                let from = spilled.partition_point(|&(set, _)| set < local);
+                let to = from + spilled[from..].partition_point(|&(set, _)| set == local);
+                &spilled[from..to]
+            } else {
+                &[]
+            };
+            let len = inline.len() + more.len();
+            let list = &mut partners[start..start + len];
             let (head, tail) = list.split_at_mut(inline.len());
-            for (to, &partner) in head.iter_mut().zip(inline) {
-                *to = entity(partner);
-            }
-            for to in tail {
-                let (_, partner) = spilled.next().expect("counted above");
-                *to = entity(*partner);
-            }
-            owners[local] = entity(((local as u32) << self.bits) | shard as u32);
-            if list.len() > 1 && !list.is_sorted() {
+            head.iter_mut().zip(inline).for_each(|(to, &id)| *to = owners[id as usize]);
+            tail.iter_mut().zip(more).for_each(|(to, &(_, id))| *to = owners[id as usize]);
+            // Ids in order are entities in order (live entities have
+            // distinct ids): the inline ones are tested as ids.
+            if !(more.is_empty() && inline.is_sorted()) && !list.is_sorted() {
                 list.sort_unstable();
             }
+            let owner = owners[((local << self.bits) | shard as u32) as usize];
+            // `len` fits: a list holds each partner once, and ids are u32.
+            rows[local as usize] = Row { owner, start, len: len as u32, stamp };
+            start += len;
         }
     }
 }
