@@ -30,9 +30,9 @@
 
 use broadphase_jobs::{IndexedJob, JobContext, JobError, JobSystem};
 use broadphase_storage::FastUniqueSets;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use hecs::Entity;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 
 /// Shards per thread of the job system: several, so a job seldom finds
 /// the shard it wants locked.
@@ -101,6 +101,14 @@ struct Shard {
     building: Table,
 }
 
+/// A shard behind its lock, and how many pieces have yet to merge into
+/// it this build: the piece that brings it to 0 lays the shard out.
+#[derive(Default)]
+struct ShardCell {
+    shard: Mutex<Shard>,
+    pending: AtomicUsize,
+}
+
 /// A piece's scratch: its half-pairs bucketed by shard.
 #[derive(Default)]
 struct Piece {
@@ -116,7 +124,7 @@ struct Piece {
 pub(crate) struct Contacts {
     /// log2 of the shard count.
     bits: u32,
-    shards: Box<[Padded<Mutex<Shard>>]>,
+    shards: Box<[Padded<ShardCell>]>,
     pieces: Box<[Padded<Mutex<Piece>>]>,
     /// The tables `touching` reads, by shard.
     published: Vec<Table>,
@@ -164,31 +172,31 @@ impl Contacts {
         pairs: &[(Entity, Entity)],
     ) -> Result<(), JobError> {
         let locals = owners.len().div_ceil(self.shards.len());
-        for shard in self.shards.iter_mut() {
-            shard.0.get_mut().sets.reset(locals);
-        }
         let pieces =
             if pairs.len() < PARALLEL_MIN || jobs.threads() < 2 { 1 } else { self.pieces.len() };
+        for cell in self.shards.iter_mut() {
+            cell.0.shard.get_mut().sets.reset(locals);
+            *cell.0.pending.get_mut() = pieces;
+        }
         let pass = self.pass(pieces, locals, owners, pairs);
         if pieces == 1 {
             pass.merge(0);
-            (0..self.shards.len()).for_each(|shard| pass.lay_out(shard));
             return Ok(());
         }
-        jobs.reserve_queue(pieces.max(self.shards.len()));
+        jobs.reserve_queue(pieces);
         let merge = Merge(&pass);
         jobs.scope(|s| (0..pieces).for_each(|piece| s.spawn_indexed(&merge, piece)))?;
         if pass.repeats.load(Ordering::Relaxed) {
             // Some pair is out of order or repeated: pieces that trusted
-            // their own pairs may have listed a partner twice. Merge again
-            // on this thread, testing every insert.
-            for shard in pass.shards {
-                shard.0.lock().sets.reset(locals);
+            // their own pairs may have listed a partner twice. Merge (and
+            // lay out) again on this thread, testing every insert.
+            for cell in pass.shards {
+                cell.0.shard.lock().sets.reset(locals);
+                cell.0.pending.store(1, Ordering::Relaxed);
             }
             self.pass(1, locals, owners, pairs).merge(0);
         }
-        let lay_out = LayOut(&pass);
-        jobs.scope(|s| (0..pass.shards.len()).for_each(|shard| s.spawn_indexed(&lay_out, shard)))
+        Ok(())
     }
 
     /// What a build's passes read, for `pieces` pieces of `pairs`.
@@ -215,7 +223,7 @@ impl Contacts {
     /// [`touching`](Self::touching) reads.
     pub(crate) fn publish(&mut self) {
         for (shard, table) in self.shards.iter_mut().zip(&mut self.published) {
-            core::mem::swap(&mut shard.0.get_mut().building, table);
+            core::mem::swap(&mut shard.0.shard.get_mut().building, table);
         }
     }
 
@@ -239,7 +247,7 @@ struct Pass<'a> {
     bits: u32,
     /// Blocks of sets per shard.
     blocks: usize,
-    shards: &'a [Padded<Mutex<Shard>>],
+    shards: &'a [Padded<ShardCell>],
     pieces: &'a [Padded<Mutex<Piece>>],
     pairs: &'a [(Entity, Entity)],
     piece_len: usize,
@@ -326,23 +334,43 @@ impl Pass<'_> {
             }
         };
         // Each piece starts at its own shard; a busy shard waits for the
-        // second round.
+        // second round. The last piece done with a shard lays it out, at
+        // once, while its sets are in this core's cache.
         let first = piece * shards / self.pieces.len();
         let mut busy = 0u64;
         for k in 0..shards {
             let shard = (first + k) & mask;
+            let cell = &self.shards[shard].0;
             if bucket(shard).is_empty() {
+                self.done_with(shard, None);
                 continue;
             }
-            match self.shards[shard].0.try_lock() {
-                Some(mut locked) => insert(&mut locked.sets, bucket(shard)),
+            match cell.shard.try_lock() {
+                Some(mut locked) => {
+                    insert(&mut locked.sets, bucket(shard));
+                    self.done_with(shard, Some(locked));
+                }
                 None => busy |= 1 << shard,
             }
         }
         while busy != 0 {
             let shard = busy.trailing_zeros() as usize;
             busy &= busy - 1;
-            insert(&mut self.shards[shard].0.lock().sets, bucket(shard));
+            let mut locked = self.shards[shard].0.shard.lock();
+            insert(&mut locked.sets, bucket(shard));
+            self.done_with(shard, Some(locked));
+        }
+    }
+
+    /// Counts one more piece done with shard `shard` (whose lock it may
+    /// hold); the last lays the shard out.
+    fn done_with(&self, shard: usize, locked: Option<MutexGuard<'_, Shard>>) {
+        let cell = &self.shards[shard].0;
+        // AcqRel: the last piece sees every other piece's inserts (the
+        // lock orders them too).
+        if cell.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let mut locked = locked.unwrap_or_else(|| cell.shard.lock());
+            self.lay_out(shard, &mut locked);
         }
     }
 
@@ -353,9 +381,8 @@ impl Pass<'_> {
     /// the table's new build number (the other rows are left as they
     /// are: stale). The spill is sorted by set on the side, and a full set
     /// finds its part by binary search.
-    fn lay_out(&self, shard: usize) {
-        let mut locked = self.shards[shard].0.lock();
-        let Shard { sets, spilled, building } = &mut *locked;
+    fn lay_out(&self, shard: usize, locked: &mut Shard) {
+        let Shard { sets, spilled, building } = locked;
         let Table { rows, partners, stamp } = building;
         if *stamp == u32::MAX {
             // Numbers run out every 4 billion builds: forget every row.
@@ -412,15 +439,6 @@ impl<'scope> IndexedJob<'scope> for Merge<'_, '_> {
     }
 }
 
-/// The layout, one job per shard.
-struct LayOut<'a, 'b>(&'a Pass<'b>);
-
-impl<'scope> IndexedJob<'scope> for LayOut<'_, '_> {
-    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, shard: usize) {
-        self.0.lay_out(shard);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -444,3 +462,4 @@ mod tests {
         assert!(contacts.touching(entity).is_empty());
     }
 }
+
