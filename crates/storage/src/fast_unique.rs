@@ -273,8 +273,10 @@ pub struct FastUniqueSets {
     /// Per set: inline slots in use, `0..=SLOTS`. Its length is the set count.
     fills: Vec<u8>,
     /// `touched[..touched_len]`: every set whose fill is not 0, once, in
-    /// the order they got their first value. At least one entry per set,
-    /// so adding one never allocates; entries past `touched_len` are stale.
+    /// the order they got their first value. One entry per set and one
+    /// more, so adding one never allocates and a batch may write the next
+    /// entry whether or not it adds one; entries past `touched_len` are
+    /// stale.
     touched: Vec<u32>,
     touched_len: usize,
     /// Values in inline slots, over all sets.
@@ -350,8 +352,8 @@ impl FastUniqueSets {
         if self.slots.len() < set_count {
             self.slots.resize(set_count, SetSlots([0; SLOTS]));
         }
-        if self.touched.len() < set_count {
-            self.touched.resize(set_count, 0);
+        if self.touched.len() <= set_count {
+            self.touched.resize(set_count + 1, 0);
         }
         self.touched_len = 0;
         self.inline_count = 0;
@@ -448,28 +450,30 @@ impl FastUniqueSets {
     /// assert_eq!(sets.value_count(), 11);
     /// ```
     pub fn extend_distinct(&mut self, values: &[(u32, u32)]) {
-        // The buffers as slices and the counts in locals: the loop's
-        // stores then leave them in registers.
+        // The buffers as slices: their places then stay in registers
+        // across the loop's stores.
         let Self { slots, fills, touched, touched_len, inline_count, spill } = self;
         let (slots, fills, touched) = (&mut slots[..], &mut fills[..], &mut touched[..]);
-        let (mut first, mut inline) = (*touched_len, 0);
+        let mut first = *touched_len;
         for &(set, value) in values {
             let s = set as usize;
             let fill = fills[s];
             if usize::from(fill) < SLOTS {
-                if fill == 0 {
-                    touched[first] = set;
-                    first += 1;
-                }
+                // Written always, kept only for a first value: no branch
+                // to guess wrong (first and later values come mixed).
+                touched[first] = set;
+                first += usize::from(fill == 0);
                 slots[s].0[usize::from(fill)] = value;
                 fills[s] = fill + 1;
-                inline += 1;
+                // Kept current: should a later set be out of range (a
+                // panic), every set with a value is still listed and
+                // counted.
+                *touched_len = first;
+                *inline_count += 1;
             } else {
                 spill.insert(Self::spill_key(set, value));
             }
         }
-        *touched_len = first;
-        *inline_count += inline;
     }
 
     /// How many values the sets hold in all (counting a value twice where
@@ -556,6 +560,33 @@ impl FastUniqueSets {
         &self.slots[s].0[..usize::from(self.fills[s])]
     }
 
+    /// Set `set`'s 8 inline slots and how many of them, from the first,
+    /// hold its values: [`inline_values`](FastUniqueSets::inline_values)
+    /// as a whole array, for readers that handle a fixed number of slots
+    /// without a branch on the count. Slots past the count hold leftovers
+    /// of earlier values (or 0), to be ignored.
+    ///
+    /// # Panics
+    ///
+    /// If `set >= self.set_count()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut sets = broadphase_storage::FastUniqueSets::new();
+    /// sets.reset(1);
+    /// sets.insert(0, 7);
+    /// sets.insert(0, 9);
+    /// let (slots, count) = sets.inline_slots(0);
+    /// assert_eq!(&slots[..count], [7, 9]);
+    /// assert_eq!(&slots[..count], sets.inline_values(0));
+    /// ```
+    #[inline]
+    pub fn inline_slots(&self, set: u32) -> (&[u32; SLOTS], usize) {
+        let s = set as usize;
+        (&self.slots[s].0, usize::from(self.fills[s]))
+    }
+
     /// Every set's inline values, in set order: item `i` is
     /// [`inline_values(i)`](FastUniqueSets::inline_values). One pass over
     /// the sets with no lookup per set.
@@ -620,7 +651,8 @@ impl FastUniqueSets {
     /// assert!(set_room >= 100 && spill_room >= 10);
     /// ```
     pub fn capacity(&self) -> [usize; 2] {
-        let sets = self.slots.capacity().min(self.fills.capacity()).min(self.touched.capacity());
+        let touched = self.touched.capacity().saturating_sub(1);
+        let sets = self.slots.capacity().min(self.fills.capacity()).min(touched);
         [sets, self.spill.capacity()]
     }
 
@@ -639,7 +671,7 @@ impl FastUniqueSets {
     pub fn reserve(&mut self, sets: usize, spilled: usize) {
         self.slots.reserve_exact(sets.saturating_sub(self.slots.len()));
         self.fills.reserve_exact(sets.saturating_sub(self.fills.len()));
-        self.touched.reserve_exact(sets.saturating_sub(self.touched.len()));
+        self.touched.reserve_exact((sets + 1).saturating_sub(self.touched.len()));
         let spill_len = self.spill.len();
         self.spill.reserve(spilled.saturating_sub(spill_len));
     }
@@ -851,6 +883,10 @@ mod tests {
                 .collect();
             assert_eq!(sets.inline_sets().len(), set_count);
             assert!(sets.inline_sets().enumerate().all(|(s, v)| v == sets.inline_values(s as u32)));
+            assert!((0..set_count as u32).all(|s| {
+                let (slots, count) = sets.inline_slots(s);
+                &slots[..count] == sets.inline_values(s)
+            }));
             let count = listed.len();
             listed.sort_unstable();
             listed.dedup();
@@ -965,6 +1001,25 @@ mod tests {
         sets.extend_distinct(&[(0, 99), (0, 99)]);
         assert_eq!(sets.spilled_values().collect::<Vec<_>>(), [(0, 99)]);
         assert_eq!(sets.value_count(), 9);
+    }
+
+    /// A batch that panics on a set out of range leaves the values before
+    /// it listed and counted, so the next reset still empties every set.
+    #[test]
+    fn sets_extend_distinct_panic_keeps_the_sets_consistent() {
+        let mut sets = FastUniqueSets::new();
+        sets.reset(4);
+        let batch = [(1, 10), (2, 20), (1, 11), (9, 0), (3, 30)];
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            sets.extend_distinct(&batch);
+        }));
+        assert!(panicked.is_err());
+        assert_eq!(sets.touched_sets(), [1, 2]);
+        assert_eq!(sets.value_count(), 3);
+        assert_eq!(sets.inline_values(1), [10, 11]);
+        sets.reset(4);
+        assert!((0..4).all(|set| sets.inline_values(set).is_empty()));
+        assert_eq!(sets.value_count(), 0);
     }
 
     #[test]
