@@ -95,7 +95,35 @@ struct Shard {
     /// Every set's partner ids, laid out as the entities will be, and 8
     /// more (scratch of the layout).
     ids: Vec<u32>,
+    /// 1 + the last piece that inserted this build, 0 before any.
+    inserted_by: usize,
+    /// Whether every insert of this build was trusted and the pieces
+    /// inserted in the order of their pairs: then every set is sorted.
+    in_order: bool,
     building: Table,
+}
+
+impl Shard {
+    /// Empties the sets, `locals` of them, for a build.
+    fn reset(&mut self, locals: usize) {
+        self.sets.reset(locals);
+        self.inserted_by = 0;
+        self.in_order = true;
+    }
+
+    /// Adds piece `piece`'s half-pairs of this shard, `trusted` if the
+    /// pairs were proven strictly increasing.
+    fn insert(&mut self, piece: usize, trusted: bool, half_pairs: &[(u32, u32)]) {
+        // Trusted pieces, one after another in the order of their pairs,
+        // give each set its partners in ascending order (see `merge`).
+        self.in_order &= trusted & (piece + 1 > self.inserted_by);
+        self.inserted_by = piece + 1;
+        if trusted {
+            self.sets.extend_distinct(half_pairs);
+        } else {
+            half_pairs.iter().for_each(|&(local, partner)| _ = self.sets.insert(local, partner));
+        }
+    }
 }
 
 /// A shard behind its lock, and how many pieces have yet to merge into
@@ -172,7 +200,7 @@ impl Contacts {
         let pieces =
             if pairs.len() < PARALLEL_MIN || jobs.threads() < 2 { 1 } else { self.pieces.len() };
         for cell in self.shards.iter_mut() {
-            cell.0.shard.get_mut().sets.reset(locals);
+            cell.0.shard.get_mut().reset(locals);
             *cell.0.pending.get_mut() = pieces;
         }
         let pass = self.pass(pieces, locals, owners, pairs);
@@ -188,7 +216,7 @@ impl Contacts {
             // their own pairs may have listed a partner twice. Merge (and
             // lay out) again on this thread, testing every insert.
             for cell in pass.shards {
-                cell.0.shard.lock().sets.reset(locals);
+                cell.0.shard.lock().reset(locals);
                 cell.0.pending.store(1, Ordering::Relaxed);
             }
             self.pass(1, locals, owners, pairs).merge(0);
@@ -280,8 +308,9 @@ impl Pass<'_> {
         let shards = self.shards.len();
         let mask = shards - 1;
         let (bits, blocks) = (self.bits, self.blocks);
-        let bucket_of =
-            |id: u32| (id as usize & mask) * blocks + (id >> bits >> BLOCK_BITS) as usize;
+        // An id's block: its local index (id >> bits) >> BLOCK_BITS.
+        let block_shift = bits + BLOCK_BITS;
+        let bucket_of = |id: u32| (id as usize & mask) * blocks + (id >> block_shift) as usize;
         // Counting sort by shard and block: counts, starts, then each
         // half-pair at its bucket's cursor (which ends at the bucket's end).
         ends.clear();
@@ -327,13 +356,8 @@ impl Pass<'_> {
             let start = if shard == 0 { 0 } else { ends[shard * blocks - 1] };
             &half_pairs[start..ends[shard * blocks + blocks - 1]]
         };
-        let insert = |sets: &mut FastUniqueSets, bucket: &[(u32, u32)]| {
-            if distinct {
-                sets.extend_distinct(bucket);
-            } else {
-                bucket.iter().for_each(|&(local, partner)| _ = sets.insert(local, partner));
-            }
-        };
+        let insert =
+            |shard: &mut Shard, bucket: &[(u32, u32)]| shard.insert(piece, distinct, bucket);
         // Each piece starts at its own shard; a busy shard waits for the
         // second round. The last piece done with a shard lays it out, at
         // once, while its sets are in this core's cache.
@@ -348,7 +372,7 @@ impl Pass<'_> {
             }
             match cell.shard.try_lock() {
                 Some(mut locked) => {
-                    insert(&mut locked.sets, bucket(shard));
+                    insert(&mut locked, bucket(shard));
                     self.done_with(shard, Some(locked));
                 }
                 None => busy |= 1 << shard,
@@ -358,7 +382,7 @@ impl Pass<'_> {
             let shard = busy.trailing_zeros() as usize;
             busy &= busy - 1;
             let mut locked = self.shards[shard].0.shard.lock();
-            insert(&mut locked.sets, bucket(shard));
+            insert(&mut locked, bucket(shard));
             self.done_with(shard, Some(locked));
         }
     }
@@ -392,7 +416,7 @@ impl Pass<'_> {
     /// `records` and `partners`, and 4 bytes per set to `record_of`.
     fn lay_out(&self, shard: usize, locked: &mut Shard) {
         const SLOTS: usize = FastUniqueSets::INLINE_SLOTS;
-        let Shard { sets, spilled, ids, building } = locked;
+        let Shard { sets, spilled, ids, in_order, building, .. } = locked;
         let Table { record_of, records, partners } = building;
         if record_of.len() < sets.set_count() {
             record_of.resize(sets.set_count(), 0);
@@ -408,7 +432,8 @@ impl Pass<'_> {
         let touched = sets.touched_sets();
         records.resize(touched.len() + 1, Record { owner: Entity::DANGLING, start: 0 });
         let owner_ids = OwnerIds { owners: self.owners, bits: self.bits, shard: shard as u32 };
-        let start = lay_out_ids(sets, spilled, owner_ids, ids, &mut records[..], record_of);
+        let (records, in_order) = (&mut records[..], *in_order);
+        let start = lay_out_ids(sets, spilled, in_order, owner_ids, ids, records, record_of);
         records[touched.len()].start = start;
         // The entities: one tight pass.
         partners.resize(values, Entity::DANGLING);
@@ -433,6 +458,7 @@ struct OwnerIds<'a> {
 fn lay_out_ids(
     sets: &FastUniqueSets,
     spilled: &[(u32, u32)],
+    in_order: bool,
     owners: OwnerIds<'_>,
     ids: &mut [u32],
     records: &mut [Record],
@@ -457,13 +483,15 @@ fn lay_out_ids(
         } else {
             let list = &mut ids[start..start + SLOTS];
             list.copy_from_slice(slots);
-            // Bit j: slots j - 1 and j out of order; only those below the
-            // count matter.
-            let disorder =
-                (1..SLOTS).fold(0u32, |bits, j| bits | (u32::from(slots[j - 1] >= slots[j]) << j));
             let list = &mut list[..len];
-            if disorder & ((1 << len) - 1) != 0 {
-                sort_ids(list);
+            if !in_order {
+                // Bit j: slots j - 1 and j out of order; only those below
+                // the count matter.
+                let disorder = (1..SLOTS)
+                    .fold(0u32, |bits, j| bits | (u32::from(slots[j - 1] >= slots[j]) << j));
+                if disorder & ((1 << len) - 1) != 0 {
+                    sort_ids(list);
+                }
             }
             list
         };

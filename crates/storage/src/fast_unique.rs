@@ -450,26 +450,37 @@ impl FastUniqueSets {
     /// assert_eq!(sets.value_count(), 11);
     /// ```
     pub fn extend_distinct(&mut self, values: &[(u32, u32)]) {
+        /// The counts as the loop keeps them, in registers, written back
+        /// when it ends, or unwinds from a set out of range: then every
+        /// set with a value is still listed and counted.
+        struct Counts<'a> {
+            touched_len: &'a mut usize,
+            inline_count: &'a mut usize,
+            touched: usize,
+            inline: usize,
+        }
+        impl Drop for Counts<'_> {
+            fn drop(&mut self) {
+                *self.touched_len = self.touched;
+                *self.inline_count += self.inline;
+            }
+        }
+        let Self { slots, fills, touched, touched_len, inline_count, spill } = self;
         // The buffers as slices: their places then stay in registers
         // across the loop's stores.
-        let Self { slots, fills, touched, touched_len, inline_count, spill } = self;
         let (slots, fills, touched) = (&mut slots[..], &mut fills[..], &mut touched[..]);
-        let mut first = *touched_len;
+        let mut counts = Counts { touched: *touched_len, touched_len, inline_count, inline: 0 };
         for &(set, value) in values {
             let s = set as usize;
             let fill = fills[s];
             if usize::from(fill) < SLOTS {
                 // Written always, kept only for a first value: no branch
                 // to guess wrong (first and later values come mixed).
-                touched[first] = set;
-                first += usize::from(fill == 0);
+                touched[counts.touched] = set;
+                counts.touched += usize::from(fill == 0);
                 slots[s].0[usize::from(fill)] = value;
                 fills[s] = fill + 1;
-                // Kept current: should a later set be out of range (a
-                // panic), every set with a value is still listed and
-                // counted.
-                *touched_len = first;
-                *inline_count += 1;
+                counts.inline += 1;
             } else {
                 spill.insert(Self::spill_key(set, value));
             }
