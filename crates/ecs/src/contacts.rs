@@ -16,13 +16,19 @@
 //! by one, starting at a different shard per piece, locking each once
 //! for its whole bucket: first every shard it can lock without waiting
 //! (`try_lock`), then, waiting, those that were busy. A lock per pair
-//! would cost more than the insert it guards.
+//! would cost more than the insert it guards. While it counts, the job
+//! tests that its pairs are strictly increasing with `a < b`, which
+//! proves its half-pairs distinct: then it inserts without the sets'
+//! membership test ([`FastUniqueSets::extend_distinct`]); if any piece
+//! finds otherwise, the sets are filled again with the testing insert.
 //!
-//! **Layout.** Then one job per shard turns its sets into a table: for
-//! each set that holds a value (the sets list those), its partners (inline
-//! slots and spill) written as entities into one buffer, sorted where they
-//! are not already, and a row per entity id saying where they are.
-//! [`Contacts::touching`] is the lookup of one row.
+//! **Layout.** The piece that is the last to merge into a shard lays the
+//! shard out at once, in the same job: for each set that holds a value
+//! (the sets list those), its partner ids (inline slots and spill) copied
+//! into one buffer, sorted where they may not be already, then all turned
+//! into entities; a record per set (its entity and where its partners
+//! start, written in order) and, per entity id, the place of its record.
+//! [`Contacts::touching`] is the lookup of one record.
 //!
 //! The tables are built beside the published ones and swapped in only
 //! when the whole frame succeeds, so a failed run leaves what
@@ -115,7 +121,8 @@ impl Shard {
     /// pairs were proven strictly increasing.
     fn insert(&mut self, piece: usize, trusted: bool, half_pairs: &[(u32, u32)]) {
         // Trusted pieces, one after another in the order of their pairs,
-        // give each set its partners in ascending order (see `merge`).
+        // give each set its partners in ascending order (see
+        // `Pass::merge`).
         self.in_order &= trusted & (piece + 1 > self.inserted_by);
         self.inserted_by = piece + 1;
         if trusted {
@@ -288,7 +295,8 @@ struct Pass<'a> {
 }
 
 impl Pass<'_> {
-    /// Merges piece `piece` of the pairs into the shards' sets.
+    /// Merges piece `piece` of the pairs into the shards' sets, and lays
+    /// out each shard it is the last to merge into.
     ///
     /// **Trusted inserts.** If the pairs, by entity ids, are strictly
     /// increasing and each has `a < b`, no half-pair repeats: those with
@@ -299,6 +307,14 @@ impl Pass<'_> {
     /// with the testing insert, and it says so in `repeats`: then the
     /// other pieces' trust was not earned, and `build` merges again. With
     /// every piece's test passed, the whole list is strictly increasing.
+    ///
+    /// **Sorted sets.** A trusted piece also gives each set its partners
+    /// in ascending order: the counting sort keeps the pairs' order within
+    /// a bucket, an entity `x`'s partners `y < x` come from pairs `(y, x)`,
+    /// which precede its pairs `(x, z)`, and each kind comes in ascending
+    /// order of the partner. Trusted pieces that take a shard in the order
+    /// of their pairs keep every set sorted, and the layout then skips the
+    /// test ([`Shard::insert`] keeps track).
     fn merge(&self, piece: usize) {
         let start = (piece * self.piece_len).min(self.pairs.len());
         let end = (start + self.piece_len).min(self.pairs.len());
