@@ -347,7 +347,8 @@ impl<P: Position> BroadPhasePlugin<P> {
         let paired = Instant::now();
         {
             zone!("contacts");
-            let built = self.contacts.build(&self.backend.jobs, &self.proxies, &self.next);
+            let built =
+                self.contacts.build(&self.backend.jobs, self.proxies.live_entities(), &self.next);
             if let Err(error) = built {
                 self.filtered = true;
                 return Err(PluginError::Job(error));

@@ -223,17 +223,11 @@ impl EntityProxies {
         self.owners[proxy.index() as usize]
     }
 
-    /// How many entity ids have had a slot: every live proxy's index is
-    /// below it.
-    #[inline]
-    pub(crate) fn slot_count(&self) -> usize {
-        self.owners.len()
-    }
-
-    /// The entity of the live proxy in slot `id` (its entity id).
-    #[inline]
-    pub(crate) fn live_entity_at(&self, id: u32) -> Entity {
-        self.owners[id as usize]
+    /// The entity of each slot's live proxy, by slot (its entity id):
+    /// one entry per entity id that has had a slot, so every live proxy's
+    /// index is below its length.
+    pub(crate) fn live_entities(&self) -> &[Entity] {
+        &self.owners
     }
 
     /// The layers of a live proxy's entity.

@@ -247,9 +247,11 @@ const _: () = assert!(size_of::<SetSlots>() == 32 && align_of::<SetSlots>() == 3
 /// spill (`AHashSet<u64>` keyed by `set << 32 | value`): any number of values
 /// per set, any `u32` value (`u32::MAX` included).
 ///
-/// [`reset`](FastUniqueSets::reset) zeroes the fill counts in O(set count)
-/// and keeps every buffer, so a warm frame of the same shape allocates
-/// nothing.
+/// The sets that hold a value are listed in the order they got their first
+/// ([`touched_sets`](FastUniqueSets::touched_sets)), so a reader can visit
+/// only those, and [`reset`](FastUniqueSets::reset) zeroes only their fill
+/// counts: O(sets touched), not O(set count). It keeps every buffer, so a
+/// warm frame of the same shape allocates nothing.
 ///
 /// # Examples
 ///
@@ -270,6 +272,15 @@ pub struct FastUniqueSets {
     slots: Vec<SetSlots>,
     /// Per set: inline slots in use, `0..=SLOTS`. Its length is the set count.
     fills: Vec<u8>,
+    /// `touched[..touched_len]`: every set whose fill is not 0, once, in
+    /// the order they got their first value. One entry per set and one
+    /// more, so adding one never allocates and a batch may write the next
+    /// entry whether or not it adds one; entries past `touched_len` are
+    /// stale.
+    touched: Vec<u32>,
+    touched_len: usize,
+    /// Values in inline slots, over all sets.
+    inline_count: usize,
     spill: AHashSet<u64>,
 }
 
@@ -277,12 +288,29 @@ impl fmt::Debug for FastUniqueSets {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FastUniqueSets")
             .field("set_count", &self.set_count())
+            .field("touched", &self.touched_len)
             .field("spilled", &self.spilled())
             .finish_non_exhaustive()
     }
 }
 
 impl FastUniqueSets {
+    /// Inline slots per set: a set's first 8 values are in
+    /// [`inline_values`](FastUniqueSets::inline_values), the rest in the
+    /// spill.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_storage::FastUniqueSets;
+    /// let mut sets = FastUniqueSets::new();
+    /// sets.reset(1);
+    /// (0..10).for_each(|v| { sets.insert(0, v); });
+    /// assert_eq!(sets.inline_values(0).len(), FastUniqueSets::INLINE_SLOTS);
+    /// assert_eq!(sets.spilled(), 10 - FastUniqueSets::INLINE_SLOTS);
+    /// ```
+    pub const INLINE_SLOTS: usize = SLOTS;
+
     /// No sets; call [`reset`](FastUniqueSets::reset) before inserting.
     ///
     /// # Examples
@@ -296,7 +324,8 @@ impl FastUniqueSets {
     }
 
     /// Empties every set and makes `set_count` of them (ids
-    /// `0..set_count`). O(`set_count`); buffers are kept and only grow.
+    /// `0..set_count`). O(sets touched since the last reset), plus the
+    /// new sets when the count grows; buffers are kept and only grow.
     ///
     /// # Examples
     ///
@@ -309,11 +338,25 @@ impl FastUniqueSets {
     /// assert_eq!(sets.set_count(), 10);
     /// ```
     pub fn reset(&mut self, set_count: usize) {
-        self.fills.clear();
+        // Only the touched sets have a fill count to zero, one by one
+        // while they are few (past 1 in 32, one fill of the whole list
+        // costs less); the count may then shrink (dropping zeros) or grow
+        // (adding zeros).
+        let touched = &self.touched[..self.touched_len];
+        if touched.len() < self.fills.len() / 32 {
+            touched.iter().for_each(|&set| self.fills[set as usize] = 0);
+        } else {
+            self.fills.clear();
+        }
         self.fills.resize(set_count, 0);
         if self.slots.len() < set_count {
             self.slots.resize(set_count, SetSlots([0; SLOTS]));
         }
+        if self.touched.len() <= set_count {
+            self.touched.resize(set_count + 1, 0);
+        }
+        self.touched_len = 0;
+        self.inline_count = 0;
         self.spill.clear();
     }
 
@@ -368,11 +411,119 @@ impl FastUniqueSets {
             return false;
         }
         if fill < SLOTS {
+            if fill == 0 {
+                self.touched[self.touched_len] = set;
+                self.touched_len += 1;
+            }
             self.slots[s].0[fill] = value;
             self.fills[s] += 1;
+            self.inline_count += 1;
             return true;
         }
         self.spill.insert(Self::spill_key(set, value))
+    }
+
+    /// Adds each `(set, value)` of `values` when the caller knows no set
+    /// holds its value yet and none repeats in `values`: one
+    /// [`insert`](FastUniqueSets::insert) each, without the membership test
+    /// while the set has a free inline slot (the spill still tests, as a
+    /// hash set does). For merging lists already free of repeats.
+    ///
+    /// If a set did hold a value while it had a free inline slot, the set
+    /// lists it twice: nothing is lost and nothing is unsafe, but the set
+    /// is no longer one.
+    ///
+    /// # Panics
+    ///
+    /// If a set is `>= self.set_count()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut sets = broadphase_storage::FastUniqueSets::new();
+    /// sets.reset(3);
+    /// let values: Vec<(u32, u32)> = (0..10).map(|v| (1, 10 - v)).chain([(2, 0)]).collect();
+    /// sets.extend_distinct(&values);
+    /// assert_eq!(sets.inline_values(1), [10, 9, 8, 7, 6, 5, 4, 3]);
+    /// assert!(sets.contains(1, 1) && sets.spilled() == 2);
+    /// assert_eq!(sets.touched_sets(), [1, 2]);
+    /// assert_eq!(sets.value_count(), 11);
+    /// ```
+    pub fn extend_distinct(&mut self, values: &[(u32, u32)]) {
+        /// The counts as the loop keeps them, in registers, written back
+        /// when it ends, or unwinds from a set out of range: then every
+        /// set with a value is still listed and counted.
+        struct Counts<'a> {
+            touched_len: &'a mut usize,
+            inline_count: &'a mut usize,
+            touched: usize,
+            inline: usize,
+        }
+        impl Drop for Counts<'_> {
+            fn drop(&mut self) {
+                *self.touched_len = self.touched;
+                *self.inline_count += self.inline;
+            }
+        }
+        let Self { slots, fills, touched, touched_len, inline_count, spill } = self;
+        // The buffers as slices: their places then stay in registers
+        // across the loop's stores.
+        let (slots, fills, touched) = (&mut slots[..], &mut fills[..], &mut touched[..]);
+        let mut counts = Counts { touched: *touched_len, touched_len, inline_count, inline: 0 };
+        for &(set, value) in values {
+            let s = set as usize;
+            let fill = fills[s];
+            if usize::from(fill) < SLOTS {
+                // Written always, kept only for a first value: no branch
+                // to guess wrong (first and later values come mixed).
+                touched[counts.touched] = set;
+                counts.touched += usize::from(fill == 0);
+                slots[s].0[usize::from(fill)] = value;
+                fills[s] = fill + 1;
+                counts.inline += 1;
+            } else {
+                spill.insert(Self::spill_key(set, value));
+            }
+        }
+    }
+
+    /// How many values the sets hold in all (counting a value twice where
+    /// [`extend_distinct`](FastUniqueSets::extend_distinct) was given a
+    /// repeat).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut sets = broadphase_storage::FastUniqueSets::new();
+    /// sets.reset(2);
+    /// (0..10).for_each(|v| { sets.insert(0, v); sets.insert(1, v % 3); });
+    /// assert_eq!(sets.value_count(), 13);
+    /// ```
+    #[inline]
+    pub fn value_count(&self) -> usize {
+        self.inline_count + self.spill.len()
+    }
+
+    /// The sets that hold at least one value, each once, in the order they
+    /// got their first since the last [`reset`](FastUniqueSets::reset):
+    /// a reader that only wants the non-empty sets visits these instead of
+    /// every set.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut sets = broadphase_storage::FastUniqueSets::new();
+    /// sets.reset(100);
+    /// sets.insert(42, 1);
+    /// sets.insert(7, 1);
+    /// sets.insert(42, 2);
+    /// assert_eq!(sets.touched_sets(), [42, 7]);
+    /// sets.reset(100);
+    /// assert!(sets.touched_sets().is_empty());
+    /// ```
+    #[inline]
+    pub fn touched_sets(&self) -> &[u32] {
+        &self.touched[..self.touched_len]
     }
 
     /// Whether set `set` holds `value`.
@@ -418,6 +569,33 @@ impl FastUniqueSets {
     pub fn inline_values(&self, set: u32) -> &[u32] {
         let s = set as usize;
         &self.slots[s].0[..usize::from(self.fills[s])]
+    }
+
+    /// Set `set`'s 8 inline slots and how many of them, from the first,
+    /// hold its values: [`inline_values`](FastUniqueSets::inline_values)
+    /// as a whole array, for readers that handle a fixed number of slots
+    /// without a branch on the count. Slots past the count hold leftovers
+    /// of earlier values (or 0), to be ignored.
+    ///
+    /// # Panics
+    ///
+    /// If `set >= self.set_count()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut sets = broadphase_storage::FastUniqueSets::new();
+    /// sets.reset(1);
+    /// sets.insert(0, 7);
+    /// sets.insert(0, 9);
+    /// let (slots, count) = sets.inline_slots(0);
+    /// assert_eq!(&slots[..count], [7, 9]);
+    /// assert_eq!(&slots[..count], sets.inline_values(0));
+    /// ```
+    #[inline]
+    pub fn inline_slots(&self, set: u32) -> (&[u32; SLOTS], usize) {
+        let s = set as usize;
+        (&self.slots[s].0, usize::from(self.fills[s]))
     }
 
     /// Every set's inline values, in set order: item `i` is
@@ -484,7 +662,9 @@ impl FastUniqueSets {
     /// assert!(set_room >= 100 && spill_room >= 10);
     /// ```
     pub fn capacity(&self) -> [usize; 2] {
-        [self.slots.capacity().min(self.fills.capacity()), self.spill.capacity()]
+        let touched = self.touched.capacity().saturating_sub(1);
+        let sets = self.slots.capacity().min(self.fills.capacity()).min(touched);
+        [sets, self.spill.capacity()]
     }
 
     /// Makes room for `sets` sets and `spilled` spilled values in all
@@ -502,6 +682,7 @@ impl FastUniqueSets {
     pub fn reserve(&mut self, sets: usize, spilled: usize) {
         self.slots.reserve_exact(sets.saturating_sub(self.slots.len()));
         self.fills.reserve_exact(sets.saturating_sub(self.fills.len()));
+        self.touched.reserve_exact((sets + 1).saturating_sub(self.touched.len()));
         let spill_len = self.spill.len();
         self.spill.reserve(spilled.saturating_sub(spill_len));
     }
@@ -661,6 +842,7 @@ mod tests {
                 assert_eq!(sets.contains(ps, pv), oracle.contains(&(ps, pv)));
             }
             // Every set's inline part plus its spill holds exactly its values.
+            assert_eq!(sets.value_count(), oracle.len());
             let expected_spill: usize = (0..set_count as u32)
                 .map(|s| oracle.iter().filter(|(os, _)| *os == s).count().saturating_sub(SLOTS))
                 .sum();
@@ -712,6 +894,10 @@ mod tests {
                 .collect();
             assert_eq!(sets.inline_sets().len(), set_count);
             assert!(sets.inline_sets().enumerate().all(|(s, v)| v == sets.inline_values(s as u32)));
+            assert!((0..set_count as u32).all(|s| {
+                let (slots, count) = sets.inline_slots(s);
+                &slots[..count] == sets.inline_values(s)
+            }));
             let count = listed.len();
             listed.sort_unstable();
             listed.dedup();
@@ -733,6 +919,118 @@ mod tests {
         assert!(sets.insert(2, 5) && sets.contains(2, 5) && !sets.contains(2, 0));
         sets.reset(2); // the count may shrink; buffers are kept
         assert_eq!(sets.set_count(), 2);
+    }
+
+    /// `touched_sets` lists exactly the non-empty sets, in the order of
+    /// their first value, and a reset (to fewer or more sets) empties every
+    /// set though it zeroes only the touched ones.
+    #[test]
+    fn sets_touched_lists_the_nonempty_sets_in_first_value_order() {
+        let mut rng = SplitMix64(17);
+        let mut sets = FastUniqueSets::new();
+        for round in 0..40 {
+            // 10,000 sets with a few touched: zeroed one by one; the rest
+            // by one fill.
+            let set_count = [1, 9, 64, 3, 200, 5, 10_000, 10_000][round % 8];
+            sets.reset(set_count);
+            assert!(sets.touched_sets().is_empty());
+            for set in 0..set_count as u32 {
+                assert!(sets.inline_values(set).is_empty(), "round {round}: set {set} kept values");
+                assert!((0..40).all(|v| !sets.contains(set, v)));
+            }
+            let mut order = Vec::new();
+            for _ in 0..(round * 7) {
+                let (set, v) = (rng.value(set_count as u32 + 1) % set_count as u32, rng.value(40));
+                if !order.contains(&set) {
+                    order.push(set);
+                }
+                if rng.next().is_multiple_of(2) {
+                    sets.insert(set, v);
+                } else if !sets.contains(set, v) {
+                    sets.extend_distinct(&[(set, v)]);
+                }
+            }
+            assert_eq!(sets.touched_sets(), order, "round {round}");
+            let nonempty = (0..set_count as u32).filter(|&s| !sets.inline_values(s).is_empty());
+            assert_eq!(nonempty.count(), order.len());
+        }
+    }
+
+    /// On values a set does not hold, `extend_distinct` stores what
+    /// `insert` stores, inline and spilled, `u32::MAX` included.
+    #[test]
+    fn sets_extend_distinct_matches_insert_on_new_values() {
+        let mut rng = SplitMix64(23);
+        let (mut checked, mut trusted) = (FastUniqueSets::new(), FastUniqueSets::new());
+        for round in 0..10 {
+            let set_count = [1, 4, 30, 100][round % 4];
+            checked.reset(set_count);
+            trusted.reset(set_count);
+            let mut new = Vec::new();
+            for _ in 0..(round * 150) {
+                let (set, v) = (rng.value(set_count as u32 + 1) % set_count as u32, rng.value(50));
+                if checked.insert(set, v) {
+                    new.push((set, v));
+                }
+            }
+            // In batches of every size, the empty one included.
+            let mut rest = &new[..];
+            for size in (0..).map(|k| k % 7) {
+                let (batch, more) = rest.split_at(size.min(rest.len()));
+                trusted.extend_distinct(batch);
+                rest = more;
+                if rest.is_empty() {
+                    break;
+                }
+            }
+            assert_eq!(checked.value_count(), new.len());
+            assert_eq!(trusted.value_count(), new.len());
+            assert!(round < 4 || checked.spilled() > 0, "round {round} must spill");
+            assert_eq!(checked.touched_sets(), trusted.touched_sets());
+            assert_eq!(checked.spilled(), trusted.spilled());
+            for set in 0..set_count as u32 {
+                assert_eq!(checked.inline_values(set), trusted.inline_values(set));
+            }
+            let sorted = |sets: &FastUniqueSets| {
+                let mut spilled: Vec<_> = sets.spilled_values().collect();
+                spilled.sort_unstable();
+                spilled
+            };
+            assert_eq!(sorted(&checked), sorted(&trusted));
+        }
+    }
+
+    /// A value given twice to `extend_distinct` (the caller's promise
+    /// broken) is listed twice inline, never lost; in the spill, once.
+    #[test]
+    fn sets_extend_distinct_on_a_repeat_keeps_every_value() {
+        let mut sets = FastUniqueSets::new();
+        sets.reset(1);
+        sets.extend_distinct(&[(0, 5), (0, 5)]);
+        assert_eq!(sets.inline_values(0), [5, 5]);
+        (10..16).for_each(|v| sets.extend_distinct(&[(0, v)]));
+        sets.extend_distinct(&[(0, 99), (0, 99)]);
+        assert_eq!(sets.spilled_values().collect::<Vec<_>>(), [(0, 99)]);
+        assert_eq!(sets.value_count(), 9);
+    }
+
+    /// A batch that panics on a set out of range leaves the values before
+    /// it listed and counted, so the next reset still empties every set.
+    #[test]
+    fn sets_extend_distinct_panic_keeps_the_sets_consistent() {
+        let mut sets = FastUniqueSets::new();
+        sets.reset(4);
+        let batch = [(1, 10), (2, 20), (1, 11), (9, 0), (3, 30)];
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            sets.extend_distinct(&batch);
+        }));
+        assert!(panicked.is_err());
+        assert_eq!(sets.touched_sets(), [1, 2]);
+        assert_eq!(sets.value_count(), 3);
+        assert_eq!(sets.inline_values(1), [10, 11]);
+        sets.reset(4);
+        assert!((0..4).all(|set| sets.inline_values(set).is_empty()));
+        assert_eq!(sets.value_count(), 0);
     }
 
     #[test]
@@ -757,5 +1055,21 @@ mod tests {
         frame(&mut sets);
         assert!(sets.spilled() > 0, "the frame must exercise the spill");
         assert_eq!(allocations_in(|| frame(&mut sets)), 0);
+        // Trusted inserts, more sets touched than the frame before, and a
+        // count that shrinks and grows back within the buffers.
+        let trusted = |sets: &mut FastUniqueSets, count: u32| {
+            sets.reset(count as usize);
+            for set in (0..count).rev() {
+                (0..(set % 11)).for_each(|v| sets.extend_distinct(&[(set, v * 7 + set)]));
+            }
+        };
+        trusted(&mut sets, 1000);
+        assert_eq!(
+            allocations_in(|| [10, 1000, 400, 1000]
+                .into_iter()
+                .for_each(|n| trusted(&mut sets, n))),
+            0
+        );
+        assert_eq!(sets.touched_sets().len(), 1000 - 1000_usize.div_ceil(11));
     }
 }
