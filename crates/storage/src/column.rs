@@ -399,6 +399,27 @@ impl<T: Lane> DerefMut for AlignedColumn<T> {
     }
 }
 
+/// Appends every lane of an iterator (room for its lower size bound made
+/// first, then one lane at a time).
+///
+/// # Examples
+///
+/// ```
+/// let mut ids = broadphase_storage::AlignedColumn::<u32>::new();
+/// ids.extend((0..40u32).filter(|id| id % 2 == 1));
+/// assert_eq!(ids.len(), 20);
+/// assert_eq!(ids[19], 39);
+/// ```
+impl<T: Lane> Extend<T> for AlignedColumn<T> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, lanes: I) {
+        let lanes = lanes.into_iter();
+        self.reserve(lanes.size_hint().0);
+        for lane in lanes {
+            self.push(lane);
+        }
+    }
+}
+
 /// Iterates over the lanes, like `&Vec<T>`.
 impl<'a, T: Lane> IntoIterator for &'a AlignedColumn<T> {
     type Item = &'a T;
