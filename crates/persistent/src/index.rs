@@ -231,7 +231,12 @@ impl FatIndex {
 
     /// Appends to `out` every live slot with no current entry in the tier
     /// of its kind (its stale list), leaving out those `skip` names.
-    pub(crate) fn stale_live(&self, slots: &Slots, skip: impl Fn(u32) -> bool, out: &mut Pool<u32>) {
+    pub(crate) fn stale_live(
+        &self,
+        slots: &Slots,
+        skip: impl Fn(u32) -> bool,
+        out: &mut Pool<u32>,
+    ) {
         for tier in &self.tiers {
             out.extend(tier.own(slots, &tier.stale).filter(|&slot| !skip(slot)));
         }

@@ -233,6 +233,31 @@ impl<T: Copy> Pool<T> {
         self.buf.reserve(additional);
     }
 
+    /// Makes room for at least `additional` more items, or says that the
+    /// memory could not be had (the pool is then unchanged), for callers
+    /// that report running out of memory as an error.
+    ///
+    /// # Errors
+    ///
+    /// [`TryReserveError`](std::collections::TryReserveError) if the
+    /// capacity would overflow or the allocator failed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut pool = broadphase_storage::Pool::<u32>::new();
+    /// assert!(pool.try_reserve(16).is_ok());
+    /// assert!(pool.capacity() >= 16);
+    /// assert!(pool.try_reserve(usize::MAX).is_err());
+    /// ```
+    #[inline]
+    pub fn try_reserve(
+        &mut self,
+        additional: usize,
+    ) -> Result<(), std::collections::TryReserveError> {
+        self.buf.try_reserve(additional)
+    }
+
     /// Makes room for exactly `additional` more items past the current
     /// length (no amortised slack), so pools reserved to the same room
     /// end up with the same capacity.
