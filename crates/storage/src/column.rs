@@ -552,11 +552,22 @@ mod tests {
             (0..777).for_each(|i| xs.push(T::sample(i)));
             xs.resize(900, T::sample(0));
             xs.extend_from_slice(&values);
+            xs.extend((0..50).map(T::sample));
         };
         fill(&mut xs);
         let cap = xs.capacity();
         assert_eq!(allocations_in(|| fill(&mut xs)), 0);
         assert_eq!(xs.capacity(), cap);
+    }
+
+    #[test]
+    fn extend_appends_in_order_across_blocks() {
+        let mut ids = AlignedColumn::<u32>::new();
+        ids.push(7);
+        ids.extend((0..100u32).filter(|i| i % 3 == 0));
+        let expected: Vec<u32> = core::iter::once(7).chain((0..100).step_by(3)).collect();
+        assert_eq!(ids[..], expected[..]);
+        assert!(aligned(&ids));
     }
 
     #[test]
