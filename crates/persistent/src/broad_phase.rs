@@ -160,7 +160,7 @@ pub struct PersistentBroadPhase {
     /// The next update must recompute every candidate (after a failure).
     force_full: bool,
     /// Per-call marks that catch a handle given twice to `remove_many`.
-    call_marks: AlignedColumn<u32>,
+    call_marks: Pool<u32>,
     call: u32,
     /// Each slot range's queued slots in a parallel bulk set.
     range_queues: [Pool<u32>; MAX_RANGES],
@@ -208,7 +208,7 @@ impl PersistentBroadPhase {
             removed: Pool::new(),
             touched: false,
             force_full: false,
-            call_marks: AlignedColumn::new(),
+            call_marks: Pool::new(),
             call: 0,
             range_queues: [const { Pool::new() }; MAX_RANGES],
             index: FatIndex::new(config.tree.grid),

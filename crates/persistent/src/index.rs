@@ -62,7 +62,7 @@ pub(crate) struct Tier {
     /// Build number: a slot whose `dirty` mark equals it is stale here.
     number: u32,
     /// Per slot: the build number at which its entry went stale.
-    dirty: AlignedColumn<u32>,
+    dirty: Pool<u32>,
     /// Per slot: whether the last build took it (it has an entry).
     member: Pool<u64>,
     /// Slots marked stale since the build, each once.
@@ -81,7 +81,7 @@ impl Tier {
             used: 0,
             built: false,
             number: 1,
-            dirty: AlignedColumn::new(),
+            dirty: Pool::new(),
             member: Pool::new(),
             stale: Pool::new(),
             debt: 0,

@@ -105,7 +105,10 @@ pub(crate) struct Slots {
     /// a jump): two such proxies whose enlarged boxes overlap touch, with
     /// no need to read their boxes.
     pub(crate) exact: Bits,
-    pub(crate) generation: AlignedColumn<u32>,
+    /// A `Pool`, not an `AlignedColumn`: read one slot at a time (a
+    /// handle per pair), never scanned, and grown a slot at a time, which
+    /// a plain allocation does in place where an over-aligned one copies.
+    pub(crate) generation: Pool<u32>,
     pub(crate) state: Pool<SlotState>,
     /// The true box changed since the last update.
     pub(crate) changed: Bits,
