@@ -257,9 +257,21 @@ impl<T: Lane> AlignedColumn<T> {
     #[inline]
     pub fn push(&mut self, v: T) {
         let at = self.len;
-        self.cover(at + 1);
+        // The blocks are full exactly when the length reaches them (it
+        // never passes them): one compare against a shifted count, not a
+        // division, on the path a gather takes per lane.
+        if at == self.chunks.len() * Self::PER_BLOCK {
+            self.grow_one_block();
+        }
         self.len = at + 1;
         self.as_mut_slice()[at] = v;
+    }
+
+    /// Appends one zeroed block (amortised growth of the storage).
+    #[cold]
+    #[inline(never)]
+    fn grow_one_block(&mut self) {
+        self.chunks.push(ZERO_CHUNK);
     }
 
     /// Sets the length to `len`: shortens, or appends copies of `fill`.
