@@ -4,6 +4,7 @@
 //! generation), and a frame's list is sorted by that order: the broad
 //! phase's proxies sit in slots numbered by entity id (see `proxies.rs`).
 
+use broadphase_storage::Pool;
 use hecs::Entity;
 use std::cmp::Ordering;
 
@@ -16,11 +17,11 @@ use std::cmp::Ordering;
 pub(crate) fn diff(
     prev: &[(Entity, Entity)],
     now: &[(Entity, Entity)],
-    started: &mut Vec<(Entity, Entity)>,
-    ended: &mut Vec<(Entity, Entity)>,
+    started: &mut Pool<(Entity, Entity)>,
+    ended: &mut Pool<(Entity, Entity)>,
 ) {
-    started.clear();
-    ended.clear();
+    started.reset();
+    ended.reset();
     let (mut i, mut j) = (0, 0);
     while i < prev.len() && j < now.len() {
         match prev[i].cmp(&now[j]) {
@@ -60,10 +61,10 @@ mod tests {
     fn reused_id_is_a_new_pair() {
         let prev = [(entity(1, 1), entity(2, 1))];
         let now = [(entity(1, 1), entity(2, 2))];
-        let (mut started, mut ended) = (Vec::new(), Vec::new());
+        let (mut started, mut ended) = (Pool::new(), Pool::new());
         diff(&prev, &now, &mut started, &mut ended);
-        assert_eq!(started, now);
-        assert_eq!(ended, prev);
+        assert_eq!(started[..], now);
+        assert_eq!(ended[..], prev);
     }
 
     proptest! {
@@ -92,12 +93,12 @@ mod tests {
                 v
             };
             let (p, n) = (to_pairs(&prev), to_pairs(&now));
-            let (mut started, mut ended) = (Vec::new(), Vec::new());
+            let (mut started, mut ended) = (Pool::new(), Pool::new());
             diff(&p, &n, &mut started, &mut ended);
             let ps: BTreeSet<_> = p.iter().copied().collect();
             let ns: BTreeSet<_> = n.iter().copied().collect();
-            prop_assert_eq!(started, ns.difference(&ps).copied().collect::<Vec<_>>());
-            prop_assert_eq!(ended, ps.difference(&ns).copied().collect::<Vec<_>>());
+            prop_assert_eq!(started.to_vec(), ns.difference(&ps).copied().collect::<Vec<_>>());
+            prop_assert_eq!(ended.to_vec(), ps.difference(&ns).copied().collect::<Vec<_>>());
         }
     }
 }

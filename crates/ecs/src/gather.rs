@@ -19,7 +19,7 @@
 //! the plugin `Send + Sync`.
 
 use crate::{Collider, CollisionLayers, Position, Static};
-use broadphase_storage::Aabb;
+use broadphase_storage::{Aabb, Pool};
 use hecs::{Entity, Query, With, Without, World};
 
 /// Selects the dynamic or the static entities of a query.
@@ -55,12 +55,12 @@ type Placed<K, P, Q> =
 /// arrays, kept across frames so a warm gather allocates nothing.
 #[derive(Debug, Default)]
 pub(crate) struct Gathered {
-    pub(crate) entities: Vec<Entity>,
+    pub(crate) entities: Pool<Entity>,
     /// Given to the broad phase in one bulk set each run.
-    pub(crate) boxes: Vec<Aabb>,
+    pub(crate) boxes: Pool<Aabb>,
     /// One per entity when some entity of the set has a layer component;
     /// empty otherwise (every entity then has [`CollisionLayers::ALL`]).
-    layers: Vec<CollisionLayers>,
+    layers: Pool<CollisionLayers>,
     /// Whether any entity has layers other than [`CollisionLayers::ALL`]
     /// (when none has, the layer test is skipped).
     pub(crate) filtered: bool,
@@ -84,18 +84,18 @@ impl Gathered {
 
     /// Replaces the set with every entity of kind `K`.
     pub(crate) fn gather<K: Kind, P: Position>(&mut self, world: &mut World) {
-        self.entities.clear();
+        self.entities.reset();
         let boxes = &mut self.boxes;
-        boxes.clear();
-        self.layers.clear();
+        boxes.reset();
+        self.layers.reset();
         let entities = &mut self.entities;
-        world.query_mut::<Boxed<K, Entity>>().into_iter().for_each(|e| entities.push(e));
-        world.query_mut::<Placed<K, P, Entity>>().into_iter().for_each(|e| entities.push(e));
-        world.query_mut::<Boxed<K, &Aabb>>().into_iter().for_each(|b| boxes.push(*b));
+        world.query_mut::<Boxed<K, Entity>>().into_iter().for_each(|e| _ = entities.push(e));
+        world.query_mut::<Placed<K, P, Entity>>().into_iter().for_each(|e| _ = entities.push(e));
+        world.query_mut::<Boxed<K, &Aabb>>().into_iter().for_each(|b| _ = boxes.push(*b));
         world
             .query_mut::<Placed<K, P, (&P, &Collider)>>()
             .into_iter()
-            .for_each(|(p, c)| boxes.push(c.aabb_at(p.position())));
+            .for_each(|(p, c)| _ = boxes.push(c.aabb_at(p.position())));
         debug_assert_eq!(self.entities.len(), self.boxes.len());
 
         self.filtered = false;

@@ -11,6 +11,7 @@ use crate::statics::{StaticSet, still_static};
 use crate::{FrameStats, PluginError, Position, StageTimes, StaticChanges};
 use broadphase_jobs::JobError;
 use broadphase_persistent::PersistentConfig;
+use broadphase_storage::Pool;
 use glam::Vec3;
 use hecs::{Entity, World};
 use std::marker::PhantomData;
@@ -120,10 +121,10 @@ pub struct BroadPhasePlugin<P: Position = Vec3> {
     /// Whether the last published lists were filtered by layers.
     filtered: bool,
     /// The frame being built; after `run`, last frame's pairs (reused).
-    next: Vec<(Entity, Entity)>,
-    pairs: Vec<(Entity, Entity)>,
-    started: Vec<(Entity, Entity)>,
-    ended: Vec<(Entity, Entity)>,
+    next: Pool<(Entity, Entity)>,
+    pairs: Pool<(Entity, Entity)>,
+    started: Pool<(Entity, Entity)>,
+    ended: Pool<(Entity, Entity)>,
     /// Every entity's partners in `pairs`, for `touching`.
     contacts: Contacts,
     stats: FrameStats,
@@ -210,10 +211,10 @@ impl<P: Position> BroadPhasePlugin<P> {
             dynamic: Gathered::default(),
             proxies: EntityProxies::default(),
             filtered: false,
-            next: Vec::new(),
-            pairs: Vec::new(),
-            started: Vec::new(),
-            ended: Vec::new(),
+            next: Pool::new(),
+            pairs: Pool::new(),
+            started: Pool::new(),
+            ended: Pool::new(),
             contacts,
             _position: PhantomData,
         }
@@ -438,7 +439,7 @@ impl<P: Position> BroadPhasePlugin<P> {
             crate::publish::live_pairs(jobs, proxies, broad_phase.pairs(), &mut self.next)?;
             Ok(false)
         } else {
-            self.next.clear();
+            self.next.reset();
             let interacts = |[a, b]: [broadphase_persistent::Proxy; 2]| {
                 proxies.layers(a).interacts_with(&proxies.layers(b))
             };
@@ -467,9 +468,9 @@ impl<P: Position> BroadPhasePlugin<P> {
             };
             let entities =
                 |[a, b]: [broadphase_persistent::Proxy; 2]| (proxies.entity(a), proxies.entity(b));
-            self.started.clear();
+            self.started.reset();
             self.started.extend(broad_phase.started().iter().map(|&pair| live(pair)));
-            self.ended.clear();
+            self.ended.reset();
             self.ended.extend(broad_phase.ended().iter().map(|&pair| entities(pair)));
         }
         self.filtered = self.dynamic.filtered || self.statics.set.filtered;

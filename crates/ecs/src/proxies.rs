@@ -12,6 +12,7 @@ use crate::gather::Gathered;
 use crate::{CollisionLayers, PluginError};
 use broadphase_jobs::JobSystem;
 use broadphase_persistent::{PersistentBroadPhase, Proxy, ProxyError, ProxyKind};
+use broadphase_storage::Pool;
 use hecs::Entity;
 
 /// The largest entity id the plugin accepts (2^24 - 1).
@@ -33,18 +34,18 @@ struct Slot {
 /// lists (reused while the lists stay the same).
 #[derive(Debug, Default)]
 pub(crate) struct EntityProxies {
-    slots: Vec<Option<Slot>>,
+    slots: Pool<Option<Slot>>,
     /// The entity each slot was last given to, by slot: a compact copy of
     /// `slots[..].owner` for publishing, where every pair names live
     /// proxies and a lookup per proxy must stay in cache.
-    owners: Vec<Entity>,
+    owners: Pool<Entity>,
     /// Last frame's dynamic entities and their proxies, in gather order.
-    dynamic: Vec<Entity>,
-    dynamic_handles: Vec<Proxy>,
-    static_handles: Vec<Proxy>,
+    dynamic: Pool<Entity>,
+    dynamic_handles: Pool<Proxy>,
+    static_handles: Pool<Proxy>,
     /// Proxies removed this frame with their entities, by slot: ended
     /// pairs name them.
-    departed: Vec<(Proxy, Entity)>,
+    departed: Pool<(Proxy, Entity)>,
     frame: u64,
     /// Whether a layer changed this frame.
     pub(crate) layers_changed: bool,
@@ -75,7 +76,7 @@ impl EntityProxies {
         statics: Option<&Gathered>,
     ) -> Result<(), PluginError> {
         self.frame += 1;
-        self.departed.clear();
+        self.departed.reset();
         self.layers_changed = false;
         self.static_turned_dynamic = false;
         for set in core::iter::once(dynamic).chain(statics) {
@@ -85,9 +86,9 @@ impl EntityProxies {
         }
         let dynamic_same = dynamic.entities == self.dynamic;
         if !dynamic_same {
-            self.dynamic_handles.clear();
+            self.dynamic_handles.reset();
             self.assign(broad_phase, Batch { set: dynamic, kind: ProxyKind::Dynamic })?;
-            self.dynamic.clear();
+            self.dynamic.reset();
             self.dynamic.extend_from_slice(&dynamic.entities);
         }
         // Layers are read only where some entity has them now or had
@@ -97,7 +98,7 @@ impl EntityProxies {
         }
         self.dynamic_had_layers = dynamic.has_layers();
         if let Some(statics) = statics {
-            self.static_handles.clear();
+            self.static_handles.reset();
             self.assign(broad_phase, Batch { set: statics, kind: ProxyKind::Static })?;
             self.update_layers(statics);
         }

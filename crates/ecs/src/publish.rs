@@ -5,6 +5,7 @@
 use crate::proxies::EntityProxies;
 use broadphase_jobs::{JobError, JobSystem};
 use broadphase_persistent::Proxy;
+use broadphase_storage::Pool;
 use hecs::Entity;
 
 /// Pairs a job maps at least: below twice this, one thread maps them all.
@@ -16,7 +17,7 @@ pub(crate) fn live_pairs(
     jobs: &JobSystem,
     proxies: &EntityProxies,
     from: &[[Proxy; 2]],
-    to: &mut Vec<(Entity, Entity)>,
+    to: &mut Pool<(Entity, Entity)>,
 ) -> Result<(), JobError> {
     // Every entry is overwritten: only those past the old length need a
     // value first (clearing and filling them all is one more pass).
@@ -28,7 +29,7 @@ pub(crate) fn live_pairs(
         }
     });
     if mapped.is_err() {
-        to.clear();
+        to.reset();
     }
     mapped
 }

@@ -10,7 +10,7 @@ use super::pair_sort::PairSort;
 use super::slots::{MAX_PROXIES, Margin, Proxy, ProxyKind, SlotState, Slots};
 use broadphase_jobs::JobSystem;
 use broadphase_partition::{GridTree, PartitionError};
-use broadphase_storage::Aabb;
+use broadphase_storage::{Aabb, AlignedColumn, Pool};
 
 /// How the last update found its candidate pairs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -32,7 +32,7 @@ pub enum UpdatePath {
     /// ```
     /// use broadphase_jobs::JobSystem;
     /// use broadphase_persistent::{PersistentBroadPhase, PersistentConfig, ProxyKind, UpdatePath};
-    /// use broadphase_storage::Aabb;
+    /// use broadphase_storage::{Aabb, AlignedColumn, Pool};
     /// let jobs = JobSystem::new(1);
     /// let mut world = PersistentBroadPhase::default(); // fraction 0.25
     /// world.insert(Aabb::default(), ProxyKind::Dynamic)?;
@@ -56,7 +56,7 @@ pub enum UpdatePath {
 /// ```
 /// use broadphase_jobs::JobSystem;
 /// use broadphase_persistent::{PersistentBroadPhase, ProxyKind, UpdatePath};
-/// use broadphase_storage::Aabb;
+/// use broadphase_storage::{Aabb, AlignedColumn, Pool};
 /// let mut world = PersistentBroadPhase::default();
 /// world.insert(Aabb::default(), ProxyKind::Dynamic)?;
 /// world.update(&JobSystem::new(1))?;
@@ -124,7 +124,7 @@ pub struct UpdateStats {
 /// ```
 /// use broadphase_jobs::JobSystem;
 /// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
-/// use broadphase_storage::Aabb;
+/// use broadphase_storage::{Aabb, AlignedColumn, Pool};
 /// use glam::Vec3;
 ///
 /// let jobs = JobSystem::new(2);
@@ -152,30 +152,32 @@ pub struct PersistentBroadPhase {
     margin: Margin,
     pub(super) slots: Slots,
     /// Slots queued for re-indexing at the next update, each once.
-    pub(super) queue: Vec<u32>,
+    pub(super) queue: Pool<u32>,
     /// Slots removed since the last update.
-    removed: Vec<u32>,
+    removed: Pool<u32>,
     /// Whether any call changed anything since the last update.
     touched: bool,
     /// The next update must recompute every candidate (after a failure).
     force_full: bool,
     /// Per-call marks that catch a handle given twice to `remove_many`.
-    call_marks: Vec<u32>,
+    call_marks: Pool<u32>,
     call: u32,
     /// Each slot range's queued slots in a parallel bulk set.
-    range_queues: Vec<Vec<u32>>,
+    range_queues: [Pool<u32>; MAX_RANGES],
     pub(super) index: FatIndex,
     candidates: Candidates,
     events: Events,
     tree: GridTree,
     // Scratch kept across updates.
-    moved: Vec<u32>,
+    moved: Pool<u32>,
+    /// A `Vec`: a full update swaps it with `tree_pairs`, which the grid
+    /// tree fills through its public `&mut Vec` interface.
     fresh: Vec<[u32; 2]>,
     pair_sort: PairSort,
     /// The live slots a query tests one by one (see `queries.rs`).
-    pub(super) query_loose: Vec<u32>,
-    gathered: Vec<Aabb>,
-    gathered_ids: Vec<u32>,
+    pub(super) query_loose: Pool<u32>,
+    gathered: Pool<Aabb>,
+    gathered_ids: AlignedColumn<u32>,
     tree_pairs: Vec<[u32; 2]>,
     query_chunks: Vec<QueryChunk>,
     stats: UpdateStats,
@@ -202,23 +204,23 @@ impl PersistentBroadPhase {
             config,
             margin: Margin::new(config.margin, config.min_margin),
             slots: Slots::new(Margin::new(config.margin, config.min_margin).is_zero()),
-            queue: Vec::new(),
-            removed: Vec::new(),
+            queue: Pool::new(),
+            removed: Pool::new(),
             touched: false,
             force_full: false,
-            call_marks: Vec::new(),
+            call_marks: Pool::new(),
             call: 0,
-            range_queues: (0..MAX_RANGES).map(|_| Vec::new()).collect(),
+            range_queues: [const { Pool::new() }; MAX_RANGES],
             index: FatIndex::new(config.tree.grid),
             candidates: Candidates::default(),
             events: Events::default(),
             tree: GridTree::with_config(config.tree),
-            moved: Vec::new(),
+            moved: Pool::new(),
             fresh: Vec::new(),
             pair_sort: PairSort::default(),
-            query_loose: Vec::new(),
-            gathered: Vec::new(),
-            gathered_ids: Vec::new(),
+            query_loose: Pool::new(),
+            gathered: Pool::new(),
+            gathered_ids: AlignedColumn::new(),
             tree_pairs: Vec::new(),
             query_chunks: Vec::new(),
             stats: UpdateStats::default(),
@@ -236,7 +238,7 @@ impl PersistentBroadPhase {
     ///
     /// ```
     /// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
-    /// use broadphase_storage::Aabb;
+    /// use broadphase_storage::{Aabb, AlignedColumn, Pool};
     /// let mut world = PersistentBroadPhase::default();
     /// let p = world.insert(Aabb::default(), ProxyKind::Dynamic)?;
     /// assert_eq!(world.len(), 1);
@@ -282,7 +284,7 @@ impl PersistentBroadPhase {
     ///
     /// ```
     /// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
-    /// use broadphase_storage::Aabb;
+    /// use broadphase_storage::{Aabb, AlignedColumn, Pool};
     /// use glam::Vec3;
     /// let mut world = PersistentBroadPhase::default(); // margin 0.5
     /// let unit = Aabb::new(Vec3::ZERO, Vec3::ONE);
@@ -334,7 +336,7 @@ impl PersistentBroadPhase {
     ///
     /// ```
     /// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
-    /// use broadphase_storage::Aabb;
+    /// use broadphase_storage::{Aabb, AlignedColumn, Pool};
     /// let mut world = PersistentBroadPhase::default();
     /// let mut handles = Vec::new();
     /// world.insert_many(&[Aabb::default(); 3], ProxyKind::Static, &mut handles)?;
@@ -373,7 +375,7 @@ impl PersistentBroadPhase {
     ///
     /// ```
     /// use broadphase_persistent::{PersistentBroadPhase, ProxyError, ProxyKind};
-    /// use broadphase_storage::Aabb;
+    /// use broadphase_storage::{Aabb, AlignedColumn, Pool};
     /// let mut world = PersistentBroadPhase::default();
     /// let p = world.insert_at(7, Aabb::default(), ProxyKind::Dynamic)?;
     /// assert_eq!(p.index(), 7);
@@ -435,7 +437,7 @@ impl PersistentBroadPhase {
     ///
     /// ```
     /// use broadphase_persistent::{PersistentBroadPhase, ProxyError, ProxyKind};
-    /// use broadphase_storage::Aabb;
+    /// use broadphase_storage::{Aabb, AlignedColumn, Pool};
     /// let mut world = PersistentBroadPhase::default();
     /// let p = world.insert(Aabb::default(), ProxyKind::Dynamic)?;
     /// assert!(matches!(world.remove_many(&[p, p]), Err(ProxyError::Stale { position: 1, .. })));
@@ -477,7 +479,7 @@ impl PersistentBroadPhase {
     ///
     /// ```
     /// use broadphase_persistent::{PersistentBroadPhase, ProxyError, ProxyKind};
-    /// use broadphase_storage::Aabb;
+    /// use broadphase_storage::{Aabb, AlignedColumn, Pool};
     /// use glam::Vec3;
     /// let mut world = PersistentBroadPhase::default();
     /// let ball = world.insert(Aabb::default(), ProxyKind::Dynamic)?;
@@ -510,7 +512,7 @@ impl PersistentBroadPhase {
     /// ```
     /// use broadphase_jobs::JobSystem;
     /// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
-    /// use broadphase_storage::Aabb;
+    /// use broadphase_storage::{Aabb, AlignedColumn, Pool};
     /// use glam::Vec3;
     /// let mut world = PersistentBroadPhase::default();
     /// let mut handles = Vec::new();
@@ -560,7 +562,7 @@ impl PersistentBroadPhase {
                 .zip(queued.words.chunks_mut(range_len / 64))
                 .zip(self.range_queues.iter_mut());
             for ((((boxes, exact), changed), queued), queue) in shares {
-                queue.clear();
+                queue.reset();
                 let first = count * range_len;
                 // No enlarged boxes kept: every range gets none.
                 let fat = fat_shares.next().unwrap_or_default();
@@ -710,8 +712,8 @@ impl PersistentBroadPhase {
             ..UpdateStats::default()
         };
         if !self.touched && !self.force_full {
-            self.events.started.clear();
-            self.events.ended.clear();
+            self.events.started.reset();
+            self.events.ended.reset();
             self.stats.candidates = self.candidates.len();
             self.stats.pairs = self.events.pairs.len();
             return Ok(());
@@ -742,7 +744,7 @@ impl PersistentBroadPhase {
     /// Collects the live queued slots (their enlarged boxes were set with
     /// their boxes).
     fn collect_moved(&mut self) {
-        self.moved.clear();
+        self.moved.reset();
         let state = &self.slots.state;
         self.moved.extend(self.queue.iter().filter(|&&slot| state[slot as usize].is_live()));
     }
@@ -838,8 +840,8 @@ impl PersistentBroadPhase {
         for &slot in &self.removed {
             self.slots.free(slot);
         }
-        self.removed.clear();
-        self.queue.clear();
+        self.removed.reset();
+        self.queue.reset();
         self.slots.clear_marks();
         self.touched = false;
     }

@@ -9,7 +9,7 @@
 
 use super::Proxy;
 use super::slots::{Margin, SlotState, Slots, same};
-use broadphase_storage::Aabb;
+use broadphase_storage::{Aabb, Pool};
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Below this many boxes a bulk set runs on the calling thread alone.
@@ -108,7 +108,7 @@ pub(crate) struct SlotRange<'a> {
     pub(crate) changed: &'a mut [u64],
     pub(crate) queued: &'a mut [u64],
     /// Slots this range queued for re-indexing.
-    pub(crate) queue: &'a mut Vec<u32>,
+    pub(crate) queue: &'a mut Pool<u32>,
     /// The words of `changed` and `queued` this range wrote (empty when
     /// no box changed).
     pub(crate) words: core::ops::Range<usize>,

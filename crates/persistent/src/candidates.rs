@@ -6,7 +6,7 @@ use super::Proxy;
 use super::full_merge::{FullMerge, MergeOut};
 use super::slots::Slots;
 use broadphase_jobs::{JobError, JobSystem};
-use broadphase_storage::Aabb;
+use broadphase_storage::{Aabb, Pool};
 use core::ops::Range;
 
 /// What the merge needs to know about a slot this update.
@@ -56,16 +56,16 @@ pub(super) fn touching(boxes: &[Aabb], [a, b]: [u32; 2]) -> bool {
 /// The published lists of an update, as handles.
 #[derive(Debug, Default)]
 pub(crate) struct Events {
-    pub(crate) pairs: Vec<[Proxy; 2]>,
-    pub(crate) started: Vec<[Proxy; 2]>,
-    pub(crate) ended: Vec<[Proxy; 2]>,
+    pub(crate) pairs: Pool<[Proxy; 2]>,
+    pub(crate) started: Pool<[Proxy; 2]>,
+    pub(crate) ended: Pool<[Proxy; 2]>,
 }
 
 impl Events {
     pub(crate) fn clear(&mut self) {
-        self.pairs.clear();
-        self.started.clear();
-        self.ended.clear();
+        self.pairs.reset();
+        self.started.reset();
+        self.ended.reset();
     }
 
     /// Records a candidate that stays one: the pair if its boxes overlap
@@ -73,8 +73,8 @@ impl Events {
     #[inline(always)]
     pub(super) fn record(&mut self, pair: [Proxy; 2], was: bool, now: bool) {
         match (was, now) {
-            (false, true) => self.started.push(pair),
-            (true, false) => self.ended.push(pair),
+            (false, true) => _ = self.started.push(pair),
+            (true, false) => _ = self.ended.push(pair),
             _ => {}
         }
         if now {
@@ -87,10 +87,10 @@ impl Events {
 /// warm. Pairs are kept as handles, so publishing one needs no lookup.
 #[derive(Debug, Default)]
 pub(crate) struct Candidates {
-    pairs: Vec<[Proxy; 2]>,
-    touching: Vec<bool>,
-    next_pairs: Vec<[Proxy; 2]>,
-    next_touching: Vec<bool>,
+    pairs: Pool<[Proxy; 2]>,
+    touching: Pool<bool>,
+    next_pairs: Pool<[Proxy; 2]>,
+    next_touching: Pool<bool>,
     /// The parts of an incremental merge.
     parts: Vec<MergePart>,
     /// The buffers of a full update's merge.
@@ -107,8 +107,8 @@ const MAX_PARTS: usize = 16;
 /// order; the parts' outputs, in key order, are the update's.
 #[derive(Debug, Default)]
 pub(super) struct PartOut {
-    pub(super) next_pairs: Vec<[Proxy; 2]>,
-    pub(super) next_touching: Vec<bool>,
+    pub(super) next_pairs: Pool<[Proxy; 2]>,
+    pub(super) next_touching: Pool<bool>,
     pub(super) events: Events,
 }
 
@@ -118,8 +118,8 @@ impl PartOut {
     /// when they grow: a part's share moves a little from one update to
     /// the next, and that alone should not reallocate.
     pub(super) fn clear(&mut self, bound: usize) {
-        self.next_pairs.clear();
-        self.next_touching.clear();
+        self.next_pairs.reset();
+        self.next_touching.reset();
         self.events.clear();
         let room = bound + bound / 4;
         fit(&mut self.next_pairs, bound, room);
@@ -140,7 +140,7 @@ impl PartOut {
 
 /// Makes room for `room` items in an empty `list` whose capacity is below
 /// `bound`.
-fn fit<T>(list: &mut Vec<T>, bound: usize, room: usize) {
+fn fit<T: Copy>(list: &mut Pool<T>, bound: usize, room: usize) {
     if list.capacity() < bound {
         list.reserve(room);
     }
@@ -149,8 +149,8 @@ fn fit<T>(list: &mut Vec<T>, bound: usize, room: usize) {
 /// Writes the parts' outputs, in order, into `out`.
 pub(super) fn concat<'a>(parts: impl Iterator<Item = &'a PartOut>, out: MergeOut<'_>) {
     let MergeOut { next_pairs, next_touching, events } = out;
-    next_pairs.clear();
-    next_touching.clear();
+    next_pairs.reset();
+    next_touching.reset();
     events.clear();
     for part in parts {
         next_pairs.extend_from_slice(&part.next_pairs);
@@ -168,7 +168,7 @@ struct MergePart {
     old: Range<usize>,
     fresh: Range<usize>,
     /// Each kept pair's overlap on this update's true boxes.
-    now: Vec<bool>,
+    now: Pool<bool>,
     out: PartOut,
 }
 
@@ -182,7 +182,7 @@ impl MergePart {
         // several times faster than testing in the merge below when the
         // boxes are out of cache (one pair's misses overlap the next
         // pairs'). Most pairs need it: any pair with a moved proxy does.
-        now.clear();
+        now.reset();
         now.extend(pairs.iter().map(|&pair| touching(&marks.slots.boxes, slots_of(pair))));
 
         let (mut i, mut j) = (0, 0);
@@ -239,8 +239,8 @@ impl Candidates {
     /// Forgets every candidate (after a failed update: the next one
     /// recomputes them all, and reports no event for what it cannot know).
     pub(crate) fn clear(&mut self) {
-        self.pairs.clear();
-        self.touching.clear();
+        self.pairs.reset();
+        self.touching.reset();
     }
 
     /// Replaces every candidate with `fresh` (slots, each once, in any

@@ -14,6 +14,7 @@ use super::candidates::{Events, PartOut, concat, slots_of, touching};
 use super::pair_sort::PairSort;
 use super::slots::{SlotState, Slots};
 use broadphase_jobs::{JobError, JobSystem};
+use broadphase_storage::Pool;
 use core::ops::Range;
 
 /// Below this many fresh pairs one thread sorts and merges them all: the
@@ -31,8 +32,8 @@ const TOUCHING: u8 = 2;
 /// Fresh pairs as the merge reads them: as handles, with their flags.
 #[derive(Debug, Default)]
 struct Resolved {
-    pairs: Vec<[Proxy; 2]>,
-    flags: Vec<u8>,
+    pairs: Pool<[Proxy; 2]>,
+    flags: Pool<u8>,
 }
 
 impl Resolved {
@@ -42,8 +43,8 @@ impl Resolved {
     /// slots' leftover boxes and static pairs too (cheaper than leaving
     /// them out of the tree); their flags drop them.
     fn resolve(&mut self, fresh: &[[u32; 2]], slots: &Slots) {
-        self.pairs.clear();
-        self.flags.clear();
+        self.pairs.reset();
+        self.flags.reset();
         self.flags.extend(fresh.iter().map(|&[a, b]| {
             let (sa, sb) = (slots.state[a as usize], slots.state[b as usize]);
             let keep = sa.is_live()
@@ -133,8 +134,8 @@ pub(crate) struct FullMerge {
 
 /// Where the merge writes.
 pub(crate) struct MergeOut<'a> {
-    pub(crate) next_pairs: &'a mut Vec<[Proxy; 2]>,
-    pub(crate) next_touching: &'a mut Vec<bool>,
+    pub(crate) next_pairs: &'a mut Pool<[Proxy; 2]>,
+    pub(crate) next_touching: &'a mut Pool<bool>,
     pub(crate) events: &'a mut Events,
 }
 

@@ -24,7 +24,7 @@ use super::slots::{SlotState, Slots};
 use broadphase_jobs::JobSystem;
 use broadphase_kernel::{AdaptiveGrid, GridConfig};
 use broadphase_partition::PartitionError;
-use broadphase_storage::{Aabb, InputError};
+use broadphase_storage::{Aabb, AlignedColumn, InputError, Pool};
 
 /// Live proxies per grid at least, when the index is split over threads.
 const PART_MIN: usize = 64 * 1024;
@@ -40,9 +40,9 @@ pub(crate) const QUERY_CHUNK: usize = 1024;
 struct Part {
     grid: AdaptiveGrid,
     /// Grid index → slot.
-    ids: Vec<u32>,
+    ids: AlignedColumn<u32>,
     /// The grid's boxes, gathered for the build.
-    gathered: Vec<Aabb>,
+    gathered: Pool<Aabb>,
     failure: Option<InputError>,
 }
 
@@ -62,11 +62,11 @@ pub(crate) struct Tier {
     /// Build number: a slot whose `dirty` mark equals it is stale here.
     number: u32,
     /// Per slot: the build number at which its entry went stale.
-    dirty: Vec<u32>,
+    dirty: Pool<u32>,
     /// Per slot: whether the last build took it (it has an entry).
-    member: Vec<u64>,
+    member: Pool<u64>,
     /// Slots marked stale since the build, each once.
-    stale: Vec<u32>,
+    stale: Pool<u32>,
     /// Stale proxies of this kind, summed over the updates since the build.
     debt: u64,
     /// Whether the tier was rebuilt by this update's `prepare`.
@@ -81,9 +81,9 @@ impl Tier {
             used: 0,
             built: false,
             number: 1,
-            dirty: Vec::new(),
-            member: Vec::new(),
-            stale: Vec::new(),
+            dirty: Pool::new(),
+            member: Pool::new(),
+            stale: Pool::new(),
             debt: 0,
             rebuilt_now: false,
         }
@@ -98,7 +98,7 @@ impl Tier {
     fn invalidate(&mut self) {
         self.built = false;
         self.used = 0;
-        self.stale.clear();
+        self.stale.reset();
         self.debt = 0;
     }
 
@@ -146,7 +146,7 @@ impl Tier {
             self.dirty.fill(0);
             self.number = 1;
         }
-        self.stale.clear();
+        self.stale.reset();
         self.debt = 0;
         self.built = false;
         let count = match self.kind {
@@ -157,13 +157,13 @@ impl Tier {
         while self.parts.len() < parts {
             self.parts.push(Part {
                 grid: AdaptiveGrid::with_config(config),
-                ids: Vec::new(),
-                gathered: Vec::new(),
+                ids: AlignedColumn::new(),
+                gathered: Pool::new(),
                 failure: None,
             });
         }
         self.used = parts;
-        self.member.clear();
+        self.member.reset();
         self.member.resize(slots.len().div_ceil(64), 0);
         let range_len = slots.len().div_ceil(parts);
         for (k, part) in self.parts[..parts].iter_mut().enumerate() {
@@ -231,7 +231,12 @@ impl FatIndex {
 
     /// Appends to `out` every live slot with no current entry in the tier
     /// of its kind (its stale list), leaving out those `skip` names.
-    pub(crate) fn stale_live(&self, slots: &Slots, skip: impl Fn(u32) -> bool, out: &mut Vec<u32>) {
+    pub(crate) fn stale_live(
+        &self,
+        slots: &Slots,
+        skip: impl Fn(u32) -> bool,
+        out: &mut Pool<u32>,
+    ) {
         for tier in &self.tiers {
             out.extend(tier.own(slots, &tier.stale).filter(|&slot| !skip(slot)));
         }
@@ -285,10 +290,10 @@ impl FatIndex {
         &mut self,
         slots: &Slots,
         moved: &[u32],
-        boxes: &mut Vec<Aabb>,
-        ids: &mut Vec<u32>,
+        boxes: &mut Pool<Aabb>,
+        ids: &mut AlignedColumn<u32>,
     ) {
-        boxes.clear();
+        boxes.reset();
         ids.clear();
         for tier in &mut self.tiers {
             let before = ids.len();
@@ -312,8 +317,10 @@ impl FatIndex {
 /// One query job's results, kept across updates.
 #[derive(Debug, Default)]
 pub(crate) struct QueryChunk {
+    /// A `Vec`: the kernel's grid query fills it through its public
+    /// `&mut Vec` interface.
     hits: Vec<u32>,
-    pub(crate) pairs: Vec<[u32; 2]>,
+    pub(crate) pairs: Pool<[u32; 2]>,
     pub(crate) failure: Option<InputError>,
 }
 
@@ -324,7 +331,7 @@ impl QueryChunk {
     pub(crate) fn query(&mut self, moved: &[u32], slots: &Slots, index: &FatIndex) {
         crate::profile::zone!("persistent: query");
         let QueryChunk { hits, pairs, failure } = self;
-        pairs.clear();
+        pairs.reset();
         *failure = None;
         for &slot in moved {
             let s = slot as usize;

@@ -58,7 +58,7 @@ impl PersistentBroadPhase {
     /// panicked, a list could not grow).
     pub fn queries(&mut self, jobs: &JobSystem) -> Result<QueryView<'_>, ProxyError> {
         self.index.ensure_built(jobs, &self.slots)?;
-        self.query_loose.clear();
+        self.query_loose.reset();
         let slots = &self.slots;
         self.index.stale_live(slots, |slot| slots.queued.get(slot as usize), &mut self.query_loose);
         // Queued since the last update: set, inserted or re-kinded.

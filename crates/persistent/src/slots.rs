@@ -4,7 +4,7 @@
 //! it held, and each reuse bumps its generation, so a handle to a removed
 //! proxy never names its successor.
 
-use broadphase_storage::Aabb;
+use broadphase_storage::{Aabb, AlignedColumn, Pool};
 use glam::Vec3;
 
 /// A stable handle to one proxy of a
@@ -17,7 +17,7 @@ use glam::Vec3;
 ///
 /// ```
 /// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
-/// use broadphase_storage::Aabb;
+/// use broadphase_storage::{Aabb, AlignedColumn, Pool};
 /// let mut world = PersistentBroadPhase::default();
 /// let a = world.insert(Aabb::default(), ProxyKind::Dynamic)?;
 /// let b = world.insert(Aabb::default(), ProxyKind::Dynamic)?;
@@ -49,7 +49,7 @@ impl Proxy {
 ///
 /// ```
 /// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
-/// use broadphase_storage::Aabb;
+/// use broadphase_storage::{Aabb, AlignedColumn, Pool};
 /// let mut world = PersistentBroadPhase::default();
 /// let wall = world.insert(Aabb::default(), ProxyKind::Static)?;
 /// assert_eq!(world.kind(wall)?, ProxyKind::Static);
@@ -94,10 +94,10 @@ impl SlotState {
 #[derive(Debug, Default)]
 pub(crate) struct Slots {
     /// The true boxes.
-    pub(crate) boxes: Vec<Aabb>,
+    pub(crate) boxes: Pool<Aabb>,
     /// The enlarged boxes the index holds (a static proxy's is its box);
     /// empty when `fat_is_box`.
-    pub(crate) fat: Vec<Aabb>,
+    pub(crate) fat: Pool<Aabb>,
     /// With no margin, every indexed box is the true box: `fat` is not
     /// kept, which saves a third of the bytes a bulk set moves.
     pub(crate) fat_is_box: bool,
@@ -105,8 +105,11 @@ pub(crate) struct Slots {
     /// a jump): two such proxies whose enlarged boxes overlap touch, with
     /// no need to read their boxes.
     pub(crate) exact: Bits,
-    pub(crate) generation: Vec<u32>,
-    pub(crate) state: Vec<SlotState>,
+    /// A `Pool`, not an `AlignedColumn`: read one slot at a time (a
+    /// handle per pair), never scanned, and grown a slot at a time, which
+    /// a plain allocation does in place where an over-aligned one copies.
+    pub(crate) generation: Pool<u32>,
+    pub(crate) state: Pool<SlotState>,
     /// The true box changed since the last update.
     pub(crate) changed: Bits,
     /// Queued for re-indexing at the next update.
@@ -114,7 +117,7 @@ pub(crate) struct Slots {
     /// Removed since the last update.
     pub(crate) removed: Bits,
     /// Freed slots, reused last freed first; each at most once.
-    free: Vec<u32>,
+    free: Pool<u32>,
     /// Which slots are in `free`.
     free_listed: Bits,
     /// Live proxies (dynamic and static).
@@ -285,7 +288,7 @@ impl Slots {
 
     /// Replaces `boxes` and `ids` with every live slot's enlarged box and
     /// slot, in slot order.
-    pub(crate) fn gather_live(&self, boxes: &mut Vec<Aabb>, ids: &mut Vec<u32>) {
+    pub(crate) fn gather_live(&self, boxes: &mut Pool<Aabb>, ids: &mut AlignedColumn<u32>) {
         self.gather_in(0..self.len(), SlotState::is_live, boxes, ids);
     }
 
@@ -295,10 +298,10 @@ impl Slots {
         &self,
         range: core::ops::Range<usize>,
         keep: impl Fn(SlotState) -> bool,
-        boxes: &mut Vec<Aabb>,
-        ids: &mut Vec<u32>,
+        boxes: &mut Pool<Aabb>,
+        ids: &mut AlignedColumn<u32>,
     ) {
-        boxes.clear();
+        boxes.reset();
         ids.clear();
         let indexed = self.indexed();
         for slot in range {
@@ -321,7 +324,7 @@ impl Slots {
 /// candidate pair, small enough to stay in cache where the boxes do not.
 #[derive(Debug, Default)]
 pub(crate) struct Bits {
-    pub(crate) words: Vec<u64>,
+    pub(crate) words: Pool<u64>,
     /// The words that may hold a set bit are within `dirty`, so clearing
     /// costs what was set, not the slot count (a big static world with a
     /// few moving proxies clears a few words).

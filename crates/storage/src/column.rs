@@ -257,9 +257,21 @@ impl<T: Lane> AlignedColumn<T> {
     #[inline]
     pub fn push(&mut self, v: T) {
         let at = self.len;
-        self.cover(at + 1);
+        // The blocks are full exactly when the length reaches them (it
+        // never passes them): one compare against a shifted count, not a
+        // division, on the path a gather takes per lane.
+        if at == self.chunks.len() * Self::PER_BLOCK {
+            self.grow_one_block();
+        }
         self.len = at + 1;
         self.as_mut_slice()[at] = v;
+    }
+
+    /// Appends one zeroed block (amortised growth of the storage).
+    #[cold]
+    #[inline(never)]
+    fn grow_one_block(&mut self) {
+        self.chunks.push(ZERO_CHUNK);
     }
 
     /// Sets the length to `len`: shortens, or appends copies of `fill`.
@@ -399,6 +411,27 @@ impl<T: Lane> DerefMut for AlignedColumn<T> {
     }
 }
 
+/// Appends every lane of an iterator (room for its lower size bound made
+/// first, then one lane at a time).
+///
+/// # Examples
+///
+/// ```
+/// let mut ids = broadphase_storage::AlignedColumn::<u32>::new();
+/// ids.extend((0..40u32).filter(|id| id % 2 == 1));
+/// assert_eq!(ids.len(), 20);
+/// assert_eq!(ids[19], 39);
+/// ```
+impl<T: Lane> Extend<T> for AlignedColumn<T> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, lanes: I) {
+        let lanes = lanes.into_iter();
+        self.reserve(lanes.size_hint().0);
+        for lane in lanes {
+            self.push(lane);
+        }
+    }
+}
+
 /// Iterates over the lanes, like `&Vec<T>`.
 impl<'a, T: Lane> IntoIterator for &'a AlignedColumn<T> {
     type Item = &'a T;
@@ -531,11 +564,22 @@ mod tests {
             (0..777).for_each(|i| xs.push(T::sample(i)));
             xs.resize(900, T::sample(0));
             xs.extend_from_slice(&values);
+            xs.extend((0..50).map(T::sample));
         };
         fill(&mut xs);
         let cap = xs.capacity();
         assert_eq!(allocations_in(|| fill(&mut xs)), 0);
         assert_eq!(xs.capacity(), cap);
+    }
+
+    #[test]
+    fn extend_appends_in_order_across_blocks() {
+        let mut ids = AlignedColumn::<u32>::new();
+        ids.push(7);
+        ids.extend((0..100u32).filter(|i| i % 3 == 0));
+        let expected: Vec<u32> = core::iter::once(7).chain((0..100).step_by(3)).collect();
+        assert_eq!(ids[..], expected[..]);
+        assert!(aligned(&ids));
     }
 
     #[test]

@@ -13,7 +13,10 @@
 //!   [`reset`](Pool::reset) is O(1) and keeps the capacity. The kernel keeps
 //!   its arrays of structs in pools (the build's quantized items, the tree's
 //!   nodes, the kept boxes) and its per-node split scratch (each item's
-//!   child-range code, the items that span several cells).
+//!   child-range code, the items that span several cells); the grid
+//!   tree, the persistent broad phase and the ECS plugin keep their
+//!   records (boxes, candidate pairs, entities) and per-frame scratch
+//!   (shares, queues, staging, sort buffers) in pools too.
 //!
 //! Both are cleared, never freed, so a warm frame of the same size
 //! allocates nothing. Nothing here knows about grids or threads.

@@ -165,6 +165,60 @@ impl<T: Copy> Pool<T> {
         start
     }
 
+    /// Removes the last item and returns it, or `None` if the pool is
+    /// empty; the capacity is kept (a pool used as a stack).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut free = broadphase_storage::Pool::new();
+    /// free.extend_from_slice(&[4u32, 9]);
+    /// assert_eq!(free.pop(), Some(9));
+    /// assert_eq!(free.pop(), Some(4));
+    /// assert_eq!(free.pop(), None);
+    /// ```
+    #[inline]
+    pub fn pop(&mut self) -> Option<T> {
+        self.buf.pop()
+    }
+
+    /// Sets the length to `len`: forgets the items from `len` on, or
+    /// appends copies of `fill` up to it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut marks = broadphase_storage::Pool::new();
+    /// marks.resize(3, 0u32);
+    /// marks[1] = 5;
+    /// marks.resize(2, 9);
+    /// marks.resize(4, 7);
+    /// assert_eq!(marks[..], [0, 5, 7, 7]);
+    /// ```
+    #[inline]
+    pub fn resize(&mut self, len: usize, fill: T) {
+        self.buf.resize(len, fill);
+    }
+
+    /// Drops consecutive repeated items, keeping the first of each run
+    /// (every repeat, once the pool is sorted).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut slots = broadphase_storage::Pool::new();
+    /// slots.extend_from_slice(&[1u32, 1, 2, 3, 3, 3, 1]);
+    /// slots.dedup();
+    /// assert_eq!(slots[..], [1, 2, 3, 1]);
+    /// ```
+    #[inline]
+    pub fn dedup(&mut self)
+    where
+        T: PartialEq,
+    {
+        self.buf.dedup();
+    }
+
     /// Makes room for at least `additional` more items without reallocating.
     ///
     /// # Examples
@@ -177,6 +231,31 @@ impl<T: Copy> Pool<T> {
     #[inline]
     pub fn reserve(&mut self, additional: usize) {
         self.buf.reserve(additional);
+    }
+
+    /// Makes room for at least `additional` more items, or says that the
+    /// memory could not be had (the pool is then unchanged), for callers
+    /// that report running out of memory as an error.
+    ///
+    /// # Errors
+    ///
+    /// [`TryReserveError`](std::collections::TryReserveError) if the
+    /// capacity would overflow or the allocator failed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut pool = broadphase_storage::Pool::<u32>::new();
+    /// assert!(pool.try_reserve(16).is_ok());
+    /// assert!(pool.capacity() >= 16);
+    /// assert!(pool.try_reserve(usize::MAX).is_err());
+    /// ```
+    #[inline]
+    pub fn try_reserve(
+        &mut self,
+        additional: usize,
+    ) -> Result<(), std::collections::TryReserveError> {
+        self.buf.try_reserve(additional)
     }
 
     /// Makes room for exactly `additional` more items past the current
@@ -309,6 +388,33 @@ impl<'a, T: Copy> IntoIterator for &'a mut Pool<T> {
     }
 }
 
+/// Appends every item of an iterator, like `Vec::extend` (growth
+/// amortised, room for the iterator's lower size bound made first).
+///
+/// # Examples
+///
+/// ```
+/// let mut moved = broadphase_storage::Pool::new();
+/// moved.extend((0..10u32).filter(|slot| slot % 3 == 0));
+/// assert_eq!(moved[..], [0, 3, 6, 9]);
+/// moved.extend(&[1, 2]);
+/// assert_eq!(moved.len(), 6);
+/// ```
+impl<T: Copy> Extend<T> for Pool<T> {
+    #[inline]
+    fn extend<I: IntoIterator<Item = T>>(&mut self, items: I) {
+        self.buf.extend(items);
+    }
+}
+
+/// Appends a copy of every item an iterator borrows.
+impl<'a, T: Copy + 'a> Extend<&'a T> for Pool<T> {
+    #[inline]
+    fn extend<I: IntoIterator<Item = &'a T>>(&mut self, items: I) {
+        self.buf.extend(items);
+    }
+}
+
 /// A counting global allocator for this crate's unit tests, so that "a warm
 /// frame allocates nothing" is checked rather than assumed. Counts are per
 /// thread, so tests running in parallel do not disturb each other.
@@ -414,6 +520,23 @@ mod tests {
                 pool.push(i as u32);
             }
             pool.extend_from_slice(&[1; 100]);
+        };
+        assert!(allocations_in(|| frame(&mut pool)) > 0, "counter must see the cold frame");
+        for _ in 0..3 {
+            assert_eq!(allocations_in(|| frame(&mut pool)), 0);
+        }
+    }
+
+    #[test]
+    fn warm_stack_and_extend_allocate_nothing() {
+        let mut pool = Pool::new();
+        let frame = |pool: &mut Pool<u32>| {
+            pool.reset();
+            pool.extend((0..1000u32).filter(|v| v % 3 != 0));
+            pool.resize(2000, 1);
+            while pool.pop().is_some_and(|v| v == 1) {}
+            pool.dedup();
+            assert_eq!(pool.len(), 665);
         };
         assert!(allocations_in(|| frame(&mut pool)) > 0, "counter must see the cold frame");
         for _ in 0..3 {

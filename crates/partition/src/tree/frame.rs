@@ -6,7 +6,7 @@ use core::fmt;
 use broadphase_jobs::{JobError, JobSystem};
 use broadphase_kernel::AdaptiveGrid;
 use broadphase_kernel::parts::{Bounds, Cell, ChildCounts, NodeSplit, Quantizer, Step, Union};
-use broadphase_storage::{Aabb, InputError, MAX_BOXES};
+use broadphase_storage::{Aabb, InputError, MAX_BOXES, Pool};
 use parking_lot::Mutex;
 
 use super::config::{GridTreeConfig, PairMerge};
@@ -88,11 +88,11 @@ pub struct GridTree {
     sets: ShardedSets,
     failure: Mutex<Option<broadphase_kernel::PairsError>>,
     /// Nodes still to split in parallel passes.
-    huge: Vec<Subtree>,
+    huge: Pool<Subtree>,
     /// The frame's subtree jobs.
-    subtrees: Vec<Subtree>,
+    subtrees: Pool<Subtree>,
     /// Subtree jobs, biggest first.
-    order: Vec<usize>,
+    order: Pool<usize>,
     stats: TreeStats,
 }
 
@@ -164,9 +164,9 @@ impl GridTree {
             arena: Mutex::default(),
             sets: ShardedSets::default(),
             failure: Mutex::default(),
-            huge: Vec::new(),
-            subtrees: Vec::new(),
-            order: Vec::new(),
+            huge: Pool::new(),
+            subtrees: Pool::new(),
+            order: Pool::new(),
             stats: TreeStats::default(),
         }
     }
@@ -357,8 +357,8 @@ impl GridTree {
         // Then the splits, each decided as the kernel decides it, each pass
         // over the chunks in parallel; every node not split further is one
         // subtree job.
-        self.huge.clear();
-        self.subtrees.clear();
+        self.huge.reset();
+        self.subtrees.reset();
         self.huge.push(Subtree { key: 0, source: Source::Root, cell: Cell::ROOT, count: n });
         let mut quantize = Some(&quantizer);
         let mut splits = 0;
@@ -402,7 +402,7 @@ impl GridTree {
 
         // Biggest subtrees first: they are the long jobs.
         let subtrees = &self.subtrees;
-        self.order.clear();
+        self.order.reset();
         self.order.extend(0..subtrees.len());
         self.order
             .sort_unstable_by_key(|&j| (core::cmp::Reverse(subtrees[j].count), subtrees[j].key));

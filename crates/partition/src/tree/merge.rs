@@ -4,48 +4,47 @@
 //! point it holds), so the merge is one pass: the subtrees' lists sorted by
 //! their place in the tree and concatenated.
 
-use std::ops::Range;
+use broadphase_storage::Pool;
 
 /// Every subtree's pairs in one buffer, with where each subtree's run is;
 /// both keep their memory from one frame to the next (a scene's pair and
 /// region counts do not depend on the threads, so they settle).
 #[derive(Debug)]
-pub(crate) struct PairArena<K> {
-    pairs: Vec<[u32; 2]>,
-    /// Per subtree: its key, and its run in `pairs`.
-    runs: Vec<(K, Range<usize>)>,
+pub(crate) struct PairArena<K: Copy> {
+    pairs: Pool<[u32; 2]>,
+    /// Per subtree: its key, and its run in `pairs` (start, end).
+    runs: Pool<(K, usize, usize)>,
 }
 
-impl<K> Default for PairArena<K> {
+impl<K: Copy> Default for PairArena<K> {
     fn default() -> Self {
-        PairArena { pairs: Vec::new(), runs: Vec::new() }
+        PairArena { pairs: Pool::new(), runs: Pool::new() }
     }
 }
 
 impl<K: Ord + Copy> PairArena<K> {
     /// Adds one subtree's pairs.
     pub(crate) fn push(&mut self, key: K, pairs: &[[u32; 2]]) {
-        let start = self.pairs.len();
-        self.pairs.extend_from_slice(pairs);
-        self.runs.push((key, start..self.pairs.len()));
+        let start = self.pairs.extend_from_slice(pairs);
+        self.runs.push((key, start, self.pairs.len()));
     }
 
     /// Writes the subtrees' pairs into `out` (cleared first) in key order,
     /// and empties the arena.
     pub(crate) fn drain_into(&mut self, out: &mut Vec<[u32; 2]>) {
-        self.runs.sort_unstable_by_key(|(key, _)| *key);
+        self.runs.sort_unstable_by_key(|&(key, _, _)| key);
         out.clear();
         out.reserve(self.pairs.len());
-        for (_, run) in self.runs.drain(..) {
-            out.extend_from_slice(&self.pairs[run]);
+        for &(_, start, end) in &self.runs {
+            out.extend_from_slice(&self.pairs[start..end]);
         }
-        self.pairs.clear();
+        self.clear();
     }
 
     /// Empties the arena.
     pub(crate) fn clear(&mut self) {
-        self.pairs.clear();
-        self.runs.clear();
+        self.pairs.reset();
+        self.runs.reset();
     }
 }
 

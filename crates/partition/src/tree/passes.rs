@@ -13,7 +13,7 @@ use broadphase_kernel::GridConfig;
 use broadphase_kernel::parts::{
     Bounds, ChildCounts, ChunkSplitter, Item, NodeSplit, Quantizer, Union,
 };
-use broadphase_storage::Aabb;
+use broadphase_storage::{Aabb, Pool};
 
 /// Boxes per chunk of the root's passes. Fixed by the box count alone,
 /// never by the thread count: a child's items are its share of each chunk
@@ -28,7 +28,7 @@ pub(crate) fn chunk_len(boxes: usize) -> usize {
 pub(crate) struct Chunk {
     pub(crate) bounds: Bounds,
     /// The chunk's boxes, quantized.
-    pub(crate) items: Vec<Item>,
+    pub(crate) items: Pool<Item>,
     pub(crate) splitter: ChunkSplitter,
     pub(crate) counts: ChildCounts,
     pub(crate) union: Union,
@@ -43,14 +43,14 @@ pub(crate) struct Chunk {
 /// from frame to frame the buffer only grows with the chunk's total.
 #[derive(Debug)]
 pub(crate) struct Shares {
-    items: Vec<Item>,
+    items: Pool<Item>,
     /// Where each cell's items end in `items`.
     ends: [u32; 64],
 }
 
 impl Default for Shares {
     fn default() -> Self {
-        Shares { items: Vec::new(), ends: [0; 64] }
+        Shares { items: Pool::new(), ends: [0; 64] }
     }
 }
 
@@ -83,7 +83,7 @@ impl Default for Chunk {
     fn default() -> Self {
         Chunk {
             bounds: Bounds::EMPTY,
-            items: Vec::new(),
+            items: Pool::new(),
             splitter: ChunkSplitter::default(),
             counts: ChildCounts::default(),
             union: Union::EMPTY,
@@ -134,7 +134,7 @@ impl Chunks<'_> {
     fn quantize(
         &self,
         chunk: usize,
-        items: &mut Vec<Item>,
+        items: &mut Pool<Item>,
         quantizer: &Quantizer,
         config: &GridConfig,
     ) {

@@ -9,7 +9,7 @@
 //! by shard first ([`bucket`]) and takes each shard's lock once.
 
 use broadphase_kernel::PairsError;
-use broadphase_storage::FastUniqueSets;
+use broadphase_storage::{FastUniqueSets, Pool};
 use parking_lot::Mutex;
 
 /// One shard: the sets of the boxes whose id is the shard's index modulo
@@ -22,7 +22,7 @@ pub(crate) struct Shard {
     /// Pairs held, over all the shard's sets.
     unique: usize,
     /// The spill's `(place, partner)` keys, sorted for the merge.
-    spilled: Vec<u64>,
+    spilled: Pool<u64>,
     /// How far the merge has read `spilled`.
     read: usize,
 }
@@ -35,7 +35,7 @@ pub(crate) struct ShardedSets {
     bits: u32,
     boxes: usize,
     /// One box's partners, sorted, while the merge lists it.
-    partners: Vec<u32>,
+    partners: Pool<u32>,
 }
 
 impl ShardedSets {
@@ -89,7 +89,7 @@ impl ShardedSets {
         out.try_reserve(total).map_err(|_| PairsError::OutOfMemory { found: 0 })?;
         for shard in shards.iter_mut() {
             let Shard { sets, spilled, read, .. } = shard.get_mut();
-            spilled.clear();
+            spilled.reset();
             spilled.extend(sets.spilled_values().map(|(at, b)| u64::from(at) << 32 | u64::from(b)));
             spilled.sort_unstable();
             *read = 0;
@@ -102,7 +102,7 @@ impl ShardedSets {
             if inline.is_empty() {
                 continue;
             }
-            self.partners.clear();
+            self.partners.reset();
             self.partners.extend_from_slice(inline);
             // The spill is read in order of place, as the boxes come.
             while let Some(&key) = shard.spilled.get(shard.read)
@@ -128,7 +128,7 @@ impl ShardedSets {
 pub(crate) fn bucket(
     pairs: &[[u32; 2]],
     shards: usize,
-    bucketed: &mut Vec<[u32; 2]>,
+    bucketed: &mut Pool<[u32; 2]>,
     ends: &mut [usize],
 ) -> Result<(), PairsError> {
     debug_assert!(shards.is_power_of_two() && ends.len() == shards);
@@ -144,7 +144,7 @@ pub(crate) fn bucket(
         *end = start;
         start += len;
     }
-    bucketed.clear();
+    bucketed.reset();
     bucketed.try_reserve(pairs.len()).map_err(|_| PairsError::OutOfMemory { found: 0 })?;
     bucketed.resize(pairs.len(), [0; 2]);
     for &pair in pairs {
@@ -162,9 +162,9 @@ mod tests {
     #[test]
     fn bucket_groups_by_shard_keeping_order() {
         let pairs = [[5, 6], [0, 1], [4, 9], [3, 7], [1, 2], [8, 9]];
-        let (mut bucketed, mut ends) = (Vec::new(), [0; 4]);
+        let (mut bucketed, mut ends) = (Pool::new(), [0; 4]);
         bucket(&pairs, 4, &mut bucketed, &mut ends).unwrap();
-        assert_eq!(bucketed, [[0, 1], [4, 9], [8, 9], [5, 6], [1, 2], [3, 7]]);
+        assert_eq!(bucketed[..], [[0, 1], [4, 9], [8, 9], [5, 6], [1, 2], [3, 7]]);
         assert_eq!(ends, [3, 5, 5, 6]);
     }
 
@@ -176,7 +176,7 @@ mod tests {
         // Box 1 has 30 partners (it spills), each reported three times.
         let mut pairs: Vec<[u32; 2]> = (0..3).flat_map(|_| (2..32).rev().map(|b| [1, b])).collect();
         pairs.extend([[6, 7], [2, 39], [6, 7], [0, 1]]);
-        let (mut bucketed, mut ends) = (Vec::new(), [0; 4]);
+        let (mut bucketed, mut ends) = (Pool::new(), [0; 4]);
         bucket(&pairs, 4, &mut bucketed, &mut ends).unwrap();
         let mut start = 0;
         for (shard, &end) in ends.iter().enumerate() {

@@ -6,6 +6,7 @@
 use broadphase_jobs::{IndexedJob, JobContext};
 use broadphase_kernel::parts::{Cell, Item};
 use broadphase_kernel::{AdaptiveGrid, GridCapacity, GridConfig, PairsError};
+use broadphase_storage::Pool;
 use parking_lot::Mutex;
 
 use super::merge::PairArena;
@@ -19,11 +20,13 @@ use super::sharded::{ShardedSets, bucket};
 #[derive(Debug)]
 pub(crate) struct Worker {
     grid: AdaptiveGrid,
+    /// A `Vec`: the kernel's subtree walk fills it through its public
+    /// `&mut Vec` interface.
     found: Vec<[u32; 2]>,
     /// The sharded merge: `found` grouped by shard, and where each
     /// shard's run ends.
-    bucketed: Vec<[u32; 2]>,
-    ends: Vec<usize>,
+    bucketed: Pool<[u32; 2]>,
+    ends: Pool<usize>,
     /// Pairs this participant's jobs found this frame, repeats included.
     pub(crate) reported: u64,
 }
@@ -33,8 +36,8 @@ impl Worker {
         Worker {
             grid: AdaptiveGrid::with_config(config),
             found: Vec::new(),
-            bucketed: Vec::new(),
-            ends: Vec::new(),
+            bucketed: Pool::new(),
+            ends: Pool::new(),
             reported: 0,
         }
     }
