@@ -317,7 +317,7 @@ fn kind_strategy() -> impl Strategy<Value = Kind> {
     (0..KINDS.len()).prop_map(|i| KINDS[i])
 }
 
-/// Cases per property: 1,024 in `cargo test`; `PROPTEST_CASES` asks for a
+/// Cases per property: 512 in `cargo test`; `PROPTEST_CASES` asks for a
 /// deeper run (CI runs 8,192).
 fn cases(default: u32) -> u32 {
     std::env::var("PROPTEST_CASES").ok().and_then(|cases| cases.parse().ok()).unwrap_or(default)
@@ -325,7 +325,7 @@ fn cases(default: u32) -> u32 {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: cases(1024),
+        cases: cases(512),
         failure_persistence: None,
         ..ProptestConfig::default()
     })]
@@ -351,7 +351,7 @@ proptest! {
 proptest! {
     // Three builds a case: a quarter of the cases covers as many builds.
     #![proptest_config(ProptestConfig {
-        cases: cases(1024) / 4,
+        cases: cases(512) / 4,
         failure_persistence: None,
         ..ProptestConfig::default()
     })]
