@@ -34,7 +34,7 @@
 //! when the whole frame succeeds, so a failed run leaves what
 //! `touching` answers as it was, like every other output.
 
-use broadphase_jobs::{IndexedJob, JobContext, JobError, JobSystem};
+use broadphase_jobs::{JobError, JobSystem};
 use broadphase_storage::FastUniqueSets;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use hecs::Entity;
@@ -215,9 +215,7 @@ impl Contacts {
             pass.merge(0);
             return Ok(());
         }
-        jobs.reserve_queue(pieces);
-        let merge = Merge(&pass);
-        jobs.scope(|s| (0..pieces).for_each(|piece| s.spawn_indexed(&merge, piece)))?;
+        jobs.for_each(pieces, 1, |range, _worker| range.for_each(|piece| pass.merge(piece)))?;
         if pass.repeats.load(Ordering::Relaxed) {
             // Some pair is out of order or repeated: pieces that trusted
             // their own pairs may have listed a partner twice. Merge (and
@@ -530,14 +528,6 @@ fn sort_ids(ids: &mut [u32]) {
 }
 
 /// The merge, one job per piece of the pair list.
-struct Merge<'a, 'b>(&'a Pass<'b>);
-
-impl<'scope> IndexedJob<'scope> for Merge<'_, '_> {
-    fn run(&'scope self, _ctx: &mut JobContext<'_, 'scope>, piece: usize) {
-        self.0.merge(piece);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
