@@ -146,7 +146,8 @@ impl Ray {
 pub struct Sphere {
     /// The center.
     pub center: Vec3,
-    /// The radius: finite, not negative.
+    /// The radius: finite, not negative (`-0.0` is accepted, as 0: a
+    /// sphere that touches only what contains its center).
     pub radius: f32,
 }
 
@@ -156,7 +157,16 @@ impl Sphere {
         Self { center, radius }
     }
 
-    /// Checks a finite center and a finite radius that is not negative.
+    /// Checks a finite center and a finite radius that is not negative
+    /// (`-0.0` passes, and behaves as 0).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_storage::{glam::Vec3, Sphere};
+    /// assert!(Sphere::new(Vec3::ZERO, -0.0).validate().is_ok());
+    /// assert!(Sphere::new(Vec3::ZERO, -1.0).validate().is_err());
+    /// ```
     ///
     /// # Errors
     /// [`QueryError`] naming the first bad part.

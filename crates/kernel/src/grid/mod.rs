@@ -12,9 +12,9 @@ pub mod parts;
 mod point;
 #[allow(unsafe_code, reason = "the AVX2 quantizer, called with its detection token")]
 mod quantize;
-#[allow(unsafe_code, reason = "the AVX2 walk and leaf test, called with their detection tokens")]
+#[allow(unsafe_code, reason = "AVX2 walk and leaf test by token; an uninit stack of nodes")]
 mod query;
-#[allow(unsafe_code, reason = "the AVX2 tree walk of a ray, called with its detection token")]
+#[allow(unsafe_code, reason = "AVX2 ray walk by token; an uninit stack of nodes")]
 mod ray;
 mod sphere;
 #[allow(unsafe_code, reason = "the SSE4.1 cell codes, called with their detection token")]

@@ -53,8 +53,10 @@ pub struct GridTreeConfig {
     /// threads and each child subtree walked as one job.
     ///
     /// Default 10,000: the size at which the load-balancing tree splits.
-    /// Between 4,096 and 32,768 the threshold changes the 40k-box scenes'
-    /// frames by a few percent at most (`docs/BENCHMARKS.md`).
+    /// A child above it is split again, so a scene whose children are
+    /// big pays for it on one thread and gains on two: stretched40k took
+    /// 1.04–1.07× on one thread and 0.95× on two the time of the build
+    /// before, which split at 16,384 (`docs/BENCHMARKS.md`).
     pub split_threshold: usize,
     /// How the subtrees' pairs are merged (default
     /// [`PairMerge::ReferencePoint`]).
