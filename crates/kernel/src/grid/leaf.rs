@@ -212,7 +212,13 @@ impl LeafView<'_> {
 
 /// Where the pairs of the leaves go: a growing `Vec`, or one that reports
 /// running out of memory.
-pub(crate) trait PairOut {
+///
+/// # Safety
+/// When [`reserve`](PairOut::reserve)`(n)` returns `Ok`, the `Vec` that
+/// [`pairs`](PairOut::pairs) returns has room for `n` more pairs without
+/// growing: the AVX2 sweep stores pairs into that room in bulk, through
+/// raw pointers.
+pub(crate) unsafe trait PairOut {
     type Error;
     /// Makes room for `more` pairs.
     fn reserve(&mut self, more: usize) -> Result<(), Self::Error>;
@@ -230,7 +236,8 @@ pub(crate) trait PairOut {
 #[derive(Debug)]
 pub(crate) struct Growing<'a>(pub(crate) &'a mut Vec<[u32; 2]>);
 
-impl PairOut for Growing<'_> {
+// SAFETY: `Vec::reserve` makes room for `more` further pairs or aborts.
+unsafe impl PairOut for Growing<'_> {
     type Error = core::convert::Infallible;
     #[inline(always)]
     fn reserve(&mut self, more: usize) -> Result<(), Self::Error> {
@@ -248,7 +255,9 @@ impl PairOut for Growing<'_> {
 #[derive(Debug)]
 pub(crate) struct Fallible<'a>(pub(crate) &'a mut Vec<[u32; 2]>);
 
-impl PairOut for Fallible<'_> {
+// SAFETY: `Vec::try_reserve` returns `Ok` only with room for `more`
+// further pairs.
+unsafe impl PairOut for Fallible<'_> {
     type Error = super::PairsError;
     #[inline(always)]
     fn reserve(&mut self, more: usize) -> Result<(), Self::Error> {

@@ -5,7 +5,7 @@ mod build;
 mod capacity;
 mod config;
 mod cpu;
-#[allow(unsafe_code, reason = "the AVX2 kernel of tiny leaves, called with its detection token")]
+#[allow(unsafe_code, reason = "AVX2 tiny-leaf kernel by token; the pair output's room contract")]
 mod leaf;
 mod pairs;
 pub mod parts;

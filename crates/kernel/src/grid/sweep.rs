@@ -180,9 +180,9 @@ mod x86 {
     /// leaf gathered (`leaf.count + W` slots in every column, asserted).
     ///
     /// # Safety
-    /// `out.reserve(n)` must make room for `n` more pairs in `out.pairs()`,
-    /// as [`PairOut`] asks of its implementations: the pairs are stored
-    /// into that room eight at a time.
+    /// The pairs are stored eight at a time into the room `out.reserve(n)`
+    /// made, which the unsafe trait [`PairOut`] promises of every
+    /// implementation; the caller's part is the token's CPU check.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn sweep_avx2<O: PairOut>(
         _: Avx2Token,
