@@ -15,7 +15,7 @@
 //! - `persistent/frame`: [`PersistentBroadPhase::set_aabbs`] for every
 //!   moving box, then [`PersistentBroadPhase::update`];
 //! - `persistent/update`: the update alone (the set untimed);
-//! - `tree/rebuild`: [`GridTree::pairs`] over every box of the frame, what
+//! - `tree/rebuild`: [`GridTree::find_pairs`] over every box of the frame, what
 //!   a game without coherence runs.
 //!
 //! ```text
@@ -68,7 +68,7 @@ fn check(make: fn() -> MovingScene, jobs: &JobSystem) {
         rig.scene.step();
         rig.set(jobs);
         rig.world.update(jobs).expect("update");
-        tree.pairs(jobs, &rig.scene.boxes, &mut pairs).expect("valid boxes");
+        tree.find_pairs(jobs, &rig.scene.boxes, &mut pairs).expect("valid boxes");
         let moving = rig.scene.moving as u32;
         let expected: BTreeSet<[u32; 2]> =
             pairs.iter().copied().filter(|&[a, _]| a < moving).collect();
@@ -130,7 +130,7 @@ fn bench_scene(c: &mut Criterion, make: fn() -> MovingScene, jobs: &JobSystem) {
             for _ in 0..iters {
                 scene.step();
                 let start = Instant::now();
-                tree.pairs(jobs, &scene.boxes, &mut pairs).expect("valid boxes");
+                tree.find_pairs(jobs, &scene.boxes, &mut pairs).expect("valid boxes");
                 timed += start.elapsed();
                 black_box(pairs.len());
             }

@@ -5,7 +5,7 @@
 //!
 //! - `ecs_overhead`: mixed100k (100,000 boxes, 22,239 pairs) as 100,000
 //!   dynamic entities with an `Aabb` component each.
-//!   - `raw_partition`: [`GridTree::pairs`] on the boxes as a slice, on a
+//!   - `raw_partition`: [`GridTree::find_pairs`] on the boxes as a slice, on a
 //!     [`JobSystem`] with one thread per core: the raw partition call, the
 //!     one the plugin makes;
 //!   - `raw_kernel`: [`AdaptiveGrid::build`] + [`AdaptiveGrid::pairs`], the
@@ -152,7 +152,7 @@ fn ecs_overhead(c: &mut Criterion) {
     let jobs = JobSystem::new(0);
     let mut tree = GridTree::default();
     let mut tree_pairs = Vec::new();
-    tree.pairs(&jobs, &scene.boxes, &mut tree_pairs).expect("valid scene");
+    tree.find_pairs(&jobs, &scene.boxes, &mut tree_pairs).expect("valid scene");
     tree_pairs.sort_unstable();
     raw.sort_unstable();
     assert_eq!(tree_pairs, raw, "partition pairs differ from the kernel's");
@@ -161,7 +161,7 @@ fn ecs_overhead(c: &mut Criterion) {
     configure(&mut group);
     group.bench_function("raw_partition", |b| {
         b.iter(|| {
-            tree.pairs(&jobs, black_box(&scene.boxes), &mut tree_pairs).expect("valid scene");
+            tree.find_pairs(&jobs, black_box(&scene.boxes), &mut tree_pairs).expect("valid scene");
             black_box(tree_pairs.len())
         })
     });
@@ -195,7 +195,7 @@ fn ecs_overhead(c: &mut Criterion) {
     let (mut raw, mut ecs) = (Vec::new(), Vec::new());
     for _ in 0..INTERLEAVED_ROUNDS {
         let t = Instant::now();
-        tree.pairs(&jobs, black_box(&scene.boxes), &mut tree_pairs).expect("valid scene");
+        tree.find_pairs(&jobs, black_box(&scene.boxes), &mut tree_pairs).expect("valid scene");
         raw.push(t.elapsed());
         frame += 1;
         nudge_all(&mut world, frame);

@@ -11,7 +11,7 @@
 //!
 //! - one per scene (`uniform1m`, `clusters16_40k`, `stretched40k`):
 //!   - `kernel/total`: [`AdaptiveGrid::find_pairs`], one thread;
-//!   - `tree/1`: [`GridTree::pairs`] on a 1-thread [`JobSystem`] (no
+//!   - `tree/1`: [`GridTree::find_pairs`] on a 1-thread [`JobSystem`] (no
 //!     worker: the calling thread runs every job);
 //!   - `tree/N` for every N in 2.. up to the available cores;
 //! - `split_threshold`: the tree on all cores on query10k (10,003 boxes)
@@ -74,7 +74,7 @@ fn check(scene: &Scene, jobs: &JobSystem, config: GridTreeConfig) {
     let mut expected = Vec::new();
     kernel_frame(&mut AdaptiveGrid::default(), &scene.boxes, &mut expected);
     let mut pairs = Vec::new();
-    GridTree::with_config(config).pairs(jobs, &scene.boxes, &mut pairs).expect("valid");
+    GridTree::with_config(config).find_pairs(jobs, &scene.boxes, &mut pairs).expect("valid");
     pairs.sort_unstable();
     expected.sort_unstable();
     assert!(
@@ -110,7 +110,7 @@ fn print_summary(scene: &Scene, systems: &[JobSystem]) {
     let mut one = 0.0;
     for jobs in systems {
         let mut tree = GridTree::default();
-        let t = median_ms(15, || tree.pairs(jobs, boxes, &mut out).expect("valid"));
+        let t = median_ms(15, || tree.find_pairs(jobs, boxes, &mut out).expect("valid"));
         if jobs.threads() == 1 {
             one = t;
         }
@@ -141,7 +141,7 @@ fn scene_group(c: &mut Criterion, scene: &Scene, systems: &[JobSystem]) {
     for jobs in systems {
         let mut tree = GridTree::default();
         group.bench_function(format!("tree/{}", jobs.threads()), |b| {
-            b.iter(|| tree.pairs(jobs, black_box(boxes), &mut out).expect("valid"))
+            b.iter(|| tree.find_pairs(jobs, black_box(boxes), &mut out).expect("valid"))
         });
     }
     group.finish();
@@ -164,7 +164,7 @@ fn threshold_group(c: &mut Criterion, scenes: &[Scene], jobs: &JobSystem) {
             let mut tree = GridTree::with_config(config);
             let mut out = Vec::new();
             group.bench_function(format!("{}/{split_threshold}", scene.name), |b| {
-                b.iter(|| tree.pairs(jobs, black_box(&scene.boxes), &mut out).expect("valid"))
+                b.iter(|| tree.find_pairs(jobs, black_box(&scene.boxes), &mut out).expect("valid"))
             });
         }
     }
@@ -199,7 +199,9 @@ fn merge_group(c: &mut Criterion, scenes: &[&Scene], systems: &[JobSystem]) {
                 let mut out = Vec::new();
                 let id = format!("{}/{}/{}", scene.name, merge_name(merge), jobs.threads());
                 group.bench_function(id, |b| {
-                    b.iter(|| tree.pairs(jobs, black_box(&scene.boxes), &mut out).expect("valid"))
+                    b.iter(|| {
+                        tree.find_pairs(jobs, black_box(&scene.boxes), &mut out).expect("valid")
+                    })
                 });
             }
         }
@@ -227,7 +229,7 @@ fn benches() {
 /// callgrind can count it alone.
 #[inline(never)]
 fn counted_frame(tree: &mut GridTree, jobs: &JobSystem, boxes: &[Aabb], out: &mut Vec<[u32; 2]>) {
-    tree.pairs(jobs, boxes, out).expect("valid");
+    tree.find_pairs(jobs, boxes, out).expect("valid");
 }
 
 /// The instruction-count mode: `scene,merge,threshold,threads`.
@@ -256,7 +258,7 @@ fn count_frames(spec: &str) {
         GridTree::with_config(GridTreeConfig { split_threshold, merge, ..Default::default() });
     let mut out = Vec::new();
     for _ in 0..2 {
-        tree.pairs(&jobs, &scene.boxes, &mut out).expect("valid");
+        tree.find_pairs(&jobs, &scene.boxes, &mut out).expect("valid");
     }
     for _ in 0..5 {
         counted_frame(&mut tree, &jobs, black_box(&scene.boxes), &mut out);

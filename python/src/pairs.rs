@@ -59,7 +59,7 @@ pub(crate) fn overlap_pairs<'py>(
     let boxes = boxes(&Coords::extract(mins, "mins")?, &Coords::extract(maxs, "maxs")?, "box")?;
     let pairs = detached(py, move || -> PyResult<Vec<[u32; 2]>> {
         let mut pairs = Vec::new();
-        GridTree::default().try_pairs(&jobs, &boxes, &mut pairs).map_err(failed)?;
+        GridTree::default().try_find_pairs(&jobs, &boxes, &mut pairs).map_err(failed)?;
         Ok(join_pairs(vec![pairs], boxes.len(), sort))
     })??;
     pairs_array(py, pairs)
@@ -85,7 +85,7 @@ pub(crate) fn _time_overlap_pairs(
         for _ in 0..repeats {
             let start = Instant::now();
             let mut pairs = Vec::new();
-            GridTree::default().try_pairs(&jobs, &boxes, &mut pairs).map_err(failed)?;
+            GridTree::default().try_find_pairs(&jobs, &boxes, &mut pairs).map_err(failed)?;
             find.push(start.elapsed().as_secs_f64());
             let start = Instant::now();
             let sorted = join_pairs(vec![pairs], boxes.len(), true);

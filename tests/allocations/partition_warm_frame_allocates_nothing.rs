@@ -1,6 +1,6 @@
 //! Regression: a warm `GridTree` frame allocates nothing, on any thread.
 //!
-//! Scenario: a game calls `GridTree::pairs` every frame with the same
+//! Scenario: a game calls `GridTree::find_pairs` every frame with the same
 //! boxes on a job system of 1, 2 or 4 threads. After three warm-up
 //! frames, every frame must make zero heap allocations on every thread of
 //! the process — whichever thread runs which region, however the scheduler
@@ -62,7 +62,7 @@ fn warm_frames(tree: &mut GridTree, jobs: &JobSystem, boxes: &[Aabb]) -> Vec<usi
     let mut per_frame = Vec::with_capacity(COUNTED);
     for frame in 0..WARM_UP + COUNTED {
         let (result, allocations) = allocations_on_every_thread_during(frame >= WARM_UP, || {
-            tree.pairs(jobs, boxes, &mut pairs)
+            tree.find_pairs(jobs, boxes, &mut pairs)
         });
         result.expect("valid boxes");
         if frame >= WARM_UP {
@@ -116,7 +116,7 @@ pub(crate) fn warm_grid_tree_frames_allocate_nothing() {
     let bigger = uniform(90_000, 6);
     let mut pairs = Vec::new();
     let (result, growing) =
-        allocations_on_every_thread_during(true, || tree.pairs(&jobs, &bigger, &mut pairs));
+        allocations_on_every_thread_during(true, || tree.find_pairs(&jobs, &bigger, &mut pairs));
     result.expect("valid boxes");
     assert!(growing > 0, "a bigger scene needs room: the counter must see it");
     // Per buffer, not per box: each chunk of the input (2,048 boxes here)

@@ -45,7 +45,7 @@ fn output_hash_is_the_same_for_1_2_4_and_8_threads() {
                     let mut tree = GridTree::with_config(config);
                     let mut pairs = Vec::new();
                     for frame in 0..3 {
-                        tree.pairs(jobs, &boxes, &mut pairs).unwrap();
+                        tree.find_pairs(jobs, &boxes, &mut pairs).unwrap();
                         let print = fingerprint(&pairs);
                         let what = format!(
                             "{name}, {config:?}, {} threads, frame {frame}",
@@ -75,7 +75,7 @@ fn small_inputs_give_the_kernels_exact_output() {
         broadphase::AdaptiveGrid::default().find_pairs(&boxes, &mut expected).unwrap();
         for threads in [1, 2, 4, 8] {
             let mut pairs = Vec::new();
-            GridTree::default().pairs(&JobSystem::new(threads), &boxes, &mut pairs).unwrap();
+            GridTree::default().find_pairs(&JobSystem::new(threads), &boxes, &mut pairs).unwrap();
             assert_eq!(pairs, expected, "{threads} threads");
         }
     });

@@ -215,7 +215,7 @@ pub(crate) fn check_grid_tree(data: &[u8]) {
     let mut expected = Vec::new();
     let oracle = brute_force_pairs(&boxes, &mut expected);
     let mut pairs = Vec::new();
-    let found = tree.pairs(shared_jobs(), &boxes, &mut pairs);
+    let found = tree.find_pairs(shared_jobs(), &boxes, &mut pairs);
     agree("grid tree", found, oracle, || {
         pairs.sort_unstable();
         assert_eq!(pairs, expected, "grid tree differs from brute force with {tree_config:?}");

@@ -41,7 +41,7 @@ impl Rig {
             }
             Rig::Parry(peer) => peer.frame(&scene.boxes, scene.moving, out),
             Rig::Rebuild { tree, jobs } => {
-                tree.pairs(jobs, &scene.boxes, out).expect("valid boxes");
+                tree.find_pairs(jobs, &scene.boxes, out).expect("valid boxes");
                 let moving = scene.moving as u32;
                 out.retain(|&[a, _]| a < moving);
             }

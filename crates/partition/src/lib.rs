@@ -61,7 +61,7 @@
 //! let jobs = JobSystem::new(2); // the calling thread and one worker
 //! let mut tree = GridTree::default(); // keep both across frames
 //! let mut pairs = Vec::new();
-//! tree.pairs(&jobs, &boxes, &mut pairs)?;
+//! tree.find_pairs(&jobs, &boxes, &mut pairs)?;
 //! assert!(tree.stats().regions > 1);
 //!
 //! let mut expected = Vec::new();

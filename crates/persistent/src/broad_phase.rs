@@ -761,12 +761,12 @@ impl PersistentBroadPhase {
         // by the merge: cheaper than gathering the live ones.
         let in_place = (slots.len() - slots.live) * 4 <= slots.len();
         if in_place {
-            self.tree.try_pairs(jobs, slots.indexed(), &mut self.tree_pairs)?;
+            self.tree.try_find_pairs(jobs, slots.indexed(), &mut self.tree_pairs)?;
             // Slot order is the input order, so `i < j` gives `a < b`.
             core::mem::swap(&mut self.fresh, &mut self.tree_pairs);
         } else {
             slots.gather_live(&mut self.gathered, &mut self.gathered_ids);
-            self.tree.try_pairs(jobs, &self.gathered, &mut self.tree_pairs)?;
+            self.tree.try_find_pairs(jobs, &self.gathered, &mut self.tree_pairs)?;
             // Gathered in slot order: `i < j` still gives `a < b`.
             let ids = &self.gathered_ids;
             self.fresh
@@ -822,7 +822,7 @@ impl PersistentBroadPhase {
         if self.gathered.len() < 2 {
             return Ok(());
         }
-        self.tree.try_pairs(jobs, &self.gathered, &mut self.tree_pairs)?;
+        self.tree.try_find_pairs(jobs, &self.gathered, &mut self.tree_pairs)?;
         let (slots, ids) = (&self.slots, &self.gathered_ids);
         self.fresh.extend(self.tree_pairs.iter().filter_map(|&[i, j]| {
             let (a, b) = (ids[i as usize], ids[j as usize]);

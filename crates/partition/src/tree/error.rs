@@ -16,7 +16,7 @@ use broadphase_storage::InputError;
 /// use broadphase_kernel::{Aabb, InputError};
 /// use glam::Vec3;
 /// let bad = [Aabb::new(Vec3::ONE, Vec3::ZERO)];
-/// let err = GridTree::default().try_pairs(&JobSystem::new(1), &bad, &mut Vec::new()).unwrap_err();
+/// let err = GridTree::default().try_find_pairs(&JobSystem::new(1), &bad, &mut Vec::new()).unwrap_err();
 /// assert!(matches!(err, PartitionError::Input(InputError::Inverted { index: 0, .. })));
 /// ```
 #[derive(Clone, Debug, PartialEq)]

@@ -64,7 +64,7 @@ use super::subtree::{MergeInto, Subtree, SubtreeJobs, Worker, equalize};
 /// let jobs = JobSystem::new(2);
 /// let mut tree = GridTree::with_config(GridTreeConfig { split_threshold: 500, ..Default::default() });
 /// let mut pairs = Vec::new();
-/// tree.pairs(&jobs, &boxes, &mut pairs)?;
+/// tree.find_pairs(&jobs, &boxes, &mut pairs)?;
 ///
 /// let mut expected = Vec::new();
 /// AdaptiveGrid::default().find_pairs(&boxes, &mut expected)?;
@@ -119,7 +119,7 @@ impl Default for GridTree {
 /// use broadphase_jobs::JobSystem;
 /// use broadphase_partition::GridTree;
 /// let mut tree = GridTree::default();
-/// tree.pairs(&JobSystem::new(1), &[], &mut Vec::new())?;
+/// tree.find_pairs(&JobSystem::new(1), &[], &mut Vec::new())?;
 /// assert_eq!(tree.stats().regions, 0);
 /// # Ok::<(), broadphase_kernel::InputError>(())
 /// ```
@@ -192,7 +192,7 @@ impl GridTree {
     /// use broadphase_partition::GridTree;
     /// use broadphase_kernel::Aabb;
     /// let mut tree = GridTree::default();
-    /// tree.pairs(&JobSystem::new(1), &[Aabb::default(); 3], &mut Vec::new())?;
+    /// tree.find_pairs(&JobSystem::new(1), &[Aabb::default(); 3], &mut Vec::new())?;
     /// assert_eq!((tree.stats().boxes, tree.stats().regions), (3, 1));
     /// # Ok::<(), broadphase_kernel::InputError>(())
     /// ```
@@ -217,7 +217,7 @@ impl GridTree {
     ///
     /// If a job panics (a bug): the panic is caught on its thread and
     /// raised again here with its message; if the pair output cannot grow,
-    /// like `Vec::push`. [`try_pairs`](GridTree::try_pairs)
+    /// like `Vec::push`. [`try_find_pairs`](GridTree::try_find_pairs)
     /// returns it as an error instead.
     ///
     /// # Examples
@@ -229,24 +229,24 @@ impl GridTree {
     /// use glam::Vec3;
     /// let boxes = [Aabb::new(Vec3::ZERO, Vec3::ONE), Aabb::new(Vec3::ONE, Vec3::splat(2.0))];
     /// let mut pairs = Vec::new();
-    /// GridTree::default().pairs(&JobSystem::new(2), &boxes, &mut pairs)?;
+    /// GridTree::default().find_pairs(&JobSystem::new(2), &boxes, &mut pairs)?;
     /// assert_eq!(pairs, [[0, 1]]);
     /// # Ok::<(), broadphase_kernel::InputError>(())
     /// ```
-    pub fn pairs(
+    pub fn find_pairs(
         &mut self,
         jobs: &JobSystem,
         boxes: &[Aabb],
         out: &mut Vec<[u32; 2]>,
     ) -> Result<(), InputError> {
-        match self.try_pairs(jobs, boxes, out) {
+        match self.try_find_pairs(jobs, boxes, out) {
             Ok(()) => Ok(()),
             Err(PartitionError::Input(e)) => Err(e),
             Err(e) => panic!("broadphase GridTree: {e}"),
         }
     }
 
-    /// As [`pairs`](GridTree::pairs), with a panicking job reported as
+    /// As [`find_pairs`](GridTree::find_pairs), with a panicking job reported as
     /// [`PartitionError::Job`] and an output that cannot grow as
     /// [`PartitionError::Pairs`] instead of a panic or an abort.
     ///
@@ -262,11 +262,11 @@ impl GridTree {
     /// use broadphase_jobs::JobSystem;
     /// use broadphase_partition::GridTree;
     /// let mut pairs = vec![[9, 9]];
-    /// GridTree::default().try_pairs(&JobSystem::new(2), &[], &mut pairs)?;
+    /// GridTree::default().try_find_pairs(&JobSystem::new(2), &[], &mut pairs)?;
     /// assert!(pairs.is_empty());
     /// # Ok::<(), broadphase_partition::PartitionError>(())
     /// ```
-    pub fn try_pairs(
+    pub fn try_find_pairs(
         &mut self,
         jobs: &JobSystem,
         boxes: &[Aabb],
@@ -283,6 +283,38 @@ impl GridTree {
             out.clear();
         }
         result
+    }
+
+    /// The old name of [`find_pairs`](GridTree::find_pairs): a one-call
+    /// frame is `find_pairs` on every structure, as on
+    /// [`AdaptiveGrid`](broadphase_kernel::AdaptiveGrid).
+    ///
+    /// # Errors
+    ///
+    /// As [`find_pairs`](GridTree::find_pairs).
+    #[deprecated(since = "0.1.0", note = "renamed `find_pairs`")]
+    pub fn pairs(
+        &mut self,
+        jobs: &JobSystem,
+        boxes: &[Aabb],
+        out: &mut Vec<[u32; 2]>,
+    ) -> Result<(), InputError> {
+        self.find_pairs(jobs, boxes, out)
+    }
+
+    /// The old name of [`try_find_pairs`](GridTree::try_find_pairs).
+    ///
+    /// # Errors
+    ///
+    /// As [`try_find_pairs`](GridTree::try_find_pairs).
+    #[deprecated(since = "0.1.0", note = "renamed `try_find_pairs`")]
+    pub fn try_pairs(
+        &mut self,
+        jobs: &JobSystem,
+        boxes: &[Aabb],
+        out: &mut Vec<[u32; 2]>,
+    ) -> Result<(), PartitionError> {
+        self.try_find_pairs(jobs, boxes, out)
     }
 
     /// A frame too small to split: the kernel on the calling thread. Its

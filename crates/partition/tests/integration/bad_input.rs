@@ -32,14 +32,14 @@ fn first_bad_box_is_named_whatever_the_path() {
             boxes[39_998] = Aabb::new(Vec3::splat(f32::NAN), Vec3::ONE);
             let expected = kernel_error(&boxes);
             let mut pairs = vec![[0, 1]];
-            let err = tree.pairs(&jobs, &boxes, &mut pairs).unwrap_err();
+            let err = tree.find_pairs(&jobs, &boxes, &mut pairs).unwrap_err();
             // Compared as Debug strings: a NaN coordinate is carried in
             // the error, and NaN != NaN.
             let what = format!("threshold {split_threshold}, bad box {index}");
             assert_eq!(format!("{err:?}"), format!("{expected:?}"), "{what}");
             assert!(pairs.is_empty());
 
-            let err = tree.try_pairs(&jobs, &boxes, &mut pairs).unwrap_err();
+            let err = tree.try_find_pairs(&jobs, &boxes, &mut pairs).unwrap_err();
             let err = match err {
                 PartitionError::Input(e) => e,
                 other => panic!("{what}: {other:?}"),
@@ -49,7 +49,7 @@ fn first_bad_box_is_named_whatever_the_path() {
         }
         // Still usable after errors.
         let mut pairs = Vec::new();
-        tree.pairs(&jobs, &good, &mut pairs).unwrap();
+        tree.find_pairs(&jobs, &good, &mut pairs).unwrap();
         let mut grid = AdaptiveGrid::default();
         grid.build(&good).unwrap();
         let mut expected = Vec::new();
@@ -68,7 +68,7 @@ fn unsplittable_input_is_validated_too() {
     let mut boxes = vec![Aabb::new(Vec3::ZERO, Vec3::ONE); 3_000];
     boxes[2_999].max.x = f32::NAN;
     let config = GridTreeConfig { split_threshold: 10, ..Default::default() };
-    let err = GridTree::with_config(config).pairs(&jobs, &boxes, &mut Vec::new()).unwrap_err();
+    let err = GridTree::with_config(config).find_pairs(&jobs, &boxes, &mut Vec::new()).unwrap_err();
     // Debug strings: the error carries the NaN, and NaN != NaN.
     assert_eq!(format!("{err:?}"), format!("{:?}", kernel_error(&boxes)));
 }

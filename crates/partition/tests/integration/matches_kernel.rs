@@ -42,7 +42,7 @@ fn check(what: &str, boxes: &[Aabb], expected: &[[u32; 2]], thresholds: &[usize]
             let mut pairs = Vec::new();
             // Twice: the second frame runs on warm, reused buffers.
             for frame in 0..2 {
-                tree.pairs(&jobs, boxes, &mut pairs).unwrap();
+                tree.find_pairs(&jobs, boxes, &mut pairs).unwrap();
                 let ctx = format!("{what}: {threads} threads, {config:?}, frame {frame}");
                 assert!(pairs.iter().all(|&[a, b]| a < b), "{ctx}: a < b");
                 let mut sorted = pairs.clone();
@@ -172,13 +172,13 @@ fn empty_and_tiny_inputs() {
         let mut tree =
             GridTree::with_config(GridTreeConfig { split_threshold: 1, ..Default::default() });
         let mut pairs = vec![[1, 2]];
-        tree.pairs(&jobs, &[], &mut pairs).unwrap();
+        tree.find_pairs(&jobs, &[], &mut pairs).unwrap();
         assert!(pairs.is_empty());
         let one = [Aabb::new(Vec3::ZERO, Vec3::ONE)];
-        tree.pairs(&jobs, &one, &mut pairs).unwrap();
+        tree.find_pairs(&jobs, &one, &mut pairs).unwrap();
         assert!(pairs.is_empty());
         let two = [one[0], Aabb::new(Vec3::ONE, Vec3::splat(2.0))];
-        tree.pairs(&jobs, &two, &mut pairs).unwrap();
+        tree.find_pairs(&jobs, &two, &mut pairs).unwrap();
         assert_eq!(pairs, [[0, 1]]);
     });
 }
@@ -212,7 +212,7 @@ proptest! {
             let jobs = JobSystem::new(threads);
             let config = GridTreeConfig { split_threshold: threshold, ..Default::default() };
             let mut pairs = Vec::new();
-            GridTree::with_config(config).pairs(&jobs, &boxes, &mut pairs).unwrap();
+            GridTree::with_config(config).find_pairs(&jobs, &boxes, &mut pairs).unwrap();
             pairs.sort_unstable();
             (pairs, brute(&boxes))
         });

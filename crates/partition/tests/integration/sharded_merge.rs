@@ -50,7 +50,7 @@ fn check(what: &str, boxes: &[Aabb], expected: &[[u32; 2]], thresholds: &[usize]
                 let mut tree = GridTree::with_config(config);
                 let mut pairs = vec![[7, 7]];
                 for frame in 0..2 {
-                    tree.pairs(jobs, boxes, &mut pairs).unwrap();
+                    tree.find_pairs(jobs, boxes, &mut pairs).unwrap();
                     let ctx =
                         format!("{what}: {} threads, {config:?}, frame {frame}", jobs.threads());
                     assert!(pairs.iter().all(|&[a, b]| a < b), "{ctx}: a < b");
@@ -76,7 +76,7 @@ fn check(what: &str, boxes: &[Aabb], expected: &[[u32; 2]], thresholds: &[usize]
             let jobs = &systems[1];
             let config = config(PairMerge::ReferencePoint, split_threshold, leaf_capacity);
             let mut reference = Vec::new();
-            GridTree::with_config(config).pairs(jobs, boxes, &mut reference).unwrap();
+            GridTree::with_config(config).find_pairs(jobs, boxes, &mut reference).unwrap();
             reference.sort_unstable();
             assert!(reference == expected, "{what}: {config:?}: the reference-point merge");
         }
@@ -222,18 +222,18 @@ fn empty_and_tiny_inputs() {
         let jobs = JobSystem::new(2);
         let mut tree = GridTree::with_config(config(PairMerge::ShardedFastUnique, 1, 4));
         let mut pairs = vec![[1, 2]];
-        tree.pairs(&jobs, &[], &mut pairs).unwrap();
+        tree.find_pairs(&jobs, &[], &mut pairs).unwrap();
         assert!(pairs.is_empty());
         let one = [Aabb::new(Vec3::ZERO, Vec3::ONE)];
-        tree.pairs(&jobs, &one, &mut pairs).unwrap();
+        tree.find_pairs(&jobs, &one, &mut pairs).unwrap();
         assert!(pairs.is_empty());
         let three = [one[0], Aabb::new(Vec3::ONE, Vec3::splat(2.0)), one[0]];
-        tree.pairs(&jobs, &three, &mut pairs).unwrap();
+        tree.find_pairs(&jobs, &three, &mut pairs).unwrap();
         assert_eq!(pairs, [[0, 1], [0, 2], [1, 2]]);
         // Below the threshold (one walk, no merge) the order is sorted too.
         let mut small = GridTree::with_config(config(PairMerge::ShardedFastUnique, 10_000, 128));
         let boxes = uniform(2_000, 4).boxes;
-        small.pairs(&jobs, &boxes, &mut pairs).unwrap();
+        small.find_pairs(&jobs, &boxes, &mut pairs).unwrap();
         assert_eq!(small.stats().regions, 1);
         assert!(pairs == brute(&boxes));
     });
@@ -272,7 +272,7 @@ proptest! {
                     let jobs = JobSystem::new(threads);
                     let config = config(PairMerge::ShardedFastUnique, threshold, leaf_capacity);
                     let mut pairs = Vec::new();
-                    GridTree::with_config(config).pairs(&jobs, &boxes, &mut pairs).unwrap();
+                    GridTree::with_config(config).find_pairs(&jobs, &boxes, &mut pairs).unwrap();
                     pairs
                 })
                 .collect();
