@@ -8,35 +8,11 @@ use broadphase::glam::Vec3;
 use broadphase::grid::{GridConfig, PairKernel, RayDedup};
 use broadphase::query::Ray;
 use broadphase::{Aabb, AdaptiveGrid};
-use broadphase_scenes::pile;
+use broadphase_scenes::{cubes_under_one_box, pile, touching_cubes};
 use broadphase_testkit::allocations_during;
 
-/// Unit cubes touching face to face, `n` a side, from the origin.
-fn lattice(n: usize) -> Vec<Aabb> {
-    let mut boxes = Vec::new();
-    for x in 0..n {
-        for y in 0..n {
-            for z in 0..n {
-                let min = Vec3::new(x as f32, y as f32, z as f32);
-                boxes.push(Aabb::new(min, min + Vec3::ONE));
-            }
-        }
-    }
-    boxes
-}
-
-/// Small cubes on a lattice with gaps, and one box over them all.
-fn small_cubes_under_a_huge_box() -> Vec<Aabb> {
-    let mut boxes: Vec<Aabb> = lattice(16)
-        .into_iter()
-        .map(|b| Aabb::new(b.min * 4.0, b.min * 4.0 + Vec3::splat(1.5)))
-        .collect();
-    boxes.insert(7, Aabb::new(Vec3::splat(-1.0), Vec3::splat(70.0)));
-    boxes
-}
-
 pub(crate) fn warm_all_hits_rays_allocate_nothing() {
-    let scenes = [lattice(16), pile().boxes, small_cubes_under_a_huge_box()];
+    let scenes = [touching_cubes(16), pile().boxes, cubes_under_one_box(7)];
     for boxes in &scenes {
         for ray_dedup in [RayDedup::Sort, RayDedup::FastUnique] {
             for kernel in PairKernel::available() {

@@ -237,6 +237,51 @@ pub fn pile() -> Scene {
     Scene { name: "pile", boxes: vec![object_box(Vec3::ZERO); 2_000] }
 }
 
+/// Unit cubes touching face to face, `n` a side, from the origin: every
+/// cube meets its neighbours on whole faces (inclusive overlap), and a ray
+/// along a row of cells crosses `n` of them.
+///
+/// # Examples
+///
+/// ```
+/// let cubes = broadphase_scenes::touching_cubes(3);
+/// assert_eq!(cubes.len(), 27);
+/// // Neighbours along z share a face.
+/// assert_eq!(cubes[1].min, glam::Vec3::new(0.0, 0.0, 1.0));
+/// assert_eq!(cubes[0].max.z, cubes[1].min.z);
+/// ```
+pub fn touching_cubes(n: usize) -> Vec<Aabb> {
+    let mut boxes = Vec::with_capacity(n * n * n);
+    for x in 0..n {
+        for y in 0..n {
+            for z in 0..n {
+                let min = Vec3::new(x as f32, y as f32, z as f32);
+                boxes.push(Aabb::new(min, min + Vec3::ONE));
+            }
+        }
+    }
+    boxes
+}
+
+/// 4,096 small cubes on a lattice with gaps, and at index `at` one box
+/// over them all: with small leaves it lies in every leaf of the grid.
+///
+/// # Examples
+///
+/// ```
+/// let boxes = broadphase_scenes::cubes_under_one_box(7);
+/// assert_eq!(boxes.len(), 4_097);
+/// assert!(boxes.iter().all(|b| boxes[7].min.cmple(b.min).all() && b.max.cmple(boxes[7].max).all()));
+/// ```
+pub fn cubes_under_one_box(at: usize) -> Vec<Aabb> {
+    let mut boxes: Vec<Aabb> = touching_cubes(16)
+        .into_iter()
+        .map(|b| Aabb::new(b.min * 4.0, b.min * 4.0 + Vec3::splat(1.5)))
+        .collect();
+    boxes.insert(at, Aabb::new(Vec3::splat(-1.0), Vec3::splat(70.0)));
+    boxes
+}
+
 /// cluster88k: 88,000 objects, one in 11 spread over `[0, 20,000)³` and
 /// the rest packed into `[0, 1,500)³`. A grid placed over the whole world
 /// leaves the cluster in one cell of some 80,000 boxes, the case the grid

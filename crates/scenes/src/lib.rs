@@ -59,8 +59,9 @@ mod points;
 mod rng;
 
 pub use boxes::{
-    Scene, all_box_scenes_up_to_100k, cluster88k, clusters16_40k, dense20k, mixed100k, object_box,
-    pile, query_boxes, query10k, sparse20k, stretched40k, uniform, uniform1m,
+    Scene, all_box_scenes_up_to_100k, cluster88k, clusters16_40k, cubes_under_one_box, dense20k,
+    mixed100k, object_box, pile, query_boxes, query10k, sparse20k, stretched40k, touching_cubes,
+    uniform, uniform1m,
 };
 pub use motion::{
     DRIFT_FRACTION, Motion, MovingScene, drift1m, drift100k, dynamic1k, static100k_dynamic1k,

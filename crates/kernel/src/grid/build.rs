@@ -431,10 +431,7 @@ impl AdaptiveGrid {
         out: &mut Vec<[u32; 2]>,
         fill: impl FnOnce(&mut [Item]),
     ) -> Result<(), PairsError> {
-        self.kept = false;
-        self.leaves.clear();
-        self.boxes.reset();
-        self.walk_pairs(count, cell, boxes, Fallible(out), fill, true)
+        self.subtree_walk(count, cell, boxes, out, fill, true)
     }
 
     /// [`find_subtree_pairs_with`](Self::find_subtree_pairs_with) without
@@ -485,10 +482,25 @@ impl AdaptiveGrid {
         out: &mut Vec<[u32; 2]>,
         fill: impl FnOnce(&mut [Item]),
     ) -> Result<(), PairsError> {
+        self.subtree_walk(count, cell, boxes, out, fill, false)
+    }
+
+    /// A subtree's walk for a parallel caller, on a grid that keeps
+    /// nothing of it: with `owned_only`, each pair is reported by the one
+    /// leaf holding its reference point; without, by every leaf it shares.
+    fn subtree_walk(
+        &mut self,
+        count: usize,
+        cell: Cell,
+        boxes: &[Aabb],
+        out: &mut Vec<[u32; 2]>,
+        fill: impl FnOnce(&mut [Item]),
+        owned_only: bool,
+    ) -> Result<(), PairsError> {
         self.kept = false;
         self.leaves.clear();
         self.boxes.reset();
-        self.walk_pairs(count, cell, boxes, Fallible(out), fill, false)
+        self.walk_pairs(count, cell, boxes, Fallible(out), fill, owned_only)
     }
 
     /// A frame's pairs: the whole input, quantized onto the item stack.

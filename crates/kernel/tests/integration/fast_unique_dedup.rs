@@ -10,7 +10,7 @@
 use broadphase_kernel::{
     Aabb, AdaptiveGrid, GridConfig, PairKernel, RayDedup, brute_force_ray_hits,
 };
-use broadphase_scenes::{SplitMix64, pile};
+use broadphase_scenes::{SplitMix64, cubes_under_one_box, pile, touching_cubes};
 use broadphase_storage::Ray;
 use glam::Vec3;
 use proptest::prelude::*;
@@ -47,26 +47,12 @@ fn check(grids: &[AdaptiveGrid], boxes: &[Aabb], ray: &Ray) -> usize {
     expected.len()
 }
 
-/// Unit cubes touching face to face, `n` a side, from the origin.
-fn lattice(n: usize) -> Vec<Aabb> {
-    let mut boxes = Vec::new();
-    for x in 0..n {
-        for y in 0..n {
-            for z in 0..n {
-                let min = Vec3::new(x as f32, y as f32, z as f32);
-                boxes.push(Aabb::new(min, min + Vec3::ONE));
-            }
-        }
-    }
-    boxes
-}
-
 #[test]
 fn rays_along_planes_of_cell_borders() {
     // The build's span is 0..16 on every axis: cells split it in halves,
     // quarters, ..., so y = 8 and z = 8 are cell borders at every level,
     // and a ray along them touches four rows of cubes, 64 boxes.
-    let boxes = lattice(16);
+    let boxes = touching_cubes(16);
     let grids = grids(&boxes);
     for (y, z) in [(8.0, 8.0), (8.0, 4.0), (4.0, 12.0), (8.0, 8.5), (0.0, 16.0)] {
         for (origin, dir) in [
@@ -106,21 +92,10 @@ fn rays_through_a_pile_of_identical_boxes() {
     assert_eq!(check(&grids, &boxes, &Ray::new(center, Vec3::Z, 0.0)), boxes.len());
 }
 
-/// 4,096 small cubes on a lattice with gaps, and one box over them all at
-/// index `at`: with small leaves it lies in every leaf.
-fn small_cubes_under_a_huge_box(at: usize) -> Vec<Aabb> {
-    let mut boxes: Vec<Aabb> = lattice(16)
-        .into_iter()
-        .map(|b| Aabb::new(b.min * 4.0, b.min * 4.0 + Vec3::splat(1.5)))
-        .collect();
-    boxes.insert(at, Aabb::new(Vec3::splat(-1.0), Vec3::splat(70.0)));
-    boxes
-}
-
 #[test]
 fn huge_box_in_every_cell() {
     for at in [0, 2_000, 4_096] {
-        let boxes = small_cubes_under_a_huge_box(at);
+        let boxes = cubes_under_one_box(at);
         let grids = grids(&boxes);
         let mut rng = SplitMix64::new(at as u64 + 1);
         for _ in 0..200 {
@@ -149,7 +124,7 @@ fn fast_unique_tests_each_box_once_until_the_set_is_full() {
     // copy is tested, with `FastUnique` only the first (fewer than 16
     // distinct boxes met), and past 16 distinct boxes the copies of later
     // ones are tested again but still dropped.
-    let boxes = small_cubes_under_a_huge_box(0);
+    let boxes = cubes_under_one_box(0);
     let config = GridConfig { leaf_capacity: 4, ..GridConfig::default() };
     let short = Ray::new(Vec3::new(-0.5, 2.5, 2.5), Vec3::X, 60.0);
     let tests = |ray_dedup: RayDedup| {
