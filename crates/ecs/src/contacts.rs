@@ -1,34 +1,40 @@
-//! Per-entity contact lists: every frame's pairs merged into one set of
-//! partners per entity, on the plugin's job system, then laid out as
-//! sorted slices for [`touching`](crate::BroadPhasePlugin::touching).
+//! Per-entity contact lists: every frame's pairs merged into one list of
+//! partners per entity, on the plugin's job system, under sharded
+//! mutexes, and laid out as sorted slices for
+//! [`touching`](crate::BroadPhasePlugin::touching).
 //!
-//! **Shards.** The sets live in `shards` (a power of two,
-//! `SHARDS_PER_THREAD` per thread, at most `MAX_SHARDS`), each a
-//! [`FastUniqueSets`] behind its own `parking_lot::Mutex`. Entity id `i`
-//! belongs to shard `i & (shards - 1)`, as set `i >> log2(shards)` there:
-//! low bits, so ids spawned together (a pile, a batch) spread over every
-//! shard.
+//! **Shards.** Each shard owns the lists of some entity ids and sits
+//! behind its own `parking_lot::Mutex`, `SHARDS_PER_THREAD` shards per
+//! thread (a power of two, at most `MAX_SHARDS`). The ids are dealt to
+//! the shards in runs of 8 ([`Sharding`]): ids spawned together (a pile, a
+//! batch) spread over every shard.
 //!
 //! **Merge.** The pair list is cut into one piece per thread. A job
 //! buckets its piece's half-pairs (`a` touches `b`, `b` touches `a`) by
-//! shard, and within a shard by block of sets (`BLOCK_BITS`), in its own
-//! scratch (a counting sort), then takes the shards one
-//! by one, starting at a different shard per piece, locking each once
-//! for its whole bucket: first every shard it can lock without waiting
-//! (`try_lock`), then, waiting, those that were busy. A lock per pair
-//! would cost more than the insert it guards. While it counts, the job
-//! tests that its pairs are strictly increasing with `a < b`, which
-//! proves its half-pairs distinct: then it inserts without the sets'
-//! membership test ([`FastUniqueSets::extend_distinct`]); if any piece
-//! finds otherwise, the sets are filled again with the testing insert.
+//! shard in its own scratch, then takes the shards one by one, starting
+//! at a different shard per piece, locking each once for its whole
+//! bucket: it adds the bucket to the shard's count of half-pairs per id
+//! and hands the bucket over (a swap of buffers, not a copy). It locks
+//! first every shard it can without waiting (`try_lock`), then, waiting,
+//! those that were busy. A lock per pair would cost more than the work it
+//! guards.
 //!
-//! **Layout.** The piece that is the last to merge into a shard lays the
-//! shard out at once, in the same job: for each set that holds a value
-//! (the sets list those), its partner ids (inline slots and spill) copied
-//! into one buffer, sorted where they may not be already, then all turned
-//! into entities; a record per set (its entity and where its partners
-//! start, written in order) and, per entity id, the place of its record.
-//! [`Contacts::touching`] is the lookup of one record.
+//! **Layout.** Then one job per shard, on every thread, lays the shard
+//! out: the counts summed into an offset per id, and the half-pairs, the
+//! pieces' in the order of the pieces, scattered into one partner buffer
+//! (a counting sort by owner), the owner's entity beside each offset.
+//! [`Contacts::touching`] is the lookup of one range. (Laying a shard out
+//! in the merge, by the last piece to hand it a bucket, left it all to the
+//! piece that started last.)
+//!
+//! **Repeats.** The plugin's pairs are sorted and free of repeats, and a
+//! job tests that of its piece while it counts: strictly increasing pairs
+//! with `a < b` give distinct half-pairs, and the counting sort keeps
+//! each list sorted (an entity `x`'s partners `y < x` come from pairs
+//! `(y, x)`, which precede its pairs `(x, z)`). If any piece finds
+//! otherwise, the calling thread merges again in one piece, whose shards
+//! drop repeated half-pairs with a [`FastUniqueSets`] set per id before
+//! they count them, then sort each list.
 //!
 //! The tables are built beside the published ones and swapped in only
 //! when the whole frame succeeds, so a failed run leaves what
@@ -36,9 +42,9 @@
 
 use broadphase_jobs::{JobError, JobSystem};
 use broadphase_storage::FastUniqueSets;
-use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, Ordering};
 use hecs::Entity;
-use parking_lot::{Mutex, MutexGuard};
+use parking_lot::Mutex;
 
 /// Shards per thread of the job system: several, so a job seldom finds
 /// the shard it wants locked.
@@ -54,109 +60,185 @@ const MAX_PIECES: usize = 16;
 /// costs more than it saves.
 const PARALLEL_MIN: usize = 8 * 1024;
 
-/// A shard's sets are filled block by block of `1 << BLOCK_BITS` sets
-/// (32 KiB of inline slots): the half-pairs are bucketed by block, not
-/// just by shard, so the inserts of a bucket stay in cache instead of
-/// missing it once per partner found far away.
-const BLOCK_BITS: u32 = 10;
+/// How entity ids are dealt to shards: runs of `1 << RUN_BITS` ids go to
+/// the shards in turn, and number a shard's lists in order.
+const RUN_BITS: u32 = 3;
+
+/// `(owner, partner)`: one side of a pair, a partner for the owner's list.
+type HalfPair = (Entity, Entity);
+
+/// Which shard, and which list there, an entity id belongs to.
+#[derive(Clone, Copy, Debug)]
+struct Sharding {
+    /// log2 of the shard count.
+    bits: u32,
+}
+
+impl Sharding {
+    const RUN_MASK: u32 = (1 << RUN_BITS) - 1;
+
+    #[inline]
+    fn shard(self, id: u32) -> usize {
+        ((id >> RUN_BITS) & ((1 << self.bits) - 1)) as usize
+    }
+
+    /// The id's list (local index) in its shard.
+    #[inline]
+    fn local(self, id: u32) -> usize {
+        (((id >> (RUN_BITS + self.bits)) << RUN_BITS) | (id & Self::RUN_MASK)) as usize
+    }
+
+    /// The id of list `local` of shard `shard`.
+    #[cfg(test)]
+    fn id(self, shard: u32, local: u32) -> u32 {
+        ((local >> RUN_BITS) << (RUN_BITS + self.bits))
+            | (shard << RUN_BITS)
+            | (local & Self::RUN_MASK)
+    }
+
+    /// Lists per shard for ids below `ids`: whole runs.
+    fn locals(self, ids: usize) -> usize {
+        ids.div_ceil(1 << (RUN_BITS + self.bits)) << RUN_BITS
+    }
+}
 
 /// Keeps each mutex and what it guards on cache lines of its own.
 #[repr(align(128))]
 #[derive(Default)]
 struct Padded<T>(T);
 
-/// One entity's partners in its shard's table: from `start` to the next
-/// record's `start`.
-#[derive(Clone, Copy, Debug)]
-struct Record {
-    /// The entity whose partners these are (`Entity::DANGLING` for the
-    /// end marker).
-    owner: Entity,
-    start: usize,
-}
-
-/// One shard's published lists: entity id `i` of the shard, at local
-/// index `l = i >> bits`, touches the partners of record
-/// `records[record_of[l]]` if that record's owner is the entity asked
-/// about.
+/// One shard's published lists: the entity of local index `l`
+/// ([`Sharding::local`]) touches `partners[offsets[l]..offsets[l + 1]]`
+/// if that range is not empty and `owners[l]` is that entity.
 #[derive(Debug, Default)]
 struct Table {
-    /// By local index, the entity's record in `records`; entries of sets
-    /// not laid out this build are stale, and never cleared: they lead to
-    /// some other entity's record (or none), which the owner tells apart.
-    record_of: Vec<u32>,
-    /// One per set that holds a value, in the order laid out, then an end
-    /// marker.
-    records: Vec<Record>,
-    /// Every entity's partners, a sorted range each.
+    /// One more than the lists: where each starts, then where the last
+    /// ends.
+    offsets: Vec<u32>,
+    /// By local index, the entity whose list it is; written for the
+    /// lists that are not empty, stale for the others (never read).
+    owners: Vec<Entity>,
+    /// Every list, one after another, each sorted.
     partners: Vec<Entity>,
 }
 
-/// One shard: its sets being merged, and the table built from them.
+/// One shard: what the pieces handed it, and the table built from it.
 #[derive(Default)]
 struct Shard {
+    /// By piece, its half-pairs of this shard.
+    staged: Vec<Vec<HalfPair>>,
+    /// By local index, how many half-pairs of this build are the list's;
+    /// in the layout, where its next partner goes. All 0 between builds
+    /// once `counts_zeroed`.
+    counts: Vec<u32>,
+    /// Whether the last layout left `counts` all 0 (a build cut short by
+    /// a panic does not).
+    counts_zeroed: bool,
+    /// One set per list, to drop repeats from lists that may have them.
     sets: FastUniqueSets,
-    /// The sets' spilled values, sorted by set (scratch of the layout).
-    spilled: Vec<(u32, u32)>,
-    /// Every set's partner ids, laid out as the entities will be, and 8
-    /// more (scratch of the layout).
-    ids: Vec<u32>,
-    /// 1 + the last piece that inserted this build, 0 before any.
-    inserted_by: usize,
-    /// Whether every insert of this build was trusted and the pieces
-    /// inserted in the order of their pairs: then every set is sorted.
-    in_order: bool,
+    /// Whether this build's half-pairs went through `sets`: then each
+    /// list is sorted after the scatter.
+    dropped_repeats: bool,
     building: Table,
 }
 
 impl Shard {
-    /// Empties the sets, `locals` of them, for a build.
+    /// Empties the shard for a build of `locals` lists.
     fn reset(&mut self, locals: usize) {
-        self.sets.reset(locals);
-        self.inserted_by = 0;
-        self.in_order = true;
+        self.staged.iter_mut().for_each(Vec::clear);
+        if !self.counts_zeroed {
+            self.counts.clear();
+            self.counts_zeroed = true;
+        }
+        // Zeros past the old length; the rest are 0 already.
+        self.counts.resize(locals, 0);
+        self.dropped_repeats = false;
     }
 
-    /// Adds piece `piece`'s half-pairs of this shard, `trusted` if the
-    /// pairs were proven strictly increasing.
-    fn insert(&mut self, piece: usize, trusted: bool, half_pairs: &[(u32, u32)]) {
-        // Trusted pieces, one after another in the order of their pairs,
-        // give each set its partners in ascending order (see
-        // `Pass::merge`).
-        self.in_order &= trusted & (piece + 1 > self.inserted_by);
-        self.inserted_by = piece + 1;
-        if trusted {
-            self.sets.extend_distinct(half_pairs);
-        } else {
-            half_pairs.iter().for_each(|&(local, partner)| _ = self.sets.insert(local, partner));
+    /// Takes piece `piece`'s half-pairs of this shard (leaving the shard's
+    /// last buffer in `bucket`), and counts them per list; with
+    /// `drop_repeats`, only those not seen before in this build.
+    fn hand_in(
+        &mut self,
+        sharding: Sharding,
+        piece: usize,
+        bucket: &mut Vec<HalfPair>,
+        drop_repeats: bool,
+    ) {
+        if drop_repeats {
+            if !self.dropped_repeats {
+                self.sets.reset(self.counts.len());
+                self.dropped_repeats = true;
+            }
+            let sets = &mut self.sets;
+            bucket.retain(|&(owner, partner)| {
+                sets.insert(sharding.local(owner.id()) as u32, partner.id())
+            });
+        }
+        self.counts_zeroed &= bucket.is_empty();
+        let counts = &mut self.counts[..];
+        for &(owner, _) in bucket.iter() {
+            counts[sharding.local(owner.id())] += 1;
+        }
+        core::mem::swap(&mut self.staged[piece], bucket);
+    }
+
+    /// Lays the shard's half-pairs out as its table: the counts summed
+    /// into offsets, then a counting sort by owner, the pieces' half-pairs
+    /// in the order of the pieces (so each list comes out in the order of
+    /// the pairs); lists that went through `sets` are sorted after.
+    fn lay_out(&mut self, sharding: Sharding) {
+        let Shard { staged, counts, counts_zeroed, building, dropped_repeats, .. } = self;
+        let Table { offsets, owners, partners } = building;
+        let locals = counts.len();
+        // `offsets[l + 1]` is where list `l` ends, and `counts[l]` becomes
+        // where it starts, the scatter's cursor.
+        let mut sum = 0;
+        offsets.clear();
+        offsets.push(0);
+        offsets.extend(counts.iter_mut().map(|count| {
+            let start = sum;
+            sum += *count;
+            *count = start;
+            sum
+        }));
+        if owners.len() < locals {
+            owners.resize(locals, Entity::DANGLING);
+        }
+        partners.clear();
+        partners.resize(sum as usize, Entity::DANGLING);
+        let (owners, partners, cursors) = (&mut owners[..], &mut partners[..], &mut counts[..]);
+        for &(owner, partner) in staged.iter().flatten() {
+            let local = sharding.local(owner.id());
+            let at = &mut cursors[local];
+            partners[*at as usize] = partner;
+            *at += 1;
+            owners[local] = owner;
+        }
+        counts.fill(0);
+        *counts_zeroed = true;
+        if *dropped_repeats {
+            for list in offsets.windows(2) {
+                partners[list[0] as usize..list[1] as usize].sort_unstable();
+            }
         }
     }
-}
-
-/// A shard behind its lock, and how many pieces have yet to merge into
-/// it this build: the piece that brings it to 0 lays the shard out.
-#[derive(Default)]
-struct ShardCell {
-    shard: Mutex<Shard>,
-    pending: AtomicUsize,
 }
 
 /// A piece's scratch: its half-pairs bucketed by shard.
 #[derive(Default)]
 struct Piece {
-    /// After the bucketing, `ends[b]` is where bucket `b` ends; bucket
-    /// `shard * blocks + block` holds the half-pairs of that block of the
-    /// shard's sets.
-    ends: Vec<usize>,
-    /// `(local index, partner id)` by shard, then block.
-    half_pairs: Vec<(u32, u32)>,
+    /// By shard, how many half-pairs the piece has for it.
+    counts: Vec<usize>,
+    /// By shard, the piece's half-pairs for it; each bucket goes to its
+    /// shard (swapped for the one the shard held).
+    buckets: Vec<Vec<HalfPair>>,
 }
 
 /// Every entity's partners of the last published frame.
 pub(crate) struct Contacts {
-    /// log2 of the shard count.
-    bits: u32,
-    shards: Box<[Padded<ShardCell>]>,
+    sharding: Sharding,
+    shards: Box<[Padded<Mutex<Shard>>]>,
     pieces: Box<[Padded<Mutex<Piece>>]>,
     /// The tables `touching` reads, by shard.
     published: Vec<Table>,
@@ -177,15 +259,23 @@ impl Contacts {
         let threads = threads.max(1);
         let shards = (threads * SHARDS_PER_THREAD).next_power_of_two().min(MAX_SHARDS);
         let pieces = threads.min(MAX_PIECES);
+        let shard = || {
+            let staged = (0..pieces).map(|_| Vec::new()).collect();
+            Padded(Mutex::new(Shard { staged, ..Shard::default() }))
+        };
+        let piece = || {
+            let buckets = (0..shards).map(|_| Vec::new()).collect();
+            Padded(Mutex::new(Piece { counts: vec![0; shards], buckets }))
+        };
         Self {
-            bits: shards.trailing_zeros(),
-            shards: (0..shards).map(|_| Padded::default()).collect(),
-            pieces: (0..pieces).map(|_| Padded::default()).collect(),
+            sharding: Sharding { bits: shards.trailing_zeros() },
+            shards: (0..shards).map(|_| shard()).collect(),
+            pieces: (0..pieces).map(|_| piece()).collect(),
             published: (0..shards).map(|_| Table::default()).collect(),
         }
     }
 
-    /// How many shards the sets are split into.
+    /// How many shards the lists are split into.
     #[cfg(test)]
     fn shard_count(&self) -> usize {
         self.shards.len()
@@ -203,48 +293,46 @@ impl Contacts {
         owners: &[Entity],
         pairs: &[(Entity, Entity)],
     ) -> Result<(), JobError> {
-        let locals = owners.len().div_ceil(self.shards.len());
+        let locals = self.sharding.locals(owners.len());
         let pieces =
             if pairs.len() < PARALLEL_MIN || jobs.threads() < 2 { 1 } else { self.pieces.len() };
-        for cell in self.shards.iter_mut() {
-            cell.0.shard.get_mut().reset(locals);
-            *cell.0.pending.get_mut() = pieces;
+        self.reset(locals);
+        let repeats = if pieces == 1 {
+            self.pass(1, pairs).merge(0);
+            false
+        } else {
+            let pass = self.pass(pieces, pairs);
+            jobs.for_each(pieces, 1, |range, _worker| range.for_each(|piece| pass.merge(piece)))?;
+            pass.repeats.load(Ordering::Relaxed)
+        };
+        if repeats {
+            // Some pair is out of order or repeated: a list may hold a
+            // partner twice, or out of order. Merge again on this thread,
+            // in one piece, which finds it out and drops the repeats.
+            self.reset(locals);
+            self.pass(1, pairs).merge(0);
         }
-        let pass = self.pass(pieces, locals, owners, pairs);
+        let sharding = self.sharding;
         if pieces == 1 {
-            pass.merge(0);
+            self.shards.iter_mut().for_each(|cell| cell.0.get_mut().lay_out(sharding));
             return Ok(());
         }
-        jobs.for_each(pieces, 1, |range, _worker| range.for_each(|piece| pass.merge(piece)))?;
-        if pass.repeats.load(Ordering::Relaxed) {
-            // Some pair is out of order or repeated: pieces that trusted
-            // their own pairs may have listed a partner twice. Merge (and
-            // lay out) again on this thread, testing every insert.
-            for cell in pass.shards {
-                cell.0.shard.lock().reset(locals);
-                cell.0.pending.store(1, Ordering::Relaxed);
-            }
-            self.pass(1, locals, owners, pairs).merge(0);
-        }
-        Ok(())
+        jobs.for_each_mut(&mut self.shards, |_, cell| cell.0.get_mut().lay_out(sharding))
+    }
+
+    /// Empties every shard for a build of `locals` lists per shard.
+    fn reset(&mut self, locals: usize) {
+        self.shards.iter_mut().for_each(|cell| cell.0.get_mut().reset(locals));
     }
 
     /// What a build's passes read, for `pieces` pieces of `pairs`.
-    fn pass<'a>(
-        &'a self,
-        pieces: usize,
-        locals: usize,
-        owners: &'a [Entity],
-        pairs: &'a [(Entity, Entity)],
-    ) -> Pass<'a> {
+    fn pass<'a>(&'a self, pieces: usize, pairs: &'a [(Entity, Entity)]) -> Pass<'a> {
         Pass {
-            bits: self.bits,
-            blocks: locals.div_ceil(1 << BLOCK_BITS).max(1),
+            sharding: self.sharding,
             shards: &self.shards,
             pieces: &self.pieces[..pieces],
             pairs,
             piece_len: pairs.len().div_ceil(pieces).max(1),
-            owners,
             repeats: AtomicBool::new(false),
         }
     }
@@ -253,7 +341,7 @@ impl Contacts {
     /// [`touching`](Self::touching) reads.
     pub(crate) fn publish(&mut self) {
         for (shard, table) in self.shards.iter_mut().zip(&mut self.published) {
-            core::mem::swap(&mut shard.0.shard.get_mut().building, table);
+            core::mem::swap(&mut shard.0.get_mut().building, table);
         }
     }
 
@@ -261,273 +349,99 @@ impl Contacts {
     /// empty for an entity in no pair, unknown or despawned.
     #[inline]
     pub(crate) fn touching(&self, entity: Entity) -> &[Entity] {
-        let id = entity.id() as usize;
-        let table = &self.published[id & (self.published.len() - 1)];
-        let Some(&record) = table.record_of.get(id >> self.bits) else {
-            return &[];
-        };
-        let record = record as usize;
-        match (table.records.get(record), table.records.get(record + 1)) {
-            (Some(this), Some(next)) if this.owner == entity => {
-                &table.partners[this.start..next.start]
+        let (id, sharding) = (entity.id(), self.sharding);
+        let table = &self.published[sharding.shard(id)];
+        let local = sharding.local(id);
+        match (table.offsets.get(local), table.offsets.get(local + 1)) {
+            (Some(&start), Some(&end)) if start < end && table.owners[local] == entity => {
+                &table.partners[start as usize..end as usize]
             }
             _ => &[],
         }
     }
 }
 
-/// What both passes read.
+/// What a build's pieces read.
 struct Pass<'a> {
-    bits: u32,
-    /// Blocks of sets per shard.
-    blocks: usize,
-    shards: &'a [Padded<ShardCell>],
+    sharding: Sharding,
+    shards: &'a [Padded<Mutex<Shard>>],
     pieces: &'a [Padded<Mutex<Piece>>],
     pairs: &'a [(Entity, Entity)],
     piece_len: usize,
-    /// The live entity of each id.
-    owners: &'a [Entity],
     /// Set by a piece whose pairs (with the one before them) are not
     /// strictly increasing: then half-pairs may repeat.
     repeats: AtomicBool,
 }
 
 impl Pass<'_> {
-    /// Merges piece `piece` of the pairs into the shards' sets, and lays
-    /// out each shard it is the last to merge into.
+    /// Merges piece `piece` of the pairs into the shards.
     ///
-    /// **Trusted inserts.** If the pairs, by entity ids, are strictly
-    /// increasing and each has `a < b`, no half-pair repeats: those with
-    /// owner < partner are the `a`-halves of distinct pairs, the others
-    /// the `b`-halves. The piece tests that on its own pairs and the one
-    /// before them while it counts, and if it holds inserts with
-    /// [`FastUniqueSets::extend_distinct`] (no membership test); if not,
-    /// with the testing insert, and it says so in `repeats`: then the
-    /// other pieces' trust was not earned, and `build` merges again. With
-    /// every piece's test passed, the whole list is strictly increasing.
-    ///
-    /// **Sorted sets.** A trusted piece also gives each set its partners
-    /// in ascending order: the counting sort keeps the pairs' order within
-    /// a bucket, an entity `x`'s partners `y < x` come from pairs `(y, x)`,
-    /// which precede its pairs `(x, z)`, and each kind comes in ascending
-    /// order of the partner. Trusted pieces that take a shard in the order
-    /// of their pairs keep every set sorted, and the layout then skips the
-    /// test ([`Shard::insert`] keeps track).
+    /// While it counts, the piece tests that its pairs, and the one
+    /// before them, are strictly increasing by entity ids with `a < b`:
+    /// with every piece's test passed the whole list is, and no half-pair
+    /// repeats. If not, it says so in `repeats` (then `build` merges
+    /// again in one piece, and that piece has its shards drop repeats).
     fn merge(&self, piece: usize) {
         let start = (piece * self.piece_len).min(self.pairs.len());
         let end = (start + self.piece_len).min(self.pairs.len());
         let pairs = &self.pairs[start..end];
         let mut scratch = self.pieces[piece].0.lock();
-        let Piece { ends, half_pairs } = &mut *scratch;
-        let shards = self.shards.len();
-        let mask = shards - 1;
-        let (bits, blocks) = (self.bits, self.blocks);
-        // An id's block: its local index (id >> bits) >> BLOCK_BITS.
-        let block_shift = bits + BLOCK_BITS;
-        let bucket_of = |id: u32| (id as usize & mask) * blocks + (id >> block_shift) as usize;
-        // Counting sort by shard and block: counts, starts, then each
-        // half-pair at its bucket's cursor (which ends at the bucket's end).
-        ends.clear();
-        ends.resize(shards * blocks, 0);
-        // A slice, not the Vec: its length and place stay in registers.
-        let ends = &mut ends[..];
+        let Piece { counts, buckets } = &mut *scratch;
+        let sharding = self.sharding;
         let key = |(a, b): (Entity, Entity)| (u64::from(a.id()) << 32) | u64::from(b.id());
         // 0 is below every pair with a < b.
         let mut last = start.checked_sub(1).map_or(0, |before| key(self.pairs[before]));
         let mut distinct = true;
+        // A slice, not the Vec: its length and place stay in registers.
+        let counts = &mut counts[..];
+        counts.fill(0);
         for &(a, b) in pairs {
-            let (a, b) = (a.id(), b.id());
-            ends[bucket_of(a)] += 1;
-            ends[bucket_of(b)] += 1;
-            let next = (u64::from(a) << 32) | u64::from(b);
-            distinct &= (next > last) & (a < b);
+            counts[sharding.shard(a.id())] += 1;
+            counts[sharding.shard(b.id())] += 1;
+            let next = key((a, b));
+            distinct &= (next > last) & (a.id() < b.id());
             last = next;
         }
         if !distinct {
             self.repeats.store(true, Ordering::Relaxed);
         }
-        let mut sum = 0;
-        for cursor in ends.iter_mut() {
-            let count = *cursor;
-            *cursor = sum;
-            sum += count;
+        for (bucket, &count) in buckets.iter_mut().zip(&*counts) {
+            bucket.clear();
+            bucket.reserve(count);
         }
-        // Every place below `sum` is written: the buffer only grows.
-        if half_pairs.len() < sum {
-            half_pairs.resize(sum, (0, 0));
-        }
-        let half_pairs = &mut half_pairs[..sum];
         for &(a, b) in pairs {
-            let (a, b) = (a.id(), b.id());
-            for (owner, partner) in [(a, b), (b, a)] {
-                let cursor = &mut ends[bucket_of(owner)];
-                half_pairs[*cursor] = (owner >> bits, partner);
-                *cursor += 1;
-            }
+            buckets[sharding.shard(a.id())].push((a, b));
+            buckets[sharding.shard(b.id())].push((b, a));
         }
-        // A shard's buckets are adjacent: it is locked once for them all.
-        let bucket = |shard: usize| {
-            let start = if shard == 0 { 0 } else { ends[shard * blocks - 1] };
-            &half_pairs[start..ends[shard * blocks + blocks - 1]]
+        // One piece alone merges again if its pairs repeat: its shards
+        // then drop repeats.
+        let drop_repeats = !distinct && self.pieces.len() == 1;
+        let hand_in = |shard: &mut Shard, bucket: &mut Vec<HalfPair>| {
+            shard.hand_in(sharding, piece, bucket, drop_repeats);
         };
-        let insert =
-            |shard: &mut Shard, bucket: &[(u32, u32)]| shard.insert(piece, distinct, bucket);
         // Each piece starts at its own shard; a busy shard waits for the
-        // second round. The last piece done with a shard lays it out, at
-        // once, while its sets are in this core's cache.
+        // second round.
+        let shards = self.shards.len();
         let first = piece * shards / self.pieces.len();
         let mut busy = 0u64;
         for k in 0..shards {
-            let shard = (first + k) & mask;
-            let cell = &self.shards[shard].0;
-            if bucket(shard).is_empty() {
-                self.done_with(shard, None);
+            let shard = (first + k) & (shards - 1);
+            if buckets[shard].is_empty() {
                 continue;
             }
-            match cell.shard.try_lock() {
-                Some(mut locked) => {
-                    insert(&mut locked, bucket(shard));
-                    self.done_with(shard, Some(locked));
-                }
+            match self.shards[shard].0.try_lock() {
+                Some(mut locked) => hand_in(&mut locked, &mut buckets[shard]),
                 None => busy |= 1 << shard,
             }
         }
         while busy != 0 {
             let shard = busy.trailing_zeros() as usize;
             busy &= busy - 1;
-            let mut locked = self.shards[shard].0.shard.lock();
-            insert(&mut locked, bucket(shard));
-            self.done_with(shard, Some(locked));
+            hand_in(&mut self.shards[shard].0.lock(), &mut buckets[shard]);
         }
-    }
-
-    /// Counts one more piece done with shard `shard` (whose lock it may
-    /// hold); the last lays the shard out.
-    fn done_with(&self, shard: usize, locked: Option<MutexGuard<'_, Shard>>) {
-        let cell = &self.shards[shard].0;
-        // AcqRel: the last piece sees every other piece's inserts (the
-        // lock orders them too).
-        if cell.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
-            let mut locked = locked.unwrap_or_else(|| cell.shard.lock());
-            self.lay_out(shard, &mut locked);
-        }
-    }
-
-    /// Lays shard `shard`'s sets out as its table of sorted entities.
-    ///
-    /// One pass over the sets that hold a value puts each set's partner
-    /// ids, inline then spilled, at the next place of `ids`, sorts them
-    /// where they are not already (ids in order are entities in order:
-    /// live entities have distinct ids), and writes the set's record and
-    /// its place under the set's local index. A second pass turns every
-    /// id into its entity. The spill is sorted by set on the side, and a
-    /// full set finds its part by binary search.
-    ///
-    /// A set's 8 inline slots are copied whole, whatever its count (the
-    /// next set's ids overwrite the leftovers), and its order tested by
-    /// masks: counts vary from set to set, and a branch on them would be
-    /// guessed wrong about once a set. The writes go to the end of `ids`,
-    /// `records` and `partners`, and 4 bytes per set to `record_of`.
-    fn lay_out(&self, shard: usize, locked: &mut Shard) {
-        const SLOTS: usize = FastUniqueSets::INLINE_SLOTS;
-        let Shard { sets, spilled, ids, in_order, building, .. } = locked;
-        let Table { record_of, records, partners } = building;
-        if record_of.len() < sets.set_count() {
-            record_of.resize(sets.set_count(), 0);
-        }
-        spilled.clear();
-        if sets.spilled() > 0 {
-            spilled.extend(sets.spilled_values());
-            spilled.sort_unstable();
-        }
-        // Every place is written below: the ids and records only stand in.
-        let values = sets.value_count();
-        ids.resize(values + SLOTS, 0);
-        let touched = sets.touched_sets();
-        records.resize(touched.len() + 1, Record { owner: Entity::DANGLING, start: 0 });
-        let owner_ids = OwnerIds { owners: self.owners, bits: self.bits, shard: shard as u32 };
-        let (records, in_order) = (&mut records[..], *in_order);
-        let start = lay_out_ids(sets, spilled, in_order, owner_ids, ids, records, record_of);
-        records[touched.len()].start = start;
-        // The entities: one tight pass.
-        partners.resize(values, Entity::DANGLING);
-        let owners = self.owners;
-        partners.iter_mut().zip(&ids[..values]).for_each(|(to, &id)| *to = owners[id as usize]);
     }
 }
 
-/// The entity of each id, and how a shard's local index becomes an id.
-#[derive(Clone, Copy)]
-struct OwnerIds<'a> {
-    owners: &'a [Entity],
-    bits: u32,
-    shard: u32,
-}
-
-/// The first pass of [`Pass::lay_out`]: every touched set's partner ids
-/// into `ids`, its record and the record's place; returns where the ids
-/// end. A function of its own so that its slices are known not to overlap
-/// (else every write would make the compiler reload every slice's place).
-#[inline(never)]
-fn lay_out_ids(
-    sets: &FastUniqueSets,
-    spilled: &[(u32, u32)],
-    in_order: bool,
-    owners: OwnerIds<'_>,
-    ids: &mut [u32],
-    records: &mut [Record],
-    record_of: &mut [u32],
-) -> usize {
-    const SLOTS: usize = FastUniqueSets::INLINE_SLOTS;
-    let has_spill = !spilled.is_empty();
-    let mut start = 0;
-    for ((record, &local), place) in records.iter_mut().zip(sets.touched_sets()).zip(0u32..) {
-        let (slots, len) = sets.inline_slots(local);
-        let list = if has_spill && len == SLOTS {
-            let from = spilled.partition_point(|&(set, _)| set < local);
-            let more = &spilled[from..];
-            let more = &more[..more.partition_point(|&(set, _)| set == local)];
-            let list = &mut ids[start..start + SLOTS + more.len()];
-            list[..SLOTS].copy_from_slice(slots);
-            list[SLOTS..].iter_mut().zip(more).for_each(|(to, &(_, id))| *to = id);
-            if !list.is_sorted() {
-                sort_ids(list);
-            }
-            list
-        } else {
-            let list = &mut ids[start..start + SLOTS];
-            list.copy_from_slice(slots);
-            let list = &mut list[..len];
-            if !in_order {
-                // Bit j: slots j - 1 and j out of order; only those below
-                // the count matter.
-                let disorder = (1..SLOTS)
-                    .fold(0u32, |bits, j| bits | (u32::from(slots[j - 1] >= slots[j]) << j));
-                if disorder & ((1 << len) - 1) != 0 {
-                    sort_ids(list);
-                }
-            }
-            list
-        };
-        let owner = owners.owners[((local << owners.bits) | owners.shard) as usize];
-        *record = Record { owner, start };
-        // `place` fits: fewer records than sets, numbered by u32.
-        record_of[local as usize] = place;
-        start += list.len();
-    }
-    start
-}
-
-/// Sorts a set's partner ids, out of line: inlined, its early return for
-/// fewer than 2 ids would become a branch on every set's count (guessed
-/// wrong about once a set) ahead of the test that calls it.
-#[cold]
-#[inline(never)]
-fn sort_ids(ids: &mut [u32]) {
-    ids.sort_unstable();
-}
-
-/// The merge, one job per piece of the pair list.
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -540,7 +454,25 @@ mod tests {
             assert!(shards.is_power_of_two(), "{threads} threads: {shards}");
             assert!(shards >= SHARDS_PER_THREAD.min(MAX_SHARDS));
             assert!(shards >= (threads * SHARDS_PER_THREAD).min(MAX_SHARDS), "{threads}");
-            assert_eq!(1 << contacts.bits, shards);
+            assert_eq!(1 << contacts.sharding.bits, shards);
+        }
+    }
+
+    /// Every id has one shard and set, below the shard's set count, and
+    /// they lead back to it; runs of 8 ids share a shard.
+    #[test]
+    fn sharding_deals_runs_of_ids_and_inverts() {
+        for bits in 0..=6 {
+            let sharding = Sharding { bits };
+            for ids in [0usize, 1, 7, 8, 9, 1000, 4099] {
+                let locals = sharding.locals(ids);
+                for id in 0..ids as u32 {
+                    let (shard, local) = (sharding.shard(id), sharding.local(id));
+                    assert!(shard < 1 << bits && local < locals, "{bits} {id}");
+                    assert_eq!(sharding.id(shard as u32, local as u32), id, "{bits} {id}");
+                    assert_eq!(shard, sharding.shard(id & !7), "{bits} {id}");
+                }
+            }
         }
     }
 
