@@ -41,7 +41,7 @@
 //! `touching` answers as it was, like every other output.
 
 use broadphase_jobs::{JobError, JobSystem};
-use broadphase_storage::FastUniqueSets;
+use broadphase_storage::{FastUniqueSets, Pool};
 use core::sync::atomic::{AtomicBool, Ordering};
 use hecs::Entity;
 use parking_lot::Mutex;
@@ -114,23 +114,23 @@ struct Padded<T>(T);
 struct Table {
     /// One more than the lists: where each starts, then where the last
     /// ends.
-    offsets: Vec<u32>,
+    offsets: Pool<u32>,
     /// By local index, the entity whose list it is; written for the
     /// lists that are not empty, stale for the others (never read).
-    owners: Vec<Entity>,
+    owners: Pool<Entity>,
     /// Every list, one after another, each sorted.
-    partners: Vec<Entity>,
+    partners: Pool<Entity>,
 }
 
 /// One shard: what the pieces handed it, and the table built from it.
 #[derive(Default)]
 struct Shard {
     /// By piece, its half-pairs of this shard.
-    staged: Vec<Vec<HalfPair>>,
+    staged: Box<[Pool<HalfPair>]>,
     /// By local index, how many half-pairs of this build are the list's;
     /// in the layout, where its next partner goes. All 0 between builds
     /// once `counts_zeroed`.
-    counts: Vec<u32>,
+    counts: Pool<u32>,
     /// Whether the last layout left `counts` all 0 (a build cut short by
     /// a panic does not).
     counts_zeroed: bool,
@@ -145,9 +145,9 @@ struct Shard {
 impl Shard {
     /// Empties the shard for a build of `locals` lists.
     fn reset(&mut self, locals: usize) {
-        self.staged.iter_mut().for_each(Vec::clear);
+        self.staged.iter_mut().for_each(Pool::reset);
         if !self.counts_zeroed {
-            self.counts.clear();
+            self.counts.reset();
             self.counts_zeroed = true;
         }
         // Zeros past the old length; the rest are 0 already.
@@ -162,7 +162,7 @@ impl Shard {
         &mut self,
         sharding: Sharding,
         piece: usize,
-        bucket: &mut Vec<HalfPair>,
+        bucket: &mut Pool<HalfPair>,
         drop_repeats: bool,
     ) {
         if drop_repeats {
@@ -170,10 +170,15 @@ impl Shard {
                 self.sets.reset(self.counts.len());
                 self.dropped_repeats = true;
             }
-            let sets = &mut self.sets;
-            bucket.retain(|&(owner, partner)| {
-                sets.insert(sharding.local(owner.id()) as u32, partner.id())
-            });
+            let mut kept = 0;
+            for at in 0..bucket.len() {
+                let (owner, partner) = bucket[at];
+                if self.sets.insert(sharding.local(owner.id()) as u32, partner.id()) {
+                    bucket[kept] = (owner, partner);
+                    kept += 1;
+                }
+            }
+            bucket.truncate(kept);
         }
         self.counts_zeroed &= bucket.is_empty();
         let counts = &mut self.counts[..];
@@ -194,7 +199,7 @@ impl Shard {
         // `offsets[l + 1]` is where list `l` ends, and `counts[l]` becomes
         // where it starts, the scatter's cursor.
         let mut sum = 0;
-        offsets.clear();
+        offsets.reset();
         offsets.push(0);
         offsets.extend(counts.iter_mut().map(|count| {
             let start = sum;
@@ -205,7 +210,7 @@ impl Shard {
         if owners.len() < locals {
             owners.resize(locals, Entity::DANGLING);
         }
-        partners.clear();
+        partners.reset();
         partners.resize(sum as usize, Entity::DANGLING);
         let (owners, partners, cursors) = (&mut owners[..], &mut partners[..], &mut counts[..]);
         for &(owner, partner) in staged.iter().flatten() {
@@ -229,10 +234,10 @@ impl Shard {
 #[derive(Default)]
 struct Piece {
     /// By shard, how many half-pairs the piece has for it.
-    counts: Vec<usize>,
+    counts: Pool<usize>,
     /// By shard, the piece's half-pairs for it; each bucket goes to its
     /// shard (swapped for the one the shard held).
-    buckets: Vec<Vec<HalfPair>>,
+    buckets: Box<[Pool<HalfPair>]>,
 }
 
 /// Every entity's partners of the last published frame.
@@ -241,7 +246,7 @@ pub(crate) struct Contacts {
     shards: Box<[Padded<Mutex<Shard>>]>,
     pieces: Box<[Padded<Mutex<Piece>>]>,
     /// The tables `touching` reads, by shard.
-    published: Vec<Table>,
+    published: Box<[Table]>,
 }
 
 impl core::fmt::Debug for Contacts {
@@ -260,12 +265,14 @@ impl Contacts {
         let shards = (threads * SHARDS_PER_THREAD).next_power_of_two().min(MAX_SHARDS);
         let pieces = threads.min(MAX_PIECES);
         let shard = || {
-            let staged = (0..pieces).map(|_| Vec::new()).collect();
+            let staged = (0..pieces).map(|_| Pool::default()).collect();
             Padded(Mutex::new(Shard { staged, ..Shard::default() }))
         };
         let piece = || {
-            let buckets = (0..shards).map(|_| Vec::new()).collect();
-            Padded(Mutex::new(Piece { counts: vec![0; shards], buckets }))
+            let buckets = (0..shards).map(|_| Pool::default()).collect();
+            let mut counts = Pool::default();
+            counts.resize(shards, 0);
+            Padded(Mutex::new(Piece { counts, buckets }))
         };
         Self {
             sharding: Sharding { bits: shards.trailing_zeros() },
@@ -406,7 +413,7 @@ impl Pass<'_> {
             self.repeats.store(true, Ordering::Relaxed);
         }
         for (bucket, &count) in buckets.iter_mut().zip(&*counts) {
-            bucket.clear();
+            bucket.reset();
             bucket.reserve(count);
         }
         for &(a, b) in pairs {
@@ -416,7 +423,7 @@ impl Pass<'_> {
         // One piece alone merges again if its pairs repeat: its shards
         // then drop repeats.
         let drop_repeats = !distinct && self.pieces.len() == 1;
-        let hand_in = |shard: &mut Shard, bucket: &mut Vec<HalfPair>| {
+        let hand_in = |shard: &mut Shard, bucket: &mut Pool<HalfPair>| {
             shard.hand_in(sharding, piece, bucket, drop_repeats);
         };
         // Each piece starts at its own shard; a busy shard waits for the
