@@ -48,7 +48,8 @@ fn warm_frames_allocate_nothing_and_the_heap_stays_flat() {
         soak_game_loop::the_live_heap_figure_sees_a_kept_allocation,
     ];
     for (name, check) in checks {
-        eprintln!("allocations: {name}");
+        let started = std::time::Instant::now();
         check();
+        eprintln!("allocations: {name} ({:.1} s)", started.elapsed().as_secs_f64());
     }
 }
