@@ -54,7 +54,7 @@ impl PersistentBroadPhase {
     /// incremental updates the kept index is used as it is.
     ///
     /// # Errors
-    /// [`ProxyError::Update`] if building the index failed (a job
+    /// [`ProxyError::Partition`] if building the index failed (a job
     /// panicked, a list could not grow).
     pub fn queries(&mut self, jobs: &JobSystem) -> Result<QueryView<'_>, ProxyError> {
         self.index.ensure_built(jobs, &self.slots)?;

@@ -219,6 +219,7 @@ impl<O: PairOut> LeafSink for FindPairs<'_, O> {
 
 /// Why [`AdaptiveGrid::try_find_pairs`] failed.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum FindPairsError {
     /// The input breaks the contract; names the first bad box. No pair was
     /// written.

@@ -69,6 +69,7 @@ impl AdaptiveGrid {
 
 /// The pair output could not be stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PairsError {
     /// The allocator refused to grow the output; `found` pairs were written.
     OutOfMemory {

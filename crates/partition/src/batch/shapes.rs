@@ -74,7 +74,7 @@ trait Shape: Sync {
 
 impl Shape for Aabb {
     fn check(&self, index: usize) -> Result<(), BatchError> {
-        self.validate(0).map_err(|error| BatchError::Box { index, error })
+        self.validate(0).map_err(|error| BatchError::Input { index, error })
     }
     fn answer(&self, grid: &AdaptiveGrid, out: &mut Vec<u32>) {
         // Checked before the jobs started: a refusal cannot happen.
@@ -104,7 +104,7 @@ impl BatchHits {
     /// Every kept box each query box overlaps ([`AdaptiveGrid::query`]).
     ///
     /// # Errors
-    /// [`BatchError::Box`] naming the first bad query box, or
+    /// [`BatchError::Input`] naming the first bad query box, or
     /// [`BatchError::Job`]; the answer is then empty.
     pub fn query_boxes(
         &mut self,

@@ -88,7 +88,7 @@ fn a_bad_query_refuses_the_batch_and_names_itself() {
     let mut boxes = vec![Aabb::new(Vec3::ZERO, Vec3::ONE); 300];
     boxes[299] = Aabb::new(Vec3::ONE, Vec3::ZERO);
     let err = batch.query_boxes(&jobs, &grid, &boxes).unwrap_err();
-    assert!(matches!(err, BatchError::Box { index: 299, .. }), "{err:?}");
+    assert!(matches!(err, BatchError::Input { index: 299, .. }), "{err:?}");
     assert!(err.to_string().starts_with("query box 299:"), "{err}");
     let spheres = [Sphere::new(Vec3::ZERO, 1.0), Sphere::new(Vec3::ZERO, -1.0)];
     let err = batch.query_spheres(&jobs, &grid, &spheres).unwrap_err();
