@@ -109,7 +109,7 @@ impl QueryView<'_> {
             }
         };
         self.world.index.for_each_grid(|grid, slot_of, current| {
-            let hit = grid.cast_ray_by(ray, |id| {
+            let hit = grid.cast_ray_where(ray, |id| {
                 let slot = slot_of[id as usize];
                 let proxy = self.indexed(slot, current).filter(|&p| keep(p))?;
                 let t = ray.entry(&boxes[slot as usize])?;
@@ -142,7 +142,7 @@ impl QueryView<'_> {
         let boxes = &self.world.slots.boxes;
         let mut hits = Vec::new();
         self.world.index.for_each_grid(|grid, slot_of, current| {
-            let found = grid.ray_hits_by(
+            let found = grid.ray_hits_where(
                 ray,
                 |id| {
                     let slot = slot_of[id as usize];
@@ -233,7 +233,7 @@ impl QueryView<'_> {
         let boxes = &self.world.slots.boxes;
         let mut ids = Vec::new();
         self.world.index.for_each_grid(|grid, slot_of, current| {
-            grid.query(bounds, &mut ids).expect("a checked query box is valid");
+            grid.query_aabb(bounds, &mut ids).expect("a checked query box is valid");
             for &id in &ids {
                 let slot = slot_of[id as usize];
                 if let Some(proxy) = self.indexed(slot, current)

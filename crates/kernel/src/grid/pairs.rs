@@ -1,7 +1,7 @@
 //! All pairs of a kept build: every leaf's boxes against each other.
 
+use super::hierarchy::AdaptiveGrid;
 use super::leaf::{Fallible, Growing, LeafContext, PairOut, leaf_pairs};
-use super::tree::AdaptiveGrid;
 
 impl AdaptiveGrid {
     /// Writes every overlapping pair of the kept build into `out` (cleared

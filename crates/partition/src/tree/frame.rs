@@ -292,7 +292,7 @@ impl GridTree {
     /// # Errors
     ///
     /// As [`find_pairs`](GridTree::find_pairs).
-    #[deprecated(since = "0.1.0", note = "renamed `find_pairs`")]
+    #[deprecated(since = "0.1.0", note = "renamed to `find_pairs`")]
     pub fn pairs(
         &mut self,
         jobs: &JobSystem,
@@ -307,7 +307,7 @@ impl GridTree {
     /// # Errors
     ///
     /// As [`try_find_pairs`](GridTree::try_find_pairs).
-    #[deprecated(since = "0.1.0", note = "renamed `try_find_pairs`")]
+    #[deprecated(since = "0.1.0", note = "renamed to `try_find_pairs`")]
     pub fn try_pairs(
         &mut self,
         jobs: &JobSystem,
