@@ -18,7 +18,7 @@
 //!   - `grid/build`: [`AdaptiveGrid::build`] alone (the kept tree);
 //!   - `grid/pairs`: [`AdaptiveGrid::pairs`] on a grid built once;
 //!   - `grid/total`: build then pairs, one frame on the kept tree;
-//!   - `sort_and_sweep/total`: [`SortAndSweep::pairs`], one frame;
+//!   - `sort_and_sweep/total`: [`SortAndSweep::find_pairs`], one frame;
 //!   - `brute_force/total`: [`brute_force_pairs`], only on the scenes of at
 //!     most ~20k boxes (not `pile`), with 10 samples, last in its group;
 //! - `query10k`, also `grid/query` and `brute_force/query`: latency of one
@@ -99,7 +99,7 @@ fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
 /// Every pair of `boxes` from [`SortAndSweep`], sorted: the expected answer.
 fn expected_pairs(boxes: &[Aabb]) -> Vec<[u32; 2]> {
     let mut expected = Vec::new();
-    SortAndSweep::default().pairs(boxes, &mut expected).expect("scene boxes are valid");
+    SortAndSweep::default().find_pairs(boxes, &mut expected).expect("scene boxes are valid");
     expected.sort_unstable();
     expected
 }
@@ -192,7 +192,7 @@ fn bench_scene(c: &mut Criterion, scene: &Scene) {
     let mut sweep = SortAndSweep::default();
     group.bench_function("sort_and_sweep/total", |b| {
         b.iter(|| {
-            sweep.pairs(black_box(boxes), &mut out).expect("scene boxes are valid");
+            sweep.find_pairs(black_box(boxes), &mut out).expect("scene boxes are valid");
             black_box(out.len())
         });
     });
@@ -227,7 +227,7 @@ fn queries(c: &mut Criterion) {
     grid.build(boxes).expect("scene boxes are valid");
     let (mut hits, mut expected) = (Vec::new(), Vec::new());
     for (n, q) in queries.iter().enumerate() {
-        grid.query(q, &mut hits).expect("query boxes are valid");
+        grid.query_aabb(q, &mut hits).expect("query boxes are valid");
         brute_force_query(boxes, q, &mut expected).expect("query boxes are valid");
         hits.sort_unstable();
         assert_eq!(hits, expected, "query10k: grid query {n} differs from brute force");
@@ -242,7 +242,7 @@ fn queries(c: &mut Criterion) {
         b.iter(|| {
             let q = &queries[next % QUERY_COUNT];
             next += 1;
-            grid.query(black_box(q), &mut hits).expect("query boxes are valid");
+            grid.query_aabb(black_box(q), &mut hits).expect("query boxes are valid");
             black_box(hits.len())
         });
     });
@@ -259,7 +259,7 @@ fn queries(c: &mut Criterion) {
             other_work,
             |()| {
                 for q in &queries {
-                    grid.query(black_box(q), &mut hits).expect("query boxes are valid");
+                    grid.query_aabb(black_box(q), &mut hits).expect("query boxes are valid");
                     black_box(hits.len());
                 }
             },

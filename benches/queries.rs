@@ -133,7 +133,7 @@ fn queries(c: &mut Criterion) {
     group.bench_function("query_box", |b| {
         b.iter(|| {
             sphere_boxes.iter().fold(0, |n, q| {
-                grid.query(black_box(q), &mut ids).expect("valid box");
+                grid.query_aabb(black_box(q), &mut ids).expect("valid box");
                 n + ids.len()
             })
         })

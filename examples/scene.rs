@@ -101,7 +101,7 @@ fn main() -> ExitCode {
     // The answer is checked, not assumed: sort-and-sweep must agree.
     let mut expected = Vec::new();
     let sweep_start = Instant::now();
-    SortAndSweep::default().pairs(&boxes, &mut expected).expect("scene boxes are valid");
+    SortAndSweep::default().find_pairs(&boxes, &mut expected).expect("scene boxes are valid");
     let sweep_time = sweep_start.elapsed();
     let mut found = pairs.clone();
     found.sort_unstable();

@@ -30,9 +30,9 @@ pub mod query {
 }
 
 /// The same grid on all cores: [`GridTree`] runs the kernel's root split
-/// in parallel chunks, walks each child subtree of the [`AdaptiveGrid`] as
-/// a job of a [`JobSystem`], and merges the pairs deterministically. See
-/// `docs/PARTITION.md`.
+/// in parallel chunks, walks what lies under each child node of the
+/// [`AdaptiveGrid`]'s hierarchy as a job of a [`JobSystem`], and merges
+/// the pairs deterministically. See `docs/PARTITION.md`.
 pub mod tree {
     pub use broadphase_partition::{
         GridTree, GridTreeConfig, PairMerge, PartitionError, TreeStats,
@@ -91,7 +91,8 @@ pub mod ecs {
 /// (quantized `i16` corners, `u32` ids), its sweep's exact `f32` bounds and
 /// the neighbor structures' sorted positions are made of; `Pool<T>`, the
 /// record buffer with an O(1) reset that holds the kernel's build items,
-/// tree nodes, kept boxes and split scratch; and `FastUnique`.
+/// the nodes of its hierarchy, kept boxes and split scratch; and
+/// `FastUnique`.
 pub mod storage {
     pub use broadphase_storage::{
         Aabb, AlignedColumn, Axis, Corner, FastUnique, FastUniqueSets, InputError, LANES, Lane,

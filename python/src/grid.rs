@@ -131,7 +131,7 @@ impl Grid {
         let grid = &self.grid;
         let csr = detached(py, move || {
             let mut hits = BatchHits::default();
-            hits.query_boxes(&jobs, grid, &queries).map_err(failed)?;
+            hits.query_aabbs(&jobs, grid, &queries).map_err(failed)?;
             build_csr(&jobs, &HitRows(&hits), grid.len(), true)
         })??;
         Ok(csr.into_arrays(py))

@@ -151,13 +151,15 @@ fn periodic_error(error: PeriodicError) -> PyErr {
             axis as usize,
             show32(half)
         )),
+        other => failed(other),
     }
 }
 
 fn build_error(error: BuildError) -> PyErr {
     match error {
-        BuildError::Points(e) => point_error(e),
-        BuildError::Jobs(e) => failed(e),
+        BuildError::Point(e) => point_error(e),
+        BuildError::Job(e) => failed(e),
+        other => failed(other),
     }
 }
 

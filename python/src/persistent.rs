@@ -65,7 +65,7 @@ pub(crate) struct PersistentBroadPhase {
 
 fn proxy_error(error: ProxyError) -> PyErr {
     match error {
-        ProxyError::InvalidBox(e) => PyValueError::new_err(e.to_string()),
+        ProxyError::Input(e) => PyValueError::new_err(e.to_string()),
         other => failed(other),
     }
 }

@@ -220,7 +220,7 @@ fn large_scene_equals_sort_and_sweep() {
     plugin.run(&mut world).unwrap();
 
     let mut reference = Vec::new();
-    SortAndSweep::default().pairs(&scene.boxes, &mut reference).unwrap();
+    SortAndSweep::default().find_pairs(&scene.boxes, &mut reference).unwrap();
     let expected = as_entities(&reference, &entities);
     assert_eq!(expected.len(), 138);
     assert_eq!(plugin.pairs(), expected);
@@ -294,7 +294,7 @@ fn long_pair_lists_published_on_all_threads() {
         }
         plugin.run(&mut world).unwrap();
         let mut reference = Vec::new();
-        SortAndSweep::default().pairs(&boxes, &mut reference).unwrap();
+        SortAndSweep::default().find_pairs(&boxes, &mut reference).unwrap();
         let expected = as_entities(&reference, &entities);
         assert!(expected.len() > 100_000, "frame {frame}: {} pairs", expected.len());
         assert_eq!(plugin.pairs(), expected, "frame {frame}");

@@ -139,7 +139,7 @@ fn bad_queries_are_typed_errors() {
     let inverted = Aabb { min: Vec3::ONE, max: Vec3::ZERO };
     assert!(matches!(
         plugin.query_aabb(&inverted, CollisionLayers::ALL, &mut found),
-        Err(PluginError::QueryBox(_))
+        Err(PluginError::Input(_))
     ));
     assert!(found.is_empty());
     let err = plugin

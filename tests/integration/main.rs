@@ -16,6 +16,7 @@ mod ecs_static_dynamic;
 mod ecs_support;
 mod ecs_touching;
 mod ecs_touching_determinism;
+mod errors_follow_the_rule;
 mod fuzz_corpus_replays;
 mod partition_determinism;
 mod persistent_determinism;

@@ -38,7 +38,7 @@ fn check_all_scenes(kernel: PairKernel) {
     for scene in all_box_scenes_up_to_100k() {
         let boxes = &scene.boxes;
         assert!(boxes.len() <= 100_000, "{}", scene.name);
-        sweep.pairs(boxes, &mut expected).unwrap();
+        sweep.find_pairs(boxes, &mut expected).unwrap();
         expected.sort_unstable();
 
         grid.find_pairs(boxes, &mut got).unwrap_or_else(|e| panic!("{}: {e}", scene.name));
@@ -85,7 +85,7 @@ fn query10k_queries_equal_brute_force() {
         let (mut got, mut expected) = (Vec::new(), Vec::new());
         let mut total = 0;
         for q in &queries {
-            grid.query(q, &mut got).unwrap();
+            grid.query_aabb(q, &mut got).unwrap();
             got.sort_unstable();
             brute_force_query(&scene.boxes, q, &mut expected).unwrap();
             assert_eq!(got, expected, "{kernel:?}: query {q:?}");

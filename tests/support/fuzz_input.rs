@@ -165,12 +165,12 @@ pub(crate) fn check_grid(data: &[u8]) {
             pairs.sort_unstable();
             assert_eq!(pairs, expected, "pairs differ from brute force with {config:?}");
             let mut swept = Vec::new();
-            SortAndSweep::default().pairs(&boxes, &mut swept).expect("valid boxes");
+            SortAndSweep::default().find_pairs(&boxes, &mut swept).expect("valid boxes");
             swept.sort_unstable();
             assert_eq!(swept, expected, "sort-and-sweep differs from brute force");
             let (mut hits, mut wanted) = (Vec::new(), Vec::new());
             for query in boxes.iter().take(8) {
-                grid.query(query, &mut hits).expect("a valid box is a valid query");
+                grid.query_aabb(query, &mut hits).expect("a valid box is a valid query");
                 brute_force_query(&boxes, query, &mut wanted).expect("valid boxes");
                 hits.sort_unstable();
                 assert_eq!(hits, wanted, "query {query:?} differs with {config:?}");

@@ -102,17 +102,17 @@ fn methods<'a>(one: &'a JobSystem, all: &'a JobSystem) -> Vec<Method<'a>> {
         Method {
             name: "broadphase GridTree (1 thread)",
             peer: false,
-            run: Box::new(move |b, o| tree1.pairs(one, b, o).expect("valid scene")),
+            run: Box::new(move |b, o| tree1.find_pairs(one, b, o).expect("valid scene")),
         },
         Method {
             name: "broadphase GridTree (all threads)",
             peer: false,
-            run: Box::new(move |b, o| tree_all.pairs(all, b, o).expect("valid scene")),
+            run: Box::new(move |b, o| tree_all.find_pairs(all, b, o).expect("valid scene")),
         },
         Method {
             name: "broadphase SortAndSweep (1 thread)",
             peer: false,
-            run: Box::new(move |b, o| sap.pairs(b, o).expect("valid scene")),
+            run: Box::new(move |b, o| sap.find_pairs(b, o).expect("valid scene")),
         },
         Method {
             name: "broccoli 6.3 (2D x,y + z filter)",
@@ -153,7 +153,7 @@ fn run_scene(
     eprintln!("scene {name}: {} boxes, {rounds} rounds", boxes.len());
     let mut out = Vec::new();
     let mut reference = Vec::new();
-    SortAndSweep::default().pairs(boxes, &mut reference).expect("valid scene");
+    SortAndSweep::default().find_pairs(boxes, &mut reference).expect("valid scene");
     let reference = canonical(&reference);
     let mut skip: Vec<Option<String>> = pre_skip.to_vec();
     // Gate: one run each; the pair set must equal SortAndSweep's.
@@ -225,7 +225,7 @@ fn query_latency(rounds: usize) -> Vec<(&'static str, Vec<f64>)> {
     let mut ctree = broccoli::Tree::new(&mut bots);
     type Query<'a> = Box<dyn FnMut(&Aabb, &mut Vec<u32>) + 'a>;
     let mut ms: Vec<(&'static str, Query<'_>)> = vec![
-        ("broadphase AdaptiveGrid::query", Box::new(|q, o| grid.query(q, o).expect("valid query"))),
+        ("broadphase AdaptiveGrid::query_aabb", Box::new(|q, o| grid.query_aabb(q, o).expect("valid query"))),
         (
             "broccoli find_all_intersect_rect (z filter)",
             Box::new(|q, o| peers::broccoli::query(&mut ctree, boxes, q, o)),

@@ -304,7 +304,7 @@ pub fn write(
          then rounds are interleaved round-robin (round r: method 1, method 2, …), one whole frame \
          per timing (build from the box slice + all pairs into a reused `Vec`; broadphase's \
          `AdaptiveGrid` runs `find_pairs`, which finds each leaf's pairs as the build reaches it, \
-         and `GridTree` runs `pairs`). Tables give the \
+         and `GridTree` runs `find_pairs`). Tables give the \
          median and min over rounds; \"median / best peer\" divides by the fastest peer crate's \
          median (below 1 = faster than every peer). A method whose one gate run takes more than 2 s \
          on a scene, or whose median times 10 exceeds 2 s at the previous scaling size, is skipped there.\n\n\

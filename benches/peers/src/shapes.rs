@@ -178,12 +178,12 @@ fn shape_set(
         Some(spheres) => {
             Box::new(|q, out| s.grid.query_sphere(&spheres[q], out).expect("valid sphere"))
         }
-        None => Box::new(|q, out| s.grid.query(&queries[q], out).expect("valid box")),
+        None => Box::new(|q, out| s.grid.query_aabb(&queries[q], out).expect("valid box")),
     };
     let ours_name = if spheres.is_some() {
         "broadphase AdaptiveGrid::query_sphere"
     } else {
-        "broadphase AdaptiveGrid::query"
+        "broadphase AdaptiveGrid::query_aabb"
     };
     let methods: Vec<(&'static str, Query<'_>)> = vec![
         (ours_name, ours),

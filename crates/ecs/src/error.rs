@@ -68,12 +68,13 @@ pub enum PluginError {
     },
     /// The broad phase refused a call: a bug in the plugin, reported rather
     /// than a panic.
-    BroadPhase(ProxyError),
+    Proxy(ProxyError),
     /// A query's ray, point or sphere breaks its contract (the plugin's
     /// state is untouched).
     Query(QueryError),
-    /// A query box breaks the box contract (its `index` is 0).
-    QueryBox(InputError),
+    /// A query box breaks the box contract (its `index` is 0), or a box
+    /// was refused for a cause that names no entity.
+    Input(InputError),
 }
 
 impl PluginError {
@@ -94,6 +95,7 @@ impl PluginError {
                 (index, InputError::Inverted { index: 0, axis, min, max })
             }
             InputError::TooManyBoxes { count } => return PluginError::TooManyBoxes { count },
+            other => return PluginError::Input(other),
         };
         let entity = match index.checked_sub(first.len()) {
             None => first.get(index),
@@ -122,6 +124,7 @@ impl fmt::Display for PluginError {
                 InputError::TooManyBoxes { count } => {
                     write!(f, "entity {entity:?}: {count} boxes, more than {MAX_BOXES}")
                 }
+                other => write!(f, "entity {entity:?}: {other}"),
             },
             PluginError::TooManyBoxes { count } => {
                 write!(f, "{count} boxes of one kind; at most {MAX_BOXES} fit u32 ids")
@@ -132,9 +135,9 @@ impl fmt::Display for PluginError {
                 "entity {entity:?}: its id is past {}, the largest the plugin accepts",
                 crate::MAX_ENTITY_ID
             ),
-            PluginError::BroadPhase(error) => write!(f, "the broad phase refused a call: {error}"),
+            PluginError::Proxy(error) => write!(f, "the broad phase refused a call: {error}"),
             PluginError::Query(error) => write!(f, "a query was refused: {error}"),
-            PluginError::QueryBox(error) => write!(f, "a query box was refused: {error}"),
+            PluginError::Input(error) => write!(f, "a query box was refused: {error}"),
         }
     }
 }
@@ -146,9 +149,9 @@ impl std::error::Error for PluginError {
             PluginError::TooManyBoxes { .. } => None,
             PluginError::Job(error) => Some(error),
             PluginError::EntityIdTooLarge { .. } => None,
-            PluginError::BroadPhase(error) => Some(error),
+            PluginError::Proxy(error) => Some(error),
             PluginError::Query(error) => Some(error),
-            PluginError::QueryBox(error) => Some(error),
+            PluginError::Input(error) => Some(error),
         }
     }
 }

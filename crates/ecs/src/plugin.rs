@@ -408,10 +408,10 @@ impl<P: Position> BroadPhasePlugin<P> {
         zone!("update");
         let Backend { jobs, broad_phase } = &mut self.backend;
         broad_phase.update(jobs).map_err(|error| match error {
-            broadphase_persistent::ProxyError::Update(
+            broadphase_persistent::ProxyError::Partition(
                 broadphase_partition::PartitionError::Job(e),
             ) => PluginError::Job(e),
-            other => PluginError::BroadPhase(other),
+            other => PluginError::Proxy(other),
         })
     }
 

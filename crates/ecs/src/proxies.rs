@@ -248,7 +248,7 @@ impl EntityProxies {
 /// whose boxes belong to `entities`.
 fn set_error(error: ProxyError, entities: &[Entity]) -> PluginError {
     match error {
-        ProxyError::InvalidBox(error) => PluginError::from_input(error, entities),
+        ProxyError::Input(error) => PluginError::from_input(error, entities),
         other => proxy_error(other),
     }
 }
@@ -258,7 +258,7 @@ fn set_error(error: ProxyError, entities: &[Entity]) -> PluginError {
 /// update's causes can really occur.
 pub(crate) fn proxy_error(error: ProxyError) -> PluginError {
     match error {
-        ProxyError::Update(broadphase_partition::PartitionError::Job(e)) => PluginError::Job(e),
-        other => PluginError::BroadPhase(other),
+        ProxyError::Partition(broadphase_partition::PartitionError::Job(e)) => PluginError::Job(e),
+        other => PluginError::Proxy(other),
     }
 }

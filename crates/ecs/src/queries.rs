@@ -120,7 +120,7 @@ impl<P: Position> BroadPhasePlugin<P> {
     /// with `layers`), into `out` (cleared first), sorted by entity id.
     ///
     /// # Errors
-    /// [`PluginError::QueryBox`] if the box breaks the box contract.
+    /// [`PluginError::Input`] if the box breaks the box contract.
     pub fn query_aabb(
         &mut self,
         query: &Aabb,
@@ -128,7 +128,7 @@ impl<P: Position> BroadPhasePlugin<P> {
         out: &mut Vec<Entity>,
     ) -> Result<(), PluginError> {
         self.shape_query(layers, out, |view, found| {
-            view.query_aabb(query, found).map_err(PluginError::QueryBox)
+            view.query_aabb(query, found).map_err(PluginError::Input)
         })
     }
 

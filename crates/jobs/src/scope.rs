@@ -17,7 +17,7 @@ use crate::system::JobSystem;
 /// spawning one copies a reference and an index and allocates nothing,
 /// where a closure job boxes its closure. `run` receives the object for
 /// the whole scope, so a job can spawn more jobs on the same object (a
-/// tree's node jobs spawning their children).
+/// grid tree's node jobs spawning their children).
 ///
 /// # Examples
 ///

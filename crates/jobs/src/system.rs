@@ -441,7 +441,7 @@ impl JobSystemBuilder {
     ///
     /// # Errors
     ///
-    /// [`SpawnError::Spawn`] if the operating system refuses a thread;
+    /// [`SpawnError::Io`] if the operating system refuses a thread;
     /// threads already started are stopped and joined first.
     ///
     /// # Examples
@@ -488,8 +488,7 @@ impl JobSystemBuilder {
                 builder = builder.stack_size(bytes);
             }
             // On error `system` drops here, stopping the threads started so far.
-            let handle =
-                builder.spawn(move || worker_main(shared, me)).map_err(SpawnError::Spawn)?;
+            let handle = builder.spawn(move || worker_main(shared, me)).map_err(SpawnError::Io)?;
             system.handles.push(handle);
         }
         // Wait until every worker has registered with the libraries under
@@ -508,20 +507,20 @@ impl JobSystemBuilder {
 ///
 /// ```
 /// use broadphase_jobs::SpawnError;
-/// let e = SpawnError::Spawn(std::io::Error::other("no threads left"));
+/// let e = SpawnError::Io(std::io::Error::other("no threads left"));
 /// assert!(e.to_string().contains("no threads left"));
 /// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum SpawnError {
     /// The operating system refused to start a worker thread.
-    Spawn(std::io::Error),
+    Io(std::io::Error),
 }
 
 impl fmt::Display for SpawnError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SpawnError::Spawn(e) => write!(f, "could not start a worker thread: {e}"),
+            SpawnError::Io(e) => write!(f, "could not start a worker thread: {e}"),
         }
     }
 }
@@ -529,7 +528,7 @@ impl fmt::Display for SpawnError {
 impl std::error::Error for SpawnError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            SpawnError::Spawn(e) => Some(e),
+            SpawnError::Io(e) => Some(e),
         }
     }
 }

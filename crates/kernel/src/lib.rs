@@ -2,18 +2,18 @@
 //! reference oracles everything is checked against.
 //!
 //! The kernel never knows about threads. [`parts`] exposes its steps —
-//! bounds, quantization, a node's split, a subtree's walk — so that
+//! bounds, quantization, a node's split, the walk under a node — so that
 //! `broadphase-partition`'s `GridTree` can run the same grid on all cores,
 //! scheduling the kernel's own decisions rather than copying them.
 //!
 //! # The adaptive grid
 //!
-//! [`AdaptiveGrid`] is a sparse linear tree of 4×4×4 grids over the span
+//! [`AdaptiveGrid`] is a sparse linear hierarchy of 4×4×4 grids over the span
 //! where the input's boxes lie. Every box is quantized once to 16 bits per axis; a cell
 //! at depth `d` is the top `2d` bits of each coordinate. A node holding more
 //! than [`GridConfig::leaf_capacity`] boxes is split by a counting sort
 //! into the cells its boxes reach (only occupied cells get a child; levels
-//! where one cell would get every box are skipped). The tree is walked
+//! where one cell would get every box are skipped). The hierarchy is walked
 //! depth first and, in [`AdaptiveGrid::find_pairs`], each leaf's pairs are
 //! found the moment the leaf exists, by SIMD kernels on the 16-bit boxes
 //! picked at run time ([`PairKernel`]); the exact `f32` test decides every
@@ -36,7 +36,7 @@
 //! grid.find_pairs(&boxes, &mut pairs)?;
 //!
 //! let mut expected = Vec::new();
-//! SortAndSweep::default().pairs(&boxes, &mut expected)?;
+//! SortAndSweep::default().find_pairs(&boxes, &mut expected)?;
 //! pairs.sort_unstable();
 //! expected.sort_unstable();
 //! assert_eq!(pairs, expected);

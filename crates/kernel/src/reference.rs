@@ -131,7 +131,7 @@ pub fn brute_force_ray_hits(boxes: &[Aabb], ray: &Ray) -> Vec<(u32, f32)> {
 /// ];
 /// let mut sweep = SortAndSweep::default();
 /// let mut pairs = Vec::new();
-/// sweep.pairs(&boxes, &mut pairs)?;
+/// sweep.find_pairs(&boxes, &mut pairs)?;
 /// assert_eq!(pairs, [[0, 1]]);
 /// # Ok::<(), broadphase_kernel::InputError>(())
 /// ```
@@ -164,13 +164,17 @@ impl SortAndSweep {
     ///     })
     ///     .collect();
     /// let (mut swept, mut brute) = (Vec::new(), Vec::new());
-    /// SortAndSweep::default().pairs(&boxes, &mut swept)?;
+    /// SortAndSweep::default().find_pairs(&boxes, &mut swept)?;
     /// brute_force_pairs(&boxes, &mut brute)?;
     /// swept.sort_unstable();
     /// assert_eq!(swept, brute);
     /// # Ok::<(), broadphase_kernel::InputError>(())
     /// ```
-    pub fn pairs(&mut self, boxes: &[Aabb], out: &mut Vec<[u32; 2]>) -> Result<(), InputError> {
+    pub fn find_pairs(
+        &mut self,
+        boxes: &[Aabb],
+        out: &mut Vec<[u32; 2]>,
+    ) -> Result<(), InputError> {
         validate_boxes(boxes)?;
         out.clear();
 
@@ -205,6 +209,15 @@ impl SortAndSweep {
         }
         Ok(())
     }
+
+    /// The old name of [`find_pairs`](Self::find_pairs), kept one release.
+    ///
+    /// # Errors
+    /// As [`find_pairs`](Self::find_pairs).
+    #[deprecated(since = "0.1.0", note = "renamed to `find_pairs`")]
+    pub fn pairs(&mut self, boxes: &[Aabb], out: &mut Vec<[u32; 2]>) -> Result<(), InputError> {
+        self.find_pairs(boxes, out)
+    }
 }
 
 #[cfg(test)]
@@ -223,7 +236,7 @@ mod tests {
         let mut brute = Vec::new();
         brute_force_pairs(boxes, &mut brute).unwrap();
         let mut swept = Vec::new();
-        SortAndSweep::default().pairs(boxes, &mut swept).unwrap();
+        SortAndSweep::default().find_pairs(boxes, &mut swept).unwrap();
         swept.sort_unstable();
         assert_eq!(swept, brute, "sort-and-sweep disagrees with brute force");
         assert!(brute.windows(2).all(|w| w[0] < w[1]), "brute-force output not sorted/unique");
@@ -277,7 +290,7 @@ mod tests {
     fn pile_of_identical_boxes_gives_every_pair() {
         let scene = pile();
         let mut swept = Vec::new();
-        SortAndSweep::default().pairs(&scene.boxes, &mut swept).unwrap();
+        SortAndSweep::default().find_pairs(&scene.boxes, &mut swept).unwrap();
         assert_eq!(swept.len(), 2_000 * 1_999 / 2);
         swept.sort_unstable();
         swept.dedup();
@@ -295,7 +308,7 @@ mod tests {
         let mut pairs = vec![[7, 8]];
         assert_eq!(brute_force_pairs(&boxes, &mut pairs), expected);
         assert_eq!(pairs, [[7, 8]], "out must be untouched on error");
-        assert_eq!(SortAndSweep::default().pairs(&boxes, &mut pairs), expected);
+        assert_eq!(SortAndSweep::default().find_pairs(&boxes, &mut pairs), expected);
         let mut hits = vec![9];
         assert_eq!(brute_force_query(&boxes, &unit_at(Vec3::ZERO), &mut hits), expected);
         assert_eq!(hits, [9]);
@@ -307,7 +320,7 @@ mod tests {
         };
         assert_eq!((index, axis, corner), (4, Axis::Z, Corner::Max));
         assert!(value.is_nan());
-        let nan = SortAndSweep::default().pairs(&boxes, &mut pairs);
+        let nan = SortAndSweep::default().find_pairs(&boxes, &mut pairs);
         assert!(matches!(nan, Err(InputError::NotFinite { index: 4, .. })), "{nan:?}");
 
         boxes[1].min.x = f32::NEG_INFINITY;
@@ -381,7 +394,7 @@ mod tests {
                 })
                 .collect();
             // The sweep reuses its scratch across rounds of different sizes.
-            sweep.pairs(&boxes, &mut swept).unwrap();
+            sweep.find_pairs(&boxes, &mut swept).unwrap();
             brute_force_pairs(&boxes, &mut brute).unwrap();
             swept.sort_unstable();
             assert_eq!(swept, brute, "round {round}");

@@ -30,7 +30,7 @@
 //! per-particle AVX-512 walk: the same entries in the same order. The
 //! grid's pairs run the same walk over each block's later candidates
 //! only, each pair tested once ([`pairs_by_blocks`]).
-//! The portable twin of this walk is slower than the portable
+//! The scalar twin of this walk is slower than the scalar
 //! per-particle walk (a scalar bit gather costs 32 steps), so only the
 //! SIMD kernels run it; the twin, and lane-by-lane expectations, are what
 //! they are tested against.
@@ -41,7 +41,7 @@
 //! for bit.
 
 use super::csr::NeighborLists;
-use super::scan::{COMPRESS, Columns, HITS, Kernel, LANES, Portable, Test};
+use super::scan::{COMPRESS, Columns, HITS, Kernel, LANES, Scalar, Test};
 use super::search::{Cells, Stencil, rows_walk};
 use super::sorted::Shape;
 use super::stencil::spanning;
@@ -527,25 +527,25 @@ pub(crate) fn block_columns<const W: usize>(
     [c.x, c.y, c.z].map(|column| std::array::from_fn(|l| lane(column, l)))
 }
 
-/// Lanes of the portable block kernel.
+/// Lanes of the scalar block kernel.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct PortableLanes {
+pub(crate) struct ScalarLanes {
     p: [[f32; LANES]; 3],
     values: [f32; LANES],
 }
 
-impl BlockKernel for Portable {
+impl BlockKernel for Scalar {
     const WIDTH: usize = LANES;
     type Mask = u8;
-    type Lanes = PortableLanes;
+    type Lanes = ScalarLanes;
 
     #[inline(always)]
-    fn lanes(self, c: &Columns<'_>, from: usize, n: usize, values: LaneValues) -> PortableLanes {
-        PortableLanes { p: block_columns::<LANES>(c, from, n), values: values.array(c, from, n) }
+    fn lanes(self, c: &Columns<'_>, from: usize, n: usize, values: LaneValues) -> ScalarLanes {
+        ScalarLanes { p: block_columns::<LANES>(c, from, n), values: values.array(c, from, n) }
     }
 
     #[inline(always)]
-    fn test<T: Test>(self, lanes: &PortableLanes, p: [f32; 3], r: f32) -> u8 {
+    fn test<T: Test>(self, lanes: &ScalarLanes, p: [f32; 3], r: f32) -> u8 {
         let mut mask = 0;
         for l in 0..LANES {
             // The oracles' expression: squares of the differences, summed
@@ -616,14 +616,14 @@ mod tests {
             Shape::Points { radius } => {
                 let test = |_| Within { r2: radius * radius };
                 let [(o, i), (bo, bi)] = &mut out;
-                let end = rows_walk(Portable, grid, slots.clone(), test, o, i, 0);
+                let end = rows_walk(Scalar, grid, slots.clone(), test, o, i, 0);
                 i.truncate(end);
                 rows_by_blocks(kernel, grid, slots, test, bo, bi);
             }
             Shape::Spheres { .. } => {
                 let test = |s: usize| crate::scan::Contact { rp: r[s] };
                 let [(o, i), (bo, bi)] = &mut out;
-                let end = rows_walk(Portable, grid, slots.clone(), test, o, i, 0);
+                let end = rows_walk(Scalar, grid, slots.clone(), test, o, i, 0);
                 i.truncate(end);
                 rows_by_blocks(kernel, grid, slots, test, bo, bi);
             }
@@ -648,12 +648,12 @@ mod tests {
         match sorted.shape {
             Shape::Points { radius } => {
                 let test = |_| Within { r2: radius * radius };
-                crate::search::pairs_walk(Portable, grid, slots.clone(), test, &mut to_walk);
+                crate::search::pairs_walk(Scalar, grid, slots.clone(), test, &mut to_walk);
                 pairs_by_blocks(kernel, grid, slots, test, &mut to_blocks);
             }
             Shape::Spheres { .. } => {
                 let test = |s: usize| crate::scan::Contact { rp: r[s] };
-                crate::search::pairs_walk(Portable, grid, slots.clone(), test, &mut to_walk);
+                crate::search::pairs_walk(Scalar, grid, slots.clone(), test, &mut to_walk);
                 pairs_by_blocks(kernel, grid, slots, test, &mut to_blocks);
             }
         }
@@ -663,10 +663,10 @@ mod tests {
 
     /// Every block kernel this CPU runs, rows and pairs.
     fn check_all_kernels(grid: &CountingSortGrid, slots: Range<usize>, what: &str) {
-        let [want, got] = both(Portable, grid, slots.clone());
-        assert!(want == got, "portable blocks differ on {what}");
-        let [want, got] = both_pairs(Portable, grid, slots.clone());
-        assert!(want == got, "portable block pairs differ on {what}");
+        let [want, got] = both(Scalar, grid, slots.clone());
+        assert!(want == got, "scalar blocks differ on {what}");
+        let [want, got] = both_pairs(Scalar, grid, slots.clone());
+        assert!(want == got, "scalar block pairs differ on {what}");
         #[cfg(simd)]
         if let Some(avx2) = crate::scan::Avx2::detect() {
             let [want, got] = both(avx2, grid, slots.clone());
@@ -784,7 +784,7 @@ mod tests {
     /// by lane.
     #[test]
     fn block_kernel_steps() {
-        check_steps(Portable, 500);
+        check_steps(Scalar, 500);
         #[cfg(simd)]
         if let Some(avx2) = crate::scan::Avx2::detect() {
             check_steps(avx2, 500);

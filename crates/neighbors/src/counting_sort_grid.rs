@@ -254,7 +254,7 @@ impl CountingSortGrid {
             // SAFETY: the token proves the CPU check passed.
             return unsafe { self.keys_of_avx2(avx2, points, keys) };
         }
-        self.keys_of_portable(points, keys);
+        self.keys_of_scalar(points, keys);
     }
 
     /// [`keys_of`](Self::keys_of) compiled with AVX2 (the token proves
@@ -266,11 +266,11 @@ impl CountingSortGrid {
     #[cfg(simd)]
     #[target_feature(enable = "avx2")]
     fn keys_of_avx2(&self, _: crate::scan::Avx2, points: &[Vec3], keys: &mut [u32]) {
-        self.keys_of_portable(points, keys);
+        self.keys_of_scalar(points, keys);
     }
 
     #[inline(always)]
-    fn keys_of_portable(&self, points: &[Vec3], keys: &mut [u32]) {
+    fn keys_of_scalar(&self, points: &[Vec3], keys: &mut [u32]) {
         // The same map as `cell_of`, with everything hoisted: clamping in
         // floating point first makes truncation a floor.
         let (origin, inv) = (self.origin, self.inv_cell);
@@ -443,7 +443,7 @@ mod tests {
     use super::*;
     use crate::NeighborSearch;
 
-    /// The build's keys (the AVX2 twin where it runs, and the portable
+    /// The build's keys (the AVX2 twin where it runs, and the scalar
     /// loop) are `cell_of`'s cells, and any input, even one no build lets
     /// through (NaN, infinities, far outside the bounds), lands in the grid.
     #[test]
@@ -461,10 +461,10 @@ mod tests {
             Vec3::new(12.999, -0.0, 5.0),
         ];
         let probes: Vec<Vec3> = points.iter().copied().chain(odd).collect();
-        let (mut keys, mut portable) = (vec![0; probes.len()], vec![0; probes.len()]);
+        let (mut keys, mut scalar) = (vec![0; probes.len()], vec![0; probes.len()]);
         grid.keys_of(&probes, &mut keys);
-        grid.keys_of_portable(&probes, &mut portable);
-        assert_eq!(keys, portable);
+        grid.keys_of_scalar(&probes, &mut scalar);
+        assert_eq!(keys, scalar);
         let cells = grid.cell_count();
         for (p, &key) in probes.iter().zip(&keys) {
             assert!((key as usize) < cells, "{p} gave key {key} of {cells}");

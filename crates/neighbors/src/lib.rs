@@ -19,8 +19,8 @@
 //!   bounds; [`SpatialIndex`] sorts the particles by a packed 64-bit cell
 //!   key and finds rows of cells by binary search or a hash map. All three
 //!   end with the particles sorted by cell into padded structure-of-arrays
-//!   columns and share one scan kernel ([`ScanKernel`]: portable, AVX2 or
-//!   AVX-512, picked at run time; the `scalar` feature forces the portable
+//!   columns and share one scan kernel ([`ScanKernel`]: scalar, AVX2 or
+//!   AVX-512, picked at run time; the `scalar` feature forces the scalar
 //!   one); they differ only in how a box of cells becomes ranges of slots.
 //! - **Indices.** Results are in the caller's indices, except the
 //!   *sorted* ones: [`NeighborSearch::sorted_order`] maps a sorted slot to
@@ -82,7 +82,7 @@
 //! ```
 
 mod api;
-// Only the AVX2 walk runs by blocks; the portable twin is its test.
+// Only the AVX2 walk runs by blocks; the scalar twin is its test.
 #[cfg_attr(not(simd), allow(dead_code))]
 mod block;
 mod brute_force;

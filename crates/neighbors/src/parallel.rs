@@ -159,8 +159,8 @@ impl ParallelNeighborLists {
     /// equals the one-thread answer exactly, for any thread count.
     ///
     /// # Errors
-    /// [`FillError::Query`] with what `neighbors_of` would refuse (before
-    /// any job runs; `out` is then empty), or [`FillError::Jobs`].
+    /// [`FillError::Point`] with what `neighbors_of` would refuse (before
+    /// any job runs; `out` is then empty), or [`FillError::Job`].
     ///
     /// # Examples
     ///
@@ -188,7 +188,7 @@ impl ParallelNeighborLists {
         out: &mut NeighborLists,
     ) -> Result<(), FillError> {
         out.clear();
-        check_queries(structure, queries, radius).map_err(FillError::Query)?;
+        check_queries(structure, queries, radius).map_err(FillError::Point)?;
         if queries.is_empty() {
             out.offsets.push(0);
             return Ok(());
@@ -202,28 +202,36 @@ impl ParallelNeighborLists {
             let queries = &queries[range * step..((range + 1) * step).min(queries.len())];
             neighbors_of_range(structure, queries, radius, part);
         })
-        .map_err(FillError::Jobs)?;
-        join(jobs, &self.parts[..ranges], out).map_err(FillError::Jobs)
+        .map_err(FillError::Job)?;
+        join(jobs, &self.parts[..ranges], out).map_err(FillError::Job)
     }
 }
 
 /// Why [`ParallelNeighborLists::fill_queries`] gave no answer.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum FillError {
     /// The radius or a query point was refused (see
     /// [`neighbors_of`](crate::neighbors_of)).
-    Query(PointError),
+    Point(PointError),
     /// A job panicked, or the call was made from inside a job.
-    Jobs(JobError),
+    Job(JobError),
 }
 
 impl std::fmt::Display for FillError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            FillError::Query(error) => error.fmt(f),
-            FillError::Jobs(error) => error.fmt(f),
+            FillError::Point(error) => error.fmt(f),
+            FillError::Job(error) => error.fmt(f),
         }
     }
 }
 
-impl std::error::Error for FillError {}
+impl std::error::Error for FillError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FillError::Point(error) => Some(error),
+            FillError::Job(error) => Some(error),
+        }
+    }
+}

@@ -137,6 +137,7 @@ const AXES: [Axis; 3] = [Axis::X, Axis::Y, Axis::Z];
 
 /// What a periodic build or oracle refuses.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum PeriodicError {
     /// A point or the radius breaks the rules every structure shares.
     Point(PointError),
@@ -194,7 +195,14 @@ impl fmt::Display for PeriodicError {
     }
 }
 
-impl std::error::Error for PeriodicError {}
+impl std::error::Error for PeriodicError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PeriodicError::Point(error) => Some(error),
+            _ => None,
+        }
+    }
+}
 
 /// The pairs within `radius` in `domain` by testing every pair: the oracle
 /// for [`PeriodicGrid`]. Replaces `out` with `[a, b]`, `a < b`, in

@@ -30,6 +30,7 @@ pub(crate) const MAX_POINTS: usize = u32::MAX as usize;
 /// assert!(matches!(grid.build(&points[..1], -1.0), Err(PointError::InvalidRadius { .. })));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum PointError {
     /// A coordinate of a point (or sphere center) is NaN or infinite. A bad
     /// query point is reported with `index` 0.

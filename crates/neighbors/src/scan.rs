@@ -16,7 +16,7 @@
 
 use super::sorted::{PAD, Sorted};
 
-/// Lanes per step of the portable and AVX2 kernels (and of the lookup tables).
+/// Lanes per step of the scalar and AVX2 kernels (and of the lookup tables).
 /// Eight, not storage's 16: a compress table for 16-lane masks would have
 /// 65,536 rows, and only AVX-512 (its own 16-lane kernel) has 16 lanes.
 pub(crate) const LANES: usize = 8;
@@ -168,14 +168,14 @@ impl Test for Contact {
     }
 }
 
-/// Which scan kernel runs: the portable one, or a SIMD twin picked at run
+/// Which scan kernel runs: the scalar one, or a SIMD twin picked at run
 /// time. Every kernel gives the same slots in the same order.
 ///
 /// # Examples
 ///
 /// ```
 /// use broadphase_neighbors::ScanKernel;
-/// assert_eq!(ScanKernel::available()[0], ScanKernel::Portable);
+/// assert_eq!(ScanKernel::available()[0], ScanKernel::Scalar);
 /// assert_ne!(ScanKernel::Auto.resolve(), ScanKernel::Auto);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -195,9 +195,9 @@ pub enum ScanKernel {
     /// the AVX2 one.
     #[default]
     Auto,
-    /// Portable Rust, no intrinsics: the twin the SIMD kernels are tested
+    /// Plain Rust, no intrinsics: the twin the SIMD kernels are tested
     /// against, and what the `scalar` feature forces.
-    Portable,
+    Scalar,
     /// AVX2, 8 lanes: a table lookup and one store compact the hits (and
     /// the grid's neighbor lists run by blocks of eight, even where
     /// AVX-512F runs).
@@ -209,16 +209,16 @@ pub enum ScanKernel {
 }
 
 impl ScanKernel {
-    /// The kernels this CPU (and this build) runs, portable first.
+    /// The kernels this CPU (and this build) runs, scalar first.
     ///
     /// # Examples
     ///
     /// ```
     /// use broadphase_neighbors::ScanKernel;
-    /// assert!(ScanKernel::available().contains(&ScanKernel::Portable));
+    /// assert!(ScanKernel::available().contains(&ScanKernel::Scalar));
     /// ```
     pub fn available() -> Vec<ScanKernel> {
-        [ScanKernel::Portable, ScanKernel::Avx2, ScanKernel::Avx512]
+        [ScanKernel::Scalar, ScanKernel::Avx2, ScanKernel::Avx512]
             .into_iter()
             .filter(|k| k.is_supported())
             .collect()
@@ -230,11 +230,11 @@ impl ScanKernel {
     ///
     /// ```
     /// use broadphase_neighbors::ScanKernel;
-    /// assert!(ScanKernel::Portable.is_supported());
+    /// assert!(ScanKernel::Scalar.is_supported());
     /// ```
     pub fn is_supported(self) -> bool {
         match self {
-            ScanKernel::Auto | ScanKernel::Portable => true,
+            ScanKernel::Auto | ScanKernel::Scalar => true,
             #[cfg(simd)]
             ScanKernel::Avx2 => super::simd::Avx2::detect().is_some(),
             #[cfg(simd)]
@@ -251,16 +251,16 @@ impl ScanKernel {
     ///
     /// ```
     /// use broadphase_neighbors::ScanKernel;
-    /// assert_eq!(ScanKernel::Portable.resolve(), ScanKernel::Portable);
+    /// assert_eq!(ScanKernel::Scalar.resolve(), ScanKernel::Scalar);
     /// ```
     pub fn resolve(self) -> ScanKernel {
         let wanted = match self {
             ScanKernel::Auto => ScanKernel::Avx2,
             other => other,
         };
-        let order = [ScanKernel::Avx512, ScanKernel::Avx2, ScanKernel::Portable];
+        let order = [ScanKernel::Avx512, ScanKernel::Avx2, ScanKernel::Scalar];
         let from = order.iter().position(|&k| k == wanted).unwrap_or(0);
-        order[from..].iter().copied().find(|k| k.is_supported()).unwrap_or(ScanKernel::Portable)
+        order[from..].iter().copied().find(|k| k.is_supported()).unwrap_or(ScanKernel::Scalar)
     }
 }
 
@@ -330,29 +330,29 @@ pub(crate) trait Kernel: Copy {
     }
 }
 
-/// The portable kernel.
+/// The scalar kernel.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Portable;
+pub(crate) struct Scalar;
 
-/// A particle prepared for the portable kernel.
+/// A particle prepared for the scalar kernel.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct PortableProbe {
+pub(crate) struct ScalarProbe {
     pub(crate) p: [f32; 3],
     pub(crate) value: f32,
     pub(crate) skip: usize,
 }
 
-impl Kernel for Portable {
+impl Kernel for Scalar {
     const LANES: usize = LANES;
-    type Probe = PortableProbe;
+    type Probe = ScalarProbe;
 
     #[inline(always)]
-    fn probe<T: Test>(self, test: T, p: [f32; 3], skip: usize) -> PortableProbe {
-        PortableProbe { p, value: test.value(), skip }
+    fn probe<T: Test>(self, test: T, p: [f32; 3], skip: usize) -> ScalarProbe {
+        ScalarProbe { p, value: test.value(), skip }
     }
 
     #[inline(always)]
-    fn hits<T: Test>(self, c: &Columns<'_>, probe: &PortableProbe, at: usize, end: usize) -> u32 {
+    fn hits<T: Test>(self, c: &Columns<'_>, probe: &ScalarProbe, at: usize, end: usize) -> u32 {
         keep(T::with_value(probe.value).mask(c, at, probe.p), at, end, probe.skip)
     }
 
@@ -419,12 +419,12 @@ mod tests {
         let (avx2, avx512) = (false, false);
         assert_eq!(ScanKernel::Avx2.is_supported(), avx2);
         assert_eq!(ScanKernel::Avx512.is_supported(), avx512);
-        let best_avx2 = if avx2 { ScanKernel::Avx2 } else { ScanKernel::Portable };
+        let best_avx2 = if avx2 { ScanKernel::Avx2 } else { ScanKernel::Scalar };
         assert_eq!(ScanKernel::Avx2.resolve(), best_avx2);
         assert_eq!(ScanKernel::Auto.resolve(), best_avx2);
         let best_avx512 = if avx512 { ScanKernel::Avx512 } else { best_avx2 };
         assert_eq!(ScanKernel::Avx512.resolve(), best_avx512);
-        assert_eq!(ScanKernel::Portable.resolve(), ScanKernel::Portable);
+        assert_eq!(ScanKernel::Scalar.resolve(), ScanKernel::Scalar);
     }
 
     #[test]
@@ -441,18 +441,18 @@ mod tests {
         let c = Columns::new(&s);
         let mut buf = vec![0u32; 64];
         // Around point 10 (x = 5), radius 1: x in [4, 6] -> slots 8..=12; skip 10.
-        let n = Portable.scan(&c, Within { r2: 1.0 }, [5.0, 0.0, 0.0], 3, 37, 10, &mut buf, 0);
+        let n = Scalar.scan(&c, Within { r2: 1.0 }, [5.0, 0.0, 0.0], 3, 37, 10, &mut buf, 0);
         assert_eq!(&buf[..n], [8, 9, 11, 12]);
         // A range that stops mid-step drops the lanes after it.
-        let n = Portable.scan(&c, Within { r2: 1.0 }, [5.0, 0.0, 0.0], 3, 10, NO_SKIP, &mut buf, 0);
+        let n = Scalar.scan(&c, Within { r2: 1.0 }, [5.0, 0.0, 0.0], 3, 10, NO_SKIP, &mut buf, 0);
         assert_eq!(&buf[..n], [8, 9]);
         // Appending after existing entries.
         buf[0] = 99;
-        let n = Portable.scan(&c, Within { r2: 0.0 }, [5.0, 0.0, 0.0], 0, 37, NO_SKIP, &mut buf, 1);
+        let n = Scalar.scan(&c, Within { r2: 0.0 }, [5.0, 0.0, 0.0], 0, 37, NO_SKIP, &mut buf, 1);
         assert_eq!(&buf[..n], [99, 10]);
     }
 
-    /// Every kernel gives the portable kernel's slots, for random ranges,
+    /// Every kernel gives the scalar kernel's slots, for random ranges,
     /// skips, radii and both tests.
     #[test]
     #[cfg_attr(not(simd), allow(unused_mut, unused_variables, unreachable_code))]
@@ -475,8 +475,8 @@ mod tests {
             let skip = if round % 3 == 0 { NO_SKIP } else { from + (next() * 20.0) as usize };
             let p = [next() * 4.0, next() * 4.0, next() * 4.0];
             let r = next() * 2.0;
-            let n = Portable.scan(&c, Within { r2: r * r }, p, from, to, skip, &mut want, 3);
-            let m = Portable.scan(&c, Contact { rp: r }, p, from, to, skip, &mut want, n);
+            let n = Scalar.scan(&c, Within { r2: r * r }, p, from, to, skip, &mut want, 3);
+            let m = Scalar.scan(&c, Contact { rp: r }, p, from, to, skip, &mut want, n);
             for kernel in ScanKernel::available() {
                 let (k, l) = match kernel {
                     #[cfg(simd)]
@@ -506,7 +506,7 @@ mod tests {
         let s = sorted(&points, Some(&[1.0, 2.0, 2.0]));
         let c = Columns::new(&s);
         let mut buf = vec![0u32; 16];
-        let n = Portable.scan(&c, Contact { rp: 1.0 }, [0.0; 3], 0, 3, 0, &mut buf, 0);
+        let n = Scalar.scan(&c, Contact { rp: 1.0 }, [0.0; 3], 0, 3, 0, &mut buf, 0);
         assert_eq!(&buf[..n], [1]); // exactly touching counts, 3.1 > 1 + 2 does not
     }
 }

@@ -13,9 +13,7 @@ use super::csr::NeighborLists;
 use super::points::{PointError, check_point, check_radius};
 #[cfg(simd)]
 use super::scan::{Avx2, Avx512, Avx512Blocks};
-use super::scan::{
-    Columns, Contact, Kernel, MAX_LANES, NO_SKIP, Portable, ScanKernel, Test, Within,
-};
+use super::scan::{Columns, Contact, Kernel, MAX_LANES, NO_SKIP, Scalar, ScanKernel, Test, Within};
 use super::sorted::{ABSOLUTE_SLACK, Shape, Sorted};
 pub(crate) use super::stencil::{CellBox, MAX_RANGES, Stencil, around};
 use super::stencil::{MAX_STEPS, Steps};
@@ -57,7 +55,7 @@ pub(crate) trait Cells {
     }
 
     /// The scan kernel the configuration asks for (only SIMD builds can
-    /// run another than the portable one).
+    /// run another than the scalar one).
     #[cfg_attr(not(simd), allow(dead_code))]
     fn kernel(&self) -> ScanKernel;
 
@@ -158,7 +156,7 @@ pub(crate) fn pairs_in<C: Cells>(c: &C, slots: Range<usize>, mut f: impl FnMut(u
         Some(Simd::Avx512(k)) => return k.walk_pairs(c, slots, &mut f),
         None => {}
     }
-    pairs_shape(Portable, c, slots, &mut f);
+    pairs_shape(Scalar, c, slots, &mut f);
 }
 
 /// A SIMD kernel, as a value that proves its CPU feature was detected.
@@ -205,7 +203,7 @@ pub(crate) fn block_simd_for<C: Cells>(c: &C) -> Option<BlockSimd> {
     }
     let avx2 = || Avx2::detect().map(BlockSimd::Avx2);
     match c.kernel() {
-        ScanKernel::Portable => None,
+        ScanKernel::Scalar => None,
         ScanKernel::Avx2 => avx2(),
         ScanKernel::Auto | ScanKernel::Avx512 => {
             Avx512Blocks::detect().map(BlockSimd::Avx512).or_else(avx2)
@@ -336,7 +334,7 @@ pub(crate) fn rows_into<C: Cells>(
     offsets.reserve(to - from + 1);
     offsets.push(0);
     // Rows of cells run by blocks of particles (faster at every density
-    // measured, sparse ones too). The portable twin of the block walk
+    // measured, sparse ones too). The scalar twin of the block walk
     // keeps the per-particle walk.
     #[cfg(simd)]
     match block_simd_for(c) {
@@ -350,7 +348,7 @@ pub(crate) fn rows_into<C: Cells>(
         Some(Simd::Avx512(k)) => return k.walk_rows(c, from..to, offsets, indices),
         None => {}
     }
-    rows_shape(Portable, c, from..to, offsets, indices);
+    rows_shape(Scalar, c, from..to, offsets, indices);
 }
 
 #[inline(always)]
@@ -566,10 +564,10 @@ pub(crate) fn query<C: Cells>(
     match simd_for(c) {
         Some(Simd::Avx2(k)) => k.walk_query(sorted, &stencil, radius, q, out),
         Some(Simd::Avx512(k)) => k.walk_query(sorted, &stencil, radius, q, out),
-        None => query_shape(Portable, sorted, &stencil, radius, q, out),
+        None => query_shape(Scalar, sorted, &stencil, radius, q, out),
     }
     #[cfg(not(simd))]
-    query_shape(Portable, sorted, &stencil, radius, q, out);
+    query_shape(Scalar, sorted, &stencil, radius, q, out);
     Ok(())
 }
 

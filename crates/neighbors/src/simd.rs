@@ -11,7 +11,7 @@
 //! Verlet filter) take it as a parameter.
 
 use super::block::{BlockKernel, GROUP, LaneValues, MAX_BLOCK, block_columns};
-use super::scan::{COMPRESS, Columns, HITS, Kernel, LANES, Portable, PortableProbe, Test};
+use super::scan::{COMPRESS, Columns, HITS, Kernel, LANES, Scalar, ScalarProbe, Test};
 use super::search::{self, Cells, Stencil};
 use super::sorted::Sorted;
 use std::arch::x86_64::*;
@@ -85,8 +85,8 @@ pub(crate) struct Avx2Probe {
     value: __m256,
     /// The skipped slot in every lane (-1 for none: slots are below 2³¹).
     own: __m256i,
-    /// The same particle for the portable kernel (slots beyond 2³¹).
-    scalar: PortableProbe,
+    /// The same particle for the scalar kernel (slots beyond 2³¹).
+    scalar: ScalarProbe,
 }
 
 impl Kernel for Avx2 {
@@ -103,7 +103,7 @@ impl Kernel for Avx2 {
                 p: [_mm256_set1_ps(p[0]), _mm256_set1_ps(p[1]), _mm256_set1_ps(p[2])],
                 value: _mm256_set1_ps(test.value()),
                 own: _mm256_set1_epi32(own),
-                scalar: Portable.probe(test, p, skip),
+                scalar: Scalar.probe(test, p, skip),
             }
         }
     }
@@ -111,12 +111,12 @@ impl Kernel for Avx2 {
     #[inline(always)]
     fn hits<T: Test>(self, c: &Columns<'_>, probe: &Avx2Probe, at: usize, end: usize) -> u32 {
         // Loads read `at..at + LANES` of each column; lanes are compared as
-        // i32, so slots stay below 2³¹ (more particles take the portable
+        // i32, so slots stay below 2³¹ (more particles take the scalar
         // kernel).
         assert!(at + LANES <= c.x.len());
         assert!(!T::SPHERES || at + LANES <= c.r.len());
         if end > i32::MAX as usize {
-            return Portable.hits::<T>(c, &probe.scalar, at, end);
+            return Scalar.hits::<T>(c, &probe.scalar, at, end);
         }
         // SAFETY: the intrinsics need AVX2 (and AVX, SSE2, which it
         // implies): `self` exists only where `detect` found it. The loads
@@ -170,7 +170,7 @@ pub(crate) struct Avx512Probe {
     p: [__m512; 3],
     value: __m512,
     own: __m512i,
-    scalar: PortableProbe,
+    scalar: ScalarProbe,
 }
 
 impl Kernel for Avx512 {
@@ -187,7 +187,7 @@ impl Kernel for Avx512 {
                 p: [_mm512_set1_ps(p[0]), _mm512_set1_ps(p[1]), _mm512_set1_ps(p[2])],
                 value: _mm512_set1_ps(test.value()),
                 own: _mm512_set1_epi32(own),
-                scalar: Portable.probe(test, p, skip),
+                scalar: Scalar.probe(test, p, skip),
             }
         }
     }
@@ -198,8 +198,8 @@ impl Kernel for Avx512 {
         assert!(at + W <= c.x.len());
         assert!(!T::SPHERES || at + W <= c.r.len());
         if end > i32::MAX as usize {
-            let low = Portable.hits::<T>(c, &probe.scalar, at, end);
-            return low | Portable.hits::<T>(c, &probe.scalar, at + LANES, end) << LANES;
+            let low = Scalar.hits::<T>(c, &probe.scalar, at, end);
+            return low | Scalar.hits::<T>(c, &probe.scalar, at + LANES, end) << LANES;
         }
         // SAFETY: the intrinsics need AVX-512F: `self` exists only where
         // `detect` found it. The loads stay inside the columns by the

@@ -17,6 +17,7 @@ use glam::Vec3;
 
 /// What [`VerletLists`] refuses.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum VerletError {
     /// A point or the radius breaks the rules every structure shares.
     Point(PointError),
@@ -59,7 +60,14 @@ impl fmt::Display for VerletError {
     }
 }
 
-impl std::error::Error for VerletError {}
+impl std::error::Error for VerletError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            VerletError::Point(error) => Some(error),
+            _ => None,
+        }
+    }
+}
 
 /// Neighbor lists within `radius + skin`, reused across steps (see the
 /// module documentation).

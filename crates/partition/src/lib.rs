@@ -1,7 +1,8 @@
 //! The kernel on all cores: the grid tree, which runs the kernel's top
-//! splits as parallel passes over chunks of a frame's boxes, walks every
-//! subtree below them as a scoped job of the `broadphase-jobs` job system,
-//! and merges the pairs into one deterministic list; and batch queries
+//! splits as parallel passes over chunks of a frame's boxes, walks what
+//! lies under each node below them as a scoped job of the
+//! `broadphase-jobs` job system, and merges the pairs into one
+//! deterministic list; and batch queries
 //! ([`cast_rays`], [`BatchHits`]), many rays or shapes against one kept
 //! grid on all threads. The persistent broad phase, which runs the grid
 //! tree for its full rebuilds, is the `broadphase-persistent` crate.
@@ -17,7 +18,7 @@
 //! - The [`GridTree`] owns per chunk of the input its quantized boxes and
 //!   their shares of each split's children; per thread of the job system a
 //!   kernel grid ([`AdaptiveGrid`](broadphase_kernel::AdaptiveGrid)); and
-//!   one arena for the subtrees' pairs. All of it is reused: a warm frame
+//!   one arena for the node jobs' pairs. All of it is reused: a warm frame
 //!   allocates nothing on any thread.
 //!
 //! # How a frame flows
@@ -30,13 +31,13 @@
 //!    them into its share of each child — the kernel's own steps
 //!    (`broadphase_kernel::parts`), the kernel's verdicts on the totals.
 //! 3. A child holding most of the input is split again the same way; every
-//!    other child is one job that walks its subtree with the kernel,
-//!    finding each leaf's pairs as it goes. Each pair is reported by the
+//!    other child is one job that walks everything under it with the
+//!    kernel, finding each leaf's pairs as it goes. Each pair is reported by the
 //!    one leaf holding its reference point, so nothing is found twice.
 //! 4. The calling thread runs jobs too while it waits; then it sorts the
-//!    subtrees' lists by their place in the tree and concatenates them. The
-//!    tree is fixed by the data alone, so the output is identical for any
-//!    number of threads. With [`PairMerge::ShardedFastUnique`] the leaves
+//!    jobs' lists by their node's place in the kernel's hierarchy and
+//!    concatenates them. The hierarchy is fixed by the data alone, so the
+//!    output is identical for any number of threads. With [`PairMerge::ShardedFastUnique`] the leaves
 //!    report every pair they find instead, the jobs put them into per-box
 //!    sets sharded behind mutexes, and the merge lists the sets in sorted
 //!    order: the same pairs, more work.
@@ -65,7 +66,7 @@
 //! assert!(tree.stats().regions > 1);
 //!
 //! let mut expected = Vec::new();
-//! SortAndSweep::default().pairs(&boxes, &mut expected)?;
+//! SortAndSweep::default().find_pairs(&boxes, &mut expected)?;
 //! pairs.sort_unstable();
 //! expected.sort_unstable();
 //! assert_eq!(pairs, expected);

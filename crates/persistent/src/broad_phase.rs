@@ -316,11 +316,11 @@ impl PersistentBroadPhase {
     /// Adds a proxy; its pairs appear at the next update.
     ///
     /// # Errors
-    /// [`ProxyError::InvalidBox`] (index 0) for a NaN, infinite or inverted
+    /// [`ProxyError::Input`] (index 0) for a NaN, infinite or inverted
     /// box; [`ProxyError::TooManyProxies`] past `u32` slots. Nothing is
     /// added then.
     pub fn insert(&mut self, aabb: Aabb, kind: ProxyKind) -> Result<Proxy, ProxyError> {
-        aabb.validate(0).map_err(ProxyError::InvalidBox)?;
+        aabb.validate(0).map_err(ProxyError::Input)?;
         self.slots.room_for(1).map_err(|count| ProxyError::TooManyProxies { count })?;
         Ok(self.insert_checked(aabb, kind))
     }
@@ -349,7 +349,7 @@ impl PersistentBroadPhase {
         kind: ProxyKind,
         out: &mut Vec<Proxy>,
     ) -> Result<(), ProxyError> {
-        broadphase_storage::validate_boxes(boxes).map_err(ProxyError::InvalidBox)?;
+        broadphase_storage::validate_boxes(boxes).map_err(ProxyError::Input)?;
         self.slots.room_for(boxes.len()).map_err(|count| ProxyError::TooManyProxies { count })?;
         out.reserve(boxes.len());
         for &aabb in boxes {
@@ -366,7 +366,7 @@ impl PersistentBroadPhase {
     /// at the next update, under its old handle.
     ///
     /// # Errors
-    /// [`ProxyError::InvalidBox`] (index 0) for a bad box,
+    /// [`ProxyError::Input`] (index 0) for a bad box,
     /// [`ProxyError::SlotTaken`] if the slot holds a live proxy,
     /// [`ProxyError::TooManyProxies`] for `index == u32::MAX`. Nothing is
     /// added then.
@@ -391,7 +391,7 @@ impl PersistentBroadPhase {
         aabb: Aabb,
         kind: ProxyKind,
     ) -> Result<Proxy, ProxyError> {
-        aabb.validate(0).map_err(ProxyError::InvalidBox)?;
+        aabb.validate(0).map_err(ProxyError::Input)?;
         let slot = index as usize;
         if slot >= MAX_PROXIES {
             return Err(ProxyError::TooManyProxies { count: slot + 1 });
@@ -470,9 +470,9 @@ impl PersistentBroadPhase {
     /// enlarged box is not re-indexed.
     ///
     /// # Errors
-    /// [`ProxyError::InvalidBox`] (index 0) for a bad box, else
+    /// [`ProxyError::Input`] (index 0) for a bad box, else
     /// [`ProxyError::Stale`] if `proxy` is not live: the box is checked
-    /// first, so a bad box with a stale handle is `InvalidBox`. Nothing
+    /// first, so a bad box with a stale handle is `Input`. Nothing
     /// changes then.
     ///
     /// # Examples
@@ -485,12 +485,12 @@ impl PersistentBroadPhase {
     /// let ball = world.insert(Aabb::default(), ProxyKind::Dynamic)?;
     /// world.remove(ball)?; // the handle is stale now
     /// let inverted = Aabb::new(Vec3::ONE, Vec3::ZERO);
-    /// assert!(matches!(world.set_aabb(ball, inverted), Err(ProxyError::InvalidBox(_))));
+    /// assert!(matches!(world.set_aabb(ball, inverted), Err(ProxyError::Input(_))));
     /// assert!(matches!(world.set_aabb(ball, Aabb::default()), Err(ProxyError::Stale { .. })));
     /// # Ok::<(), broadphase_persistent::ProxyError>(())
     /// ```
     pub fn set_aabb(&mut self, proxy: Proxy, aabb: Aabb) -> Result<(), ProxyError> {
-        aabb.validate(0).map_err(ProxyError::InvalidBox)?;
+        aabb.validate(0).map_err(ProxyError::Input)?;
         let slot = self.slot(proxy, 0)?;
         self.set_checked(slot, aabb);
         Ok(())
@@ -502,9 +502,9 @@ impl PersistentBroadPhase {
     /// `jobs`; the result is the same for any number of threads.
     ///
     /// # Errors
-    /// [`ProxyError::LengthMismatch`], then [`ProxyError::InvalidBox`] for
+    /// [`ProxyError::LengthMismatch`], then [`ProxyError::Input`] for
     /// the first bad box, then [`ProxyError::Stale`] for the first handle
-    /// that is not live; nothing changes then. [`ProxyError::Update`] if a
+    /// that is not live; nothing changes then. [`ProxyError::Partition`] if a
     /// job panicked (a bug).
     ///
     /// # Examples
@@ -540,7 +540,7 @@ impl PersistentBroadPhase {
         let sorted = !check.unsorted.into_inner();
         let (bad_box, stale) = (check.first_bad_box.into_inner(), check.first_stale.into_inner());
         if bad_box != usize::MAX {
-            boxes[bad_box].validate(bad_box).map_err(ProxyError::InvalidBox)?;
+            boxes[bad_box].validate(bad_box).map_err(ProxyError::Input)?;
         }
         if stale != usize::MAX {
             return Err(ProxyError::Stale { proxy: proxies[stale], position: stale });
@@ -686,7 +686,7 @@ impl PersistentBroadPhase {
     /// number of threads.
     ///
     /// # Errors
-    /// [`ProxyError::Update`] if a job panicked (a bug) or a list could
+    /// [`ProxyError::Partition`] if a job panicked (a bug) or a list could
     /// not grow. The update's lists are then empty, and the next update
     /// recomputes every candidate and reports each pair it finds as
     /// started.

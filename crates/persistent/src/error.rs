@@ -20,7 +20,7 @@ use broadphase_storage::InputError;
 /// let mut world = PersistentBroadPhase::default();
 /// let inverted = Aabb { min: Vec3::ONE, max: Vec3::ZERO };
 /// let err = world.insert(inverted, ProxyKind::Dynamic).unwrap_err();
-/// assert!(matches!(err, ProxyError::InvalidBox(InputError::Inverted { index: 0, .. })));
+/// assert!(matches!(err, ProxyError::Input(InputError::Inverted { index: 0, .. })));
 /// assert!(world.is_empty());
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -29,7 +29,7 @@ pub enum ProxyError {
     /// A box breaks the input contract (NaN, infinite, or `min > max`).
     /// Its `index` is the box's position in the call's slice (0 for a
     /// single box).
-    InvalidBox(InputError),
+    Input(InputError),
     /// A handle names no live proxy: it was removed (by this call, if it
     /// appears twice in it), or it comes from another broad phase.
     /// `position` is its place in the call's slice (0 for a single handle).
@@ -61,13 +61,13 @@ pub enum ProxyError {
     /// list could not grow. The update's results are cleared; the proxies
     /// are as the calls left them, and the next update recomputes every
     /// pair.
-    Update(PartitionError),
+    Partition(PartitionError),
 }
 
 impl fmt::Display for ProxyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ProxyError::InvalidBox(e) => e.fmt(f),
+            ProxyError::Input(e) => e.fmt(f),
             ProxyError::Stale { proxy, position } => write!(
                 f,
                 "proxy {} (generation {}) at position {position} is not live",
@@ -81,7 +81,7 @@ impl fmt::Display for ProxyError {
             ProxyError::TooManyProxies { count } => {
                 write!(f, "{count} proxies exceed the u32 slot range")
             }
-            ProxyError::Update(e) => write!(f, "update failed: {e}"),
+            ProxyError::Partition(e) => write!(f, "update failed: {e}"),
         }
     }
 }
@@ -89,8 +89,8 @@ impl fmt::Display for ProxyError {
 impl std::error::Error for ProxyError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            ProxyError::InvalidBox(e) => Some(e),
-            ProxyError::Update(e) => Some(e),
+            ProxyError::Input(e) => Some(e),
+            ProxyError::Partition(e) => Some(e),
             _ => None,
         }
     }
@@ -98,12 +98,12 @@ impl std::error::Error for ProxyError {
 
 impl From<JobError> for ProxyError {
     fn from(e: JobError) -> Self {
-        ProxyError::Update(PartitionError::Job(e))
+        ProxyError::Partition(PartitionError::Job(e))
     }
 }
 
 impl From<PartitionError> for ProxyError {
     fn from(e: PartitionError) -> Self {
-        ProxyError::Update(e)
+        ProxyError::Partition(e)
     }
 }

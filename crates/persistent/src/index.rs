@@ -338,7 +338,7 @@ impl QueryChunk {
             let is_static = slots.state[s] == SlotState::Static;
             for tier in &index.tiers {
                 for part in &tier.parts[..tier.used] {
-                    if let Err(e) = part.grid.query(&slots.indexed()[s], hits) {
+                    if let Err(e) = part.grid.query_aabb(&slots.indexed()[s], hits) {
                         *failure = Some(e);
                         return;
                     }

@@ -54,7 +54,7 @@ impl PersistentBroadPhase {
     /// incremental updates the kept index is used as it is.
     ///
     /// # Errors
-    /// [`ProxyError::Update`] if building the index failed (a job
+    /// [`ProxyError::Partition`] if building the index failed (a job
     /// panicked, a list could not grow).
     pub fn queries(&mut self, jobs: &JobSystem) -> Result<QueryView<'_>, ProxyError> {
         self.index.ensure_built(jobs, &self.slots)?;
@@ -109,7 +109,7 @@ impl QueryView<'_> {
             }
         };
         self.world.index.for_each_grid(|grid, slot_of, current| {
-            let hit = grid.cast_ray_by(ray, |id| {
+            let hit = grid.cast_ray_where(ray, |id| {
                 let slot = slot_of[id as usize];
                 let proxy = self.indexed(slot, current).filter(|&p| keep(p))?;
                 let t = ray.entry(&boxes[slot as usize])?;
@@ -142,7 +142,7 @@ impl QueryView<'_> {
         let boxes = &self.world.slots.boxes;
         let mut hits = Vec::new();
         self.world.index.for_each_grid(|grid, slot_of, current| {
-            let found = grid.ray_hits_by(
+            let found = grid.ray_hits_where(
                 ray,
                 |id| {
                     let slot = slot_of[id as usize];
@@ -233,7 +233,7 @@ impl QueryView<'_> {
         let boxes = &self.world.slots.boxes;
         let mut ids = Vec::new();
         self.world.index.for_each_grid(|grid, slot_of, current| {
-            grid.query(bounds, &mut ids).expect("a checked query box is valid");
+            grid.query_aabb(bounds, &mut ids).expect("a checked query box is valid");
             for &id in &ids {
                 let slot = slot_of[id as usize];
                 if let Some(proxy) = self.indexed(slot, current)

@@ -148,6 +148,7 @@ pub enum Corner {
 /// Every structure that takes boxes reports the *first* bad box in slice
 /// order, so the same input gives the same error everywhere.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum InputError {
     /// A coordinate is NaN or infinite.
     NotFinite {

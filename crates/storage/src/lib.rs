@@ -11,10 +11,10 @@
 //!   positions (and sphere radii) as `f32` columns.
 //! - [`Pool<T>`](Pool): a typed buffer of records whose
 //!   [`reset`](Pool::reset) is O(1) and keeps the capacity. The kernel keeps
-//!   its arrays of structs in pools (the build's quantized items, the tree's
-//!   nodes, the kept boxes) and its per-node split scratch (each item's
-//!   child-range code, the items that span several cells); the grid
-//!   tree, the persistent broad phase and the ECS plugin keep their
+//!   its arrays of structs in pools (the build's quantized items, the
+//!   hierarchy's nodes, the kept boxes) and its per-node split scratch
+//!   (each item's child-range code, the items that span several cells);
+//!   the grid tree, the persistent broad phase and the ECS plugin keep their
 //!   records (boxes, candidate pairs, entities) and per-frame scratch
 //!   (shares, queues, staging, sort buffers) in pools too.
 //!

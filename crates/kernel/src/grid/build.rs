@@ -1,21 +1,21 @@
-//! Building the tree: quantize once, then depth first, one counting sort
-//! per node, each leaf handed on the moment it exists.
+//! Building the hierarchy: quantize once, then depth first, one counting
+//! sort per node, each leaf handed on the moment it exists.
 //!
-//! The root covers the input's bounds, so no finite box is ever outside the
-//! tree. A node's children take their items from the item stack right above
-//! their parent's, and a finished subtree's space is reused by its next
-//! sibling: the working set of a subtree stays in cache, and a leaf's boxes
+//! The root covers the input's bounds, so no finite box is ever outside
+//! it. A node's children take their items from the item stack right above
+//! their parent's, and a finished node's space is reused by its next
+//! sibling: the working set under a node stays in cache, and a leaf's boxes
 //! are still there when its pairs are tested.
 
 use super::PairsError;
 use super::cpu::Kernel;
+use super::hierarchy::{AdaptiveGrid, Builder, Node};
 use super::leaf::{
     Fallible, Growing, LeafContext, PairOut, SMALL_LEAF, TINY_LEAF, leaf_pairs, small_leaf_pairs,
     tiny_leaf_pairs,
 };
 use super::quantize::{Cell, Item, Quantizer};
 use super::split::SplitParams;
-use super::tree::{AdaptiveGrid, Builder, Node};
 use broadphase_storage::{Aabb, InputError};
 
 /// What happens to each leaf as the walk reaches it.
@@ -27,7 +27,7 @@ pub(crate) trait LeafSink {
 }
 
 impl Builder {
-    /// Quantizes `boxes` and walks the whole tree, handing every leaf to
+    /// Quantizes `boxes` and walks the whole hierarchy, handing every leaf to
     /// `sink`. `boxes` must be valid.
     pub(crate) fn run<S: LeafSink>(
         &mut self,
@@ -42,7 +42,7 @@ impl Builder {
         })
     }
 
-    /// Walks the subtree of a node in `cell` holding `count` items, which
+    /// Walks everything under a node in `cell` holding `count` items, which
     /// `fill` writes onto the bottom of the item stack, handing every leaf
     /// to `sink`.
     pub(crate) fn run_filled<S: LeafSink>(
@@ -175,7 +175,7 @@ struct FindPairs<'a, O> {
     sweep: &'a mut super::leaf::SweepScratch,
     out: O,
     /// Whether a leaf reports only the pairs whose reference point it
-    /// holds (each pair once over the tree) or every pair it finds.
+    /// holds (each pair once over the hierarchy) or every pair it finds.
     owned_only: bool,
 }
 
@@ -219,6 +219,7 @@ impl<O: PairOut> LeafSink for FindPairs<'_, O> {
 
 /// Why [`AdaptiveGrid::try_find_pairs`] failed.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum FindPairsError {
     /// The input breaks the contract; names the first bad box. No pair was
     /// written.
@@ -252,8 +253,9 @@ impl From<InputError> for FindPairsError {
 }
 
 impl AdaptiveGrid {
-    /// Indexes `boxes` and keeps the tree, replacing what the grid held, for
-    /// [`pairs`](Self::pairs) and [`query`](Self::query). The grid keeps a
+    /// Indexes `boxes` and keeps the build, replacing what the grid held,
+    /// for [`pairs`](Self::pairs) and the queries
+    /// ([`query_aabb`](Self::query_aabb) and the others). The grid keeps a
     /// copy of the boxes for the exact tests.
     ///
     /// Bounds come from the data: boxes may lie anywhere in `f32` range. On
@@ -286,7 +288,7 @@ impl AdaptiveGrid {
 
     /// One frame: writes every overlapping pair of `boxes` into `out`
     /// (cleared first), each exactly once as `[a, b]` with `a < b`, indices
-    /// into `boxes`. Keeps no tree: afterwards the grid is empty.
+    /// into `boxes`. Keeps nothing: afterwards the grid is empty.
     ///
     /// The fastest way to the pairs of a frame: each leaf's pairs are found
     /// the moment the build reaches the leaf. The order is deterministic for
@@ -360,12 +362,12 @@ impl AdaptiveGrid {
         Ok(())
     }
 
-    /// The pairs of one subtree, for a caller that splits the top of the
-    /// tree itself (see [`parts`](crate::parts)): the node in `cell` holding
-    /// `items`, quantized by the frame's quantizer from `boxes`. Appends to
-    /// `out` (not cleared) every pair the subtree's leaves own, each once;
-    /// keeps no tree. Over the children of a split, these are exactly the
-    /// pairs of their parent.
+    /// The pairs under one node, for a caller that splits the top of the
+    /// hierarchy itself (see [`parts`](crate::parts)): the node in `cell`
+    /// holding `items`, quantized by the frame's quantizer from `boxes`.
+    /// Appends to `out` (not cleared) every pair the leaves under the node
+    /// own, each once; keeps nothing. Over the children of a split, these
+    /// are exactly the pairs of their parent.
     ///
     /// # Errors
     /// [`PairsError::OutOfMemory`] when `out` could not grow; it then holds
@@ -380,23 +382,23 @@ impl AdaptiveGrid {
     /// let mut items = vec![Default::default(); 3];
     /// quantizer.quantize_chunk(&boxes, 0, &mut items, PairKernel::Auto);
     /// let mut pairs = Vec::new();
-    /// AdaptiveGrid::default().find_subtree_pairs(&items, Cell::ROOT, &boxes, &mut pairs).unwrap();
+    /// AdaptiveGrid::default().find_node_pairs(&items, Cell::ROOT, &boxes, &mut pairs).unwrap();
     /// assert_eq!(pairs.len(), 3);
     /// # Ok::<(), broadphase_kernel::InputError>(())
     /// ```
-    pub fn find_subtree_pairs(
+    pub fn find_node_pairs(
         &mut self,
         items: &[Item],
         cell: Cell,
         boxes: &[Aabb],
         out: &mut Vec<[u32; 2]>,
     ) -> Result<(), PairsError> {
-        self.find_subtree_pairs_with(items.len(), cell, boxes, out, |stack| {
+        self.find_node_pairs_with(items.len(), cell, boxes, out, |stack| {
             stack.copy_from_slice(items);
         })
     }
 
-    /// [`find_subtree_pairs`](Self::find_subtree_pairs) for a node whose
+    /// [`find_node_pairs`](Self::find_node_pairs) for a node whose
     /// `count` items are not in one slice: `fill` writes them straight into
     /// the walk's item stack (it is given exactly `count` slots and must
     /// write every one), saving a copy.
@@ -415,7 +417,7 @@ impl AdaptiveGrid {
     /// quantizer.quantize_chunk(&boxes[2..], 2, &mut second, PairKernel::Auto);
     /// let mut pairs = Vec::new();
     /// AdaptiveGrid::default()
-    ///     .find_subtree_pairs_with(4, Cell::ROOT, &boxes, &mut pairs, |stack| {
+    ///     .find_node_pairs_with(4, Cell::ROOT, &boxes, &mut pairs, |stack| {
     ///         stack[..2].copy_from_slice(&first);
     ///         stack[2..].copy_from_slice(&second);
     ///     })
@@ -423,7 +425,7 @@ impl AdaptiveGrid {
     /// assert_eq!(pairs.len(), 6);
     /// # Ok::<(), broadphase_kernel::InputError>(())
     /// ```
-    pub fn find_subtree_pairs_with(
+    pub fn find_node_pairs_with(
         &mut self,
         count: usize,
         cell: Cell,
@@ -431,14 +433,14 @@ impl AdaptiveGrid {
         out: &mut Vec<[u32; 2]>,
         fill: impl FnOnce(&mut [Item]),
     ) -> Result<(), PairsError> {
-        self.subtree_walk(count, cell, boxes, out, fill, true)
+        self.node_walk(count, cell, boxes, out, fill, true)
     }
 
-    /// [`find_subtree_pairs_with`](Self::find_subtree_pairs_with) without
+    /// [`find_node_pairs_with`](Self::find_node_pairs_with) without
     /// the reference-point rule: every leaf reports every overlapping pair
     /// of its boxes, so a pair whose boxes share several leaves is appended
     /// once per shared leaf (each time as `[a, b]` with `a < b`). For a
-    /// caller that removes the repeats itself; every pair of the subtree is
+    /// caller that removes the repeats itself; every pair under the node is
     /// there at least once.
     ///
     /// # Errors
@@ -461,7 +463,7 @@ impl AdaptiveGrid {
     /// quantizer.quantize_chunk(&boxes, 0, &mut items, PairKernel::Auto);
     /// let mut grid = AdaptiveGrid::with_config(GridConfig { leaf_capacity: 2, ..Default::default() });
     /// let mut all = Vec::new();
-    /// grid.find_subtree_overlaps_with(items.len(), Cell::ROOT, &boxes, &mut all, |stack| {
+    /// grid.find_node_overlaps_with(items.len(), Cell::ROOT, &boxes, &mut all, |stack| {
     ///     stack.copy_from_slice(&items);
     /// })
     /// .unwrap();
@@ -469,11 +471,62 @@ impl AdaptiveGrid {
     /// all.sort_unstable();
     /// all.dedup();
     /// let mut once = Vec::new();
-    /// grid.find_subtree_pairs(&items, Cell::ROOT, &boxes, &mut once).unwrap();
+    /// grid.find_node_pairs(&items, Cell::ROOT, &boxes, &mut once).unwrap();
     /// once.sort_unstable();
     /// assert_eq!(all, once);
     /// # Ok::<(), broadphase_kernel::InputError>(())
     /// ```
+    pub fn find_node_overlaps_with(
+        &mut self,
+        count: usize,
+        cell: Cell,
+        boxes: &[Aabb],
+        out: &mut Vec<[u32; 2]>,
+        fill: impl FnOnce(&mut [Item]),
+    ) -> Result<(), PairsError> {
+        self.node_walk(count, cell, boxes, out, fill, false)
+    }
+
+    /// The old name of [`find_node_pairs`](Self::find_node_pairs), kept
+    /// one release.
+    ///
+    /// # Errors
+    /// As [`find_node_pairs`](Self::find_node_pairs).
+    #[deprecated(since = "0.1.0", note = "renamed to `find_node_pairs`")]
+    pub fn find_subtree_pairs(
+        &mut self,
+        items: &[Item],
+        cell: Cell,
+        boxes: &[Aabb],
+        out: &mut Vec<[u32; 2]>,
+    ) -> Result<(), PairsError> {
+        self.find_node_pairs(items, cell, boxes, out)
+    }
+
+    /// The old name of [`find_node_pairs_with`](Self::find_node_pairs_with),
+    /// kept one release.
+    ///
+    /// # Errors
+    /// As [`find_node_pairs_with`](Self::find_node_pairs_with).
+    #[deprecated(since = "0.1.0", note = "renamed to `find_node_pairs_with`")]
+    pub fn find_subtree_pairs_with(
+        &mut self,
+        count: usize,
+        cell: Cell,
+        boxes: &[Aabb],
+        out: &mut Vec<[u32; 2]>,
+        fill: impl FnOnce(&mut [Item]),
+    ) -> Result<(), PairsError> {
+        self.find_node_pairs_with(count, cell, boxes, out, fill)
+    }
+
+    /// The old name of
+    /// [`find_node_overlaps_with`](Self::find_node_overlaps_with), kept one
+    /// release.
+    ///
+    /// # Errors
+    /// As [`find_node_overlaps_with`](Self::find_node_overlaps_with).
+    #[deprecated(since = "0.1.0", note = "renamed to `find_node_overlaps_with`")]
     pub fn find_subtree_overlaps_with(
         &mut self,
         count: usize,
@@ -482,13 +535,13 @@ impl AdaptiveGrid {
         out: &mut Vec<[u32; 2]>,
         fill: impl FnOnce(&mut [Item]),
     ) -> Result<(), PairsError> {
-        self.subtree_walk(count, cell, boxes, out, fill, false)
+        self.find_node_overlaps_with(count, cell, boxes, out, fill)
     }
 
-    /// A subtree's walk for a parallel caller, on a grid that keeps
+    /// The walk under one node for a parallel caller, on a grid that keeps
     /// nothing of it: with `owned_only`, each pair is reported by the one
     /// leaf holding its reference point; without, by every leaf it shares.
-    fn subtree_walk(
+    fn node_walk(
         &mut self,
         count: usize,
         cell: Cell,
@@ -510,7 +563,7 @@ impl AdaptiveGrid {
         self.walk_pairs(boxes.len(), Cell::ROOT, boxes, out, quantize, true)
     }
 
-    /// Walks the subtree of `count` items in `cell`, which `fill` writes
+    /// Walks everything under the node of `count` items in `cell`, which `fill` writes
     /// onto the item stack, finding each leaf's pairs as it is reached:
     /// only those whose reference point the leaf holds if `owned_only`,
     /// else all of them.

@@ -9,7 +9,7 @@
 //! reserve it in each ([`AdaptiveGrid::reserve`]): from then on no grid
 //! allocates for any region of that frame, on any thread.
 
-use super::tree::AdaptiveGrid;
+use super::hierarchy::AdaptiveGrid;
 
 /// How many items each buffer of an [`AdaptiveGrid`] holds without
 /// allocating.

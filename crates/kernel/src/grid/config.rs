@@ -12,7 +12,7 @@ pub enum PairKernel {
     /// The best the CPU offers, detected at run time.
     #[default]
     Auto,
-    /// Portable Rust, no intrinsics (the compiler vectorizes it for the
+    /// Plain Rust, no intrinsics (the compiler vectorizes it for the
     /// x86-64 baseline, SSE2); the twin every SIMD kernel is tested against.
     Scalar,
     /// AVX2: a 4×4 tile of quantized boxes in one 16-lane vector, and

@@ -48,7 +48,7 @@ impl Avx2Token {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Sse41Token(());
 
-/// Proof that this CPU has AVX2 and POPCNT (the tree walks, whose child
+/// Proof that this CPU has AVX2 and POPCNT (the hierarchy walks, whose child
 /// indices are population counts).
 #[cfg(simd)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,7 +58,7 @@ pub(crate) struct Avx2PopcntToken(());
 /// SIMD variant holding the proof of its features.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kernel {
-    /// Portable Rust.
+    /// Plain Rust, no intrinsics.
     Scalar,
     /// AVX2, detected.
     #[cfg(simd)]
@@ -101,7 +101,7 @@ impl Kernel {
         }
     }
 
-    /// The AVX2 and POPCNT token of the tree walks, if AVX2 runs and the
+    /// The AVX2 and POPCNT token of the hierarchy walks, if AVX2 runs and the
     /// CPU has POPCNT.
     #[cfg(simd)]
     #[inline]

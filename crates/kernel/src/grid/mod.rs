@@ -5,6 +5,7 @@ mod build;
 mod capacity;
 mod config;
 mod cpu;
+mod hierarchy;
 #[allow(unsafe_code, reason = "AVX2 tiny-leaf kernel by token; the pair output's room contract")]
 mod leaf;
 mod pairs;
@@ -23,12 +24,11 @@ mod split;
 mod sweep;
 #[allow(unsafe_code, reason = "the AVX2 4x4 tile kernel, called with its detection token")]
 mod tiles;
-mod tree;
 mod validate;
 
 pub use build::FindPairsError;
 pub use capacity::GridCapacity;
 pub use config::{GridConfig, PairKernel, RayDedup};
+pub use hierarchy::AdaptiveGrid;
 pub use pairs::PairsError;
-pub use tree::AdaptiveGrid;
 pub use validate::ValidationError;

@@ -1,7 +1,7 @@
 //! All pairs of a kept build: every leaf's boxes against each other.
 
+use super::hierarchy::AdaptiveGrid;
 use super::leaf::{Fallible, Growing, LeafContext, PairOut, leaf_pairs};
-use super::tree::AdaptiveGrid;
 
 impl AdaptiveGrid {
     /// Writes every overlapping pair of the kept build into `out` (cleared
@@ -69,6 +69,7 @@ impl AdaptiveGrid {
 
 /// The pair output could not be stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PairsError {
     /// The allocator refused to grow the output; `found` pairs were written.
     OutOfMemory {

@@ -5,12 +5,12 @@
 //! order: the bounds and the input check over all boxes ([`Bounds`]), the
 //! [`Quantizer`] they give, every box quantized to an [`Item`]; then per
 //! node a count of its items in a block of child cells, a verdict, and a
-//! counting sort into the children; and per subtree a walk down to the
+//! counting sort into the children; and under each node a walk down to the
 //! leaves. A parallel caller runs the same steps over chunks: bounds and
 //! items per chunk of the input, a [`ChunkSplitter`] per chunk of a node's
 //! items (count, then scatter into each child's share), one
 //! [`NodeSplit`] deciding from the summed [`ChildCounts`], and
-//! [`find_subtree_pairs`](super::AdaptiveGrid::find_subtree_pairs) for the
+//! [`find_node_pairs`](super::AdaptiveGrid::find_node_pairs) for the
 //! nodes it hands to one thread. Every cell, verdict and budget is the
 //! kernel's own, so the pairs are the grid's pairs.
 

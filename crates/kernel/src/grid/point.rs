@@ -1,6 +1,6 @@
 //! The boxes that contain a point: the box query with a box of one point.
 
-use super::tree::AdaptiveGrid;
+use super::hierarchy::AdaptiveGrid;
 use broadphase_storage::{Aabb, QueryError, validate_point};
 use glam::Vec3;
 
@@ -29,7 +29,7 @@ impl AdaptiveGrid {
     pub fn query_point(&self, point: Vec3, out: &mut Vec<u32>) -> Result<(), QueryError> {
         out.clear();
         validate_point(point)?;
-        self.query(&Aabb::new(point, point), out)
+        self.query_aabb(&Aabb::new(point, point), out)
             .expect("a finite point is a valid box: the query cannot refuse it");
         Ok(())
     }

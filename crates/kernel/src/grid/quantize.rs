@@ -1,7 +1,7 @@
 //! Boxes as 16-bit integers over the span where the input's boxes lie.
 //!
 //! Every box is quantized once, when a build starts, and travels down the
-//! tree as a 16-byte [`Item`]. A cell at depth `d` is the top `2d` bits of a
+//! hierarchy as a 16-byte [`Item`]. A cell at depth `d` is the top `2d` bits of a
 //! quantized coordinate on each axis (4 cells per axis per level, 8 levels),
 //! so which cells a box reaches and which leaf reports a pair are the same
 //! integer arithmetic and agree by construction.
@@ -431,7 +431,7 @@ fn bulk_span(bounds: &Bounds, boxes: &[Aabb]) -> ([f32; 3], [f32; 3]) {
     (lo, hi)
 }
 
-/// A cell of the tree: the top `2 * depth` bits of each quantized axis.
+/// A cell of the grid's hierarchy: the top `2 * depth` bits of each quantized axis.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Cell {
     pub(crate) prefix: [u16; 3],

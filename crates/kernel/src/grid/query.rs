@@ -3,10 +3,10 @@
 #[cfg(simd)]
 use super::cpu::Avx2PopcntToken;
 use super::cpu::Kernel;
+use super::hierarchy::AdaptiveGrid;
 use super::leaf::{Corners, LeafView, corners_of, surely_overlap};
 use super::quantize::{Item, LEVELS, OWNS_PAIR, Quantizer};
 use super::split::AXIS_CELLS;
-use super::tree::AdaptiveGrid;
 use broadphase_storage::{Aabb, InputError};
 use core::mem::MaybeUninit;
 
@@ -28,12 +28,12 @@ impl AdaptiveGrid {
     /// let mut grid = AdaptiveGrid::default();
     /// grid.build(&boxes)?;
     /// let mut hits = Vec::new();
-    /// grid.query(&Aabb::new(Vec3::splat(10.25), Vec3::splat(11.0)), &mut hits)?;
+    /// grid.query_aabb(&Aabb::new(Vec3::splat(10.25), Vec3::splat(11.0)), &mut hits)?;
     /// hits.sort();
     /// assert_eq!(hits, [10, 11]);
     /// # Ok::<(), broadphase_kernel::InputError>(())
     /// ```
-    pub fn query(&self, query: &Aabb, out: &mut Vec<u32>) -> Result<(), InputError> {
+    pub fn query_aabb(&self, query: &Aabb, out: &mut Vec<u32>) -> Result<(), InputError> {
         out.clear();
         if !query.is_valid() {
             query.validate(0)?;
@@ -41,6 +41,30 @@ impl AdaptiveGrid {
         let test = BoxTest { query, boxes: &self.boxes };
         self.walk(out, test);
         Ok(())
+    }
+
+    /// [`query_aabb`](Self::query_aabb) under the name the crate's contract
+    /// promises: outside code calls `AdaptiveGrid::query`, so it stays, and
+    /// answers exactly as `query_aabb`.
+    ///
+    /// # Errors
+    /// As [`query_aabb`](Self::query_aabb).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_kernel::{AdaptiveGrid, Aabb};
+    /// use glam::Vec3;
+    /// let mut grid = AdaptiveGrid::default();
+    /// grid.build(&[Aabb::new(Vec3::ZERO, Vec3::ONE)])?;
+    /// let mut hits = Vec::new();
+    /// grid.query(&Aabb::new(Vec3::splat(0.5), Vec3::splat(2.0)), &mut hits)?;
+    /// assert_eq!(hits, [0]);
+    /// # Ok::<(), broadphase_kernel::InputError>(())
+    /// ```
+    #[inline]
+    pub fn query(&self, query: &Aabb, out: &mut Vec<u32>) -> Result<(), InputError> {
+        self.query_aabb(query, out)
     }
 
     /// Pushes onto `out` every kept box, each once, whose quantized box

@@ -2,11 +2,11 @@
 //! nearest cell first, stopping once no cell left can hold a nearer hit.
 
 use super::config::RayDedup;
+use super::hierarchy::AdaptiveGrid;
 use super::leaf::{Corners, unflip};
 use super::quantize::{Cell, Item, LEVELS, WorldSteps};
 use super::query::leaf_hits;
 use super::split::AXIS_CELLS;
-use super::tree::AdaptiveGrid;
 use broadphase_storage::{FastUnique, QueryError, Ray};
 use core::mem::MaybeUninit;
 
@@ -236,7 +236,7 @@ impl AdaptiveGrid {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn cast_ray(&self, ray: &Ray) -> Result<Option<(u32, f32)>, QueryError> {
-        self.cast_ray_by(ray, |id| ray.entry(&self.boxes[id as usize]))
+        self.cast_ray_where(ray, |id| ray.entry(&self.boxes[id as usize]))
     }
 
     /// [`cast_ray`](Self::cast_ray) with the caller's test: `entry(id)` is
@@ -261,11 +261,11 @@ impl AdaptiveGrid {
     /// grid.build(&boxes)?;
     /// let ray = Ray::new(Vec3::new(7.5, 0.5, 0.5), Vec3::X, f32::INFINITY);
     /// // Skip box 3 (the shooter, say).
-    /// let hit = grid.cast_ray_by(&ray, |id| if id == 3 { None } else { ray.entry(&boxes[id as usize]) })?;
+    /// let hit = grid.cast_ray_where(&ray, |id| if id == 3 { None } else { ray.entry(&boxes[id as usize]) })?;
     /// assert_eq!(hit, Some((4, 4.5)));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn cast_ray_by(
+    pub fn cast_ray_where(
         &self,
         ray: &Ray,
         mut entry: impl FnMut(u32) -> Option<f32>,
@@ -311,7 +311,7 @@ impl AdaptiveGrid {
     pub fn ray_hits(&self, ray: &Ray, out: &mut Vec<(u32, f32)>) -> Result<(), QueryError> {
         // Called from both ways' walks: inlined into each, as it was when
         // there was one.
-        self.ray_hits_by(
+        self.ray_hits_where(
             ray,
             #[inline(always)]
             |id| ray.entry(&self.boxes[id as usize]),
@@ -320,13 +320,13 @@ impl AdaptiveGrid {
     }
 
     /// [`ray_hits`](Self::ray_hits) with the caller's test, as in
-    /// [`cast_ray_by`](Self::cast_ray_by). `entry` may be called more than
+    /// [`cast_ray_where`](Self::cast_ray_where). `entry` may be called more than
     /// once for a box (once per leaf that holds it with
     /// [`RayDedup::Sort`]), and must give the same answer each time.
     ///
     /// # Errors
     /// [`QueryError`] if the ray breaks its contract; `out` is then empty.
-    pub fn ray_hits_by(
+    pub fn ray_hits_where(
         &self,
         ray: &Ray,
         mut entry: impl FnMut(u32) -> Option<f32>,
@@ -366,6 +366,35 @@ impl AdaptiveGrid {
             out.dedup_by_key(|&mut (id, _)| id);
         }
         Ok(())
+    }
+
+    /// The old name of [`cast_ray_where`](Self::cast_ray_where), kept one
+    /// release.
+    ///
+    /// # Errors
+    /// As [`cast_ray_where`](Self::cast_ray_where).
+    #[deprecated(since = "0.1.0", note = "renamed to `cast_ray_where`")]
+    pub fn cast_ray_by(
+        &self,
+        ray: &Ray,
+        entry: impl FnMut(u32) -> Option<f32>,
+    ) -> Result<Option<(u32, f32)>, QueryError> {
+        self.cast_ray_where(ray, entry)
+    }
+
+    /// The old name of [`ray_hits_where`](Self::ray_hits_where), kept one
+    /// release.
+    ///
+    /// # Errors
+    /// As [`ray_hits_where`](Self::ray_hits_where).
+    #[deprecated(since = "0.1.0", note = "renamed to `ray_hits_where`")]
+    pub fn ray_hits_by(
+        &self,
+        ray: &Ray,
+        entry: impl FnMut(u32) -> Option<f32>,
+        out: &mut Vec<(u32, f32)>,
+    ) -> Result<(), QueryError> {
+        self.ray_hits_where(ray, entry, out)
     }
 
     /// Calls `visit(id)` for every kept box in the leaves the ray visits

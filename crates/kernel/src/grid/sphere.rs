@@ -2,10 +2,10 @@
 //! each candidate settled by its quantized box where it can be, by the
 //! exact sphere–box test where it cannot.
 
+use super::hierarchy::AdaptiveGrid;
 use super::leaf::{Corners, unflip};
 use super::quantize::{Item, Quantizer, WorldSteps};
 use super::query::SlotTest;
-use super::tree::AdaptiveGrid;
 use broadphase_storage::{Aabb, QueryError, Sphere};
 
 impl AdaptiveGrid {

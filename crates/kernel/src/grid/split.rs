@@ -3,7 +3,7 @@
 //!
 //! This is the one place that defines cells, levels, level skipping, the
 //! replication limit and the copy budget. The single-thread build walks the
-//! tree with it; a parallel caller runs the same `plan` and `scatter` on
+//! hierarchy with it; a parallel caller runs the same `plan` and `scatter` on
 //! whichever node it schedules.
 
 use super::cpu::Kernel;

@@ -112,7 +112,7 @@ fn report_hits<O: PairOut>(scratch: &SweepScratch, i: usize, j: usize, mut mask:
     }
 }
 
-/// Portable twin.
+/// Scalar twin.
 fn sweep_scalar<O: PairOut>(
     leaf: &LeafView<'_>,
     scratch: &SweepScratch,

@@ -67,7 +67,7 @@ pub(crate) fn leaf_masks16(kernel: Kernel, columns: &[[i16; 16]; 7], rows: usize
     }
 }
 
-/// Portable twin: one row against 16 columns at a time, as a bitmask the
+/// Scalar twin: one row against 16 columns at a time, as a bitmask the
 /// compiler builds with vector compares.
 fn tile_pairs_scalar<O: PairOut>(
     leaf: &LeafView<'_>,

@@ -1,14 +1,14 @@
-//! The kept tree's invariants, checked from scratch. Tests call this after
+//! The kept build's invariants, checked from scratch. Tests call this after
 //! every build; it is O(boxes × nodes) and meant for tests, not frames.
 
+use super::hierarchy::AdaptiveGrid;
 use super::leaf::flip;
 use super::quantize::{Cell, Item, Quantizer};
 use super::split::child_cell;
-use super::tree::AdaptiveGrid;
 use broadphase_storage::{Aabb, SENTINEL_ID};
 use core::fmt;
 
-/// A broken tree invariant found by [`AdaptiveGrid::validate`].
+/// A broken invariant of the kept build, found by [`AdaptiveGrid::validate`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ValidationError(String);
 
@@ -51,7 +51,7 @@ fn clipped_inside(item: &Item, cell: Cell, block: Cell) -> bool {
 }
 
 impl AdaptiveGrid {
-    /// Checks the kept tree built from `boxes` against its invariants:
+    /// Checks the kept build of `boxes` against its invariants:
     /// every node reached once; occupancy masks match the children; each
     /// block lies in its node's cell one level or more below it; every box
     /// that meets a node's cell lies, inside that cell, in the node's block

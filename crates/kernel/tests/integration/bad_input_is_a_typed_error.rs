@@ -90,7 +90,7 @@ fn assert_empty_then_reusable(grid: &mut AdaptiveGrid) {
     grid.pairs(&mut pairs);
     assert!(pairs.is_empty(), "a failed build left pairs: {pairs:?}");
     let mut hits = vec![7];
-    grid.query(&Aabb::new(Vec3::splat(-1e30), Vec3::splat(1e30)), &mut hits).unwrap();
+    grid.query_aabb(&Aabb::new(Vec3::splat(-1e30), Vec3::splat(1e30)), &mut hits).unwrap();
     assert!(hits.is_empty(), "a failed build left boxes: {hits:?}");
     grid.validate(&[]).expect("a failed build keeps the build of no box");
     assert!(grid.validate(&good_boxes()).is_err(), "no box of the bad input is kept");
@@ -198,7 +198,7 @@ fn empty_input_and_one_box_give_no_pairs() {
         grid.pairs(&mut pairs);
         assert!(pairs.is_empty());
         let mut hits = vec![3];
-        grid.query(&Aabb::default(), &mut hits).unwrap();
+        grid.query_aabb(&Aabb::default(), &mut hits).unwrap();
         assert!(hits.is_empty());
 
         let one = [Aabb::new(Vec3::ZERO, Vec3::ONE)];
@@ -214,7 +214,7 @@ fn empty_input_and_one_box_give_no_pairs() {
         pairs.push([1, 2]);
         grid.pairs(&mut pairs);
         assert!(pairs.is_empty());
-        grid.query(&Aabb::new(Vec3::ONE, Vec3::ONE), &mut hits).unwrap();
+        grid.query_aabb(&Aabb::new(Vec3::ONE, Vec3::ONE), &mut hits).unwrap();
         assert_eq!(hits, [0]);
     }
 }
@@ -233,9 +233,9 @@ fn bad_query_is_an_error_with_empty_out() {
                 let mut q = base;
                 set(&mut q, axis, corner, value);
                 let mut hits = Vec::new();
-                grid.query(&base, &mut hits).unwrap();
+                grid.query_aabb(&base, &mut hits).unwrap();
                 assert!(!hits.is_empty());
-                let err = grid.query(&q, &mut hits).expect_err("bad query must fail");
+                let err = grid.query_aabb(&q, &mut hits).expect_err("bad query must fail");
                 assert!(
                     matches!(err, InputError::NotFinite { index: 0, axis: a, corner: c, .. } if a == axis && c == corner),
                     "{err:?}"
@@ -249,7 +249,7 @@ fn bad_query_is_an_error_with_empty_out() {
         let mut q = base;
         (q.min[axis as usize], q.max[axis as usize]) = (3.0, 2.0);
         let mut hits = vec![1, 2, 3];
-        let err = grid.query(&q, &mut hits).expect_err("inverted query must fail");
+        let err = grid.query_aabb(&q, &mut hits).expect_err("inverted query must fail");
         assert_eq!(err, InputError::Inverted { index: 0, axis, min: 3.0, max: 2.0 });
         assert!(hits.is_empty(), "{hits:?}");
     }
@@ -284,7 +284,7 @@ fn subnormal_and_extreme_coordinates_are_valid() {
         assert_exact(&mut grid, &boxes);
         for q in &boxes[..11] {
             let mut got = Vec::new();
-            grid.query(q, &mut got).unwrap();
+            grid.query_aabb(q, &mut got).unwrap();
             got.sort_unstable();
             let mut expected = Vec::new();
             brute_force_query(&boxes, q, &mut expected).unwrap();
@@ -325,7 +325,7 @@ fn negative_zero_touches_positive_zero() {
             grid.pairs(&mut pairs);
             assert!(pairs.contains(&[0, 1]), "-0.0 and 0.0 must touch on {axis:?}");
             let mut hits = Vec::new();
-            grid.query(&Aabb::new(Vec3::ZERO, Vec3::ZERO), &mut hits).unwrap();
+            grid.query_aabb(&Aabb::new(Vec3::ZERO, Vec3::ZERO), &mut hits).unwrap();
             assert_eq!(hits.len(), boxes.len(), "a point at the origin touches every box");
         }
         for leaf_capacity in [1, 2] {

@@ -66,7 +66,7 @@ fn queries_on_split_planes_report_each_box_once() {
     for corner in [0.0f32, 4.0, 8.0, 12.0, 16.0] {
         for size in [0.0f32, 1.0, 4.0] {
             let query = Aabb::new(Vec3::splat(corner), Vec3::splat(corner + size));
-            grid.query(&query, &mut hits).unwrap();
+            grid.query_aabb(&query, &mut hits).unwrap();
             brute_force_query(&boxes, &query, &mut expected).unwrap();
             hits.sort_unstable();
             assert_eq!(hits, expected, "query {query:?}");

@@ -48,7 +48,7 @@ fn far_boxes_beside_a_small_scene_are_exact() {
                 assert_eq!(got, expected, "{config:?}");
                 for q in far.iter().chain(&ordinary[..20]) {
                     let (mut hits, mut want) = (Vec::new(), Vec::new());
-                    grid.query(q, &mut hits).unwrap();
+                    grid.query_aabb(q, &mut hits).unwrap();
                     hits.sort_unstable();
                     brute_force_query(boxes, q, &mut want).unwrap();
                     assert_eq!(hits, want, "{config:?}: query {q:?}");
@@ -66,7 +66,7 @@ fn far_boxes_beside_sparse20k_are_exact() {
     boxes.push(Aabb::new(Vec3::splat(3.0e38), Vec3::splat(3.0e38)));
     boxes.push(Aabb::new(Vec3::splat(-3.0e38), Vec3::splat(-3.0e38 + 1e31)));
     let mut expected = Vec::new();
-    SortAndSweep::default().pairs(&boxes, &mut expected).unwrap();
+    SortAndSweep::default().find_pairs(&boxes, &mut expected).unwrap();
     expected.sort_unstable();
     for kernel in PairKernel::available() {
         let mut grid = AdaptiveGrid::with_config(GridConfig { kernel, ..GridConfig::default() });

@@ -132,7 +132,7 @@ fn fast_unique_tests_each_box_once_until_the_set_is_full() {
         grid.build(&boxes).unwrap();
         let mut calls: HashMap<u32, usize> = HashMap::new();
         let mut hits = Vec::new();
-        grid.ray_hits_by(
+        grid.ray_hits_where(
             &short,
             |id| {
                 *calls.entry(id).or_default() += 1;

@@ -288,7 +288,7 @@ fn check(
     prop_assert_eq!(grid.len(), 0, "find_pairs keeps no tree");
     let mut hits = vec![7];
     let everything = Aabb::new(Vec3::splat(f32::MIN), Vec3::splat(f32::MAX));
-    prop_assert_eq!(grid.query(&everything, &mut hits), Ok(()));
+    prop_assert_eq!(grid.query_aabb(&everything, &mut hits), Ok(()));
     prop_assert!(hits.is_empty(), "a query after find_pairs found {:?}", hits);
     prop_assert_eq!(grid.validate(boxes).is_err(), !boxes.is_empty(), "validate after find_pairs");
     prop_assert_eq!(grid.validate(&[]), Ok(()));
@@ -305,7 +305,7 @@ fn check(
 
     let mut expected_hits = Vec::new();
     for q in queries(kind, boxes, seed) {
-        prop_assert_eq!(grid.query(&q, &mut hits), Ok(()));
+        prop_assert_eq!(grid.query_aabb(&q, &mut hits), Ok(()));
         hits.sort_unstable();
         brute_force_query(boxes, &q, &mut expected_hits).unwrap();
         prop_assert_eq!(&hits, &expected_hits, "query {:?}, {:?}", q, config);

@@ -23,7 +23,7 @@ fn sticks(count: usize, side: f32, seed: u64) -> Vec<Aabb> {
 
 fn check(boxes: &[Aabb], what: &str) {
     let mut expected = Vec::new();
-    SortAndSweep::default().pairs(boxes, &mut expected).unwrap();
+    SortAndSweep::default().find_pairs(boxes, &mut expected).unwrap();
     expected.sort_unstable();
     assert!(!expected.is_empty(), "{what}: the sticks should cross");
     for kernel in PairKernel::available() {

@@ -9,6 +9,7 @@ mod far_away_box;
 mod fast_unique_dedup;
 mod grid_matches_brute_force;
 mod long_thin_boxes;
+mod old_names_forward;
 mod one_box_overlaps_all;
 mod outliers_clamp_to_the_border;
 mod pile_of_identical_boxes;

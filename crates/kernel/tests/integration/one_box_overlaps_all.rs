@@ -12,7 +12,7 @@ use glam::Vec3;
 fn huge_box_pairs_with_every_sparse_box_once() {
     let sparse = uniform(20_000, 4242).boxes;
     let mut sparse_pairs = Vec::new();
-    SortAndSweep::default().pairs(&sparse, &mut sparse_pairs).unwrap();
+    SortAndSweep::default().find_pairs(&sparse, &mut sparse_pairs).unwrap();
     assert!(!sparse_pairs.is_empty());
     let huge = Aabb::new(Vec3::splat(-10.0), Vec3::splat(1e4));
     assert!(sparse.iter().all(|b| b.overlaps(&huge)));
@@ -55,7 +55,7 @@ fn huge_box_pairs_with_every_sparse_box_once() {
                 expected.len()
             );
             let mut hits = Vec::new();
-            grid.query(&huge, &mut hits).unwrap();
+            grid.query_aabb(&huge, &mut hits).unwrap();
             assert_eq!(hits.len(), boxes.len(), "the huge box as a query hits everything");
         }
     }

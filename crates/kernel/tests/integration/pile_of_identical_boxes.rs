@@ -54,7 +54,7 @@ fn check_pile(boxes: &[Aabb], what: &str) {
         assert_complete(&mut pairs, n, &format!("{what} {config:?}"));
 
         let mut hits = Vec::new();
-        grid.query(&boxes[0], &mut hits).unwrap();
+        grid.query_aabb(&boxes[0], &mut hits).unwrap();
         hits.sort_unstable();
         assert!(hits.iter().copied().eq(0..n), "{what} {config:?}: query");
     }

@@ -32,7 +32,7 @@ fn sorted_hits(grid: &AdaptiveGrid, queries: &[Aabb]) -> Vec<Vec<u32>> {
         .iter()
         .map(|q| {
             let mut hits = Vec::new();
-            grid.query(q, &mut hits).expect("valid query");
+            grid.query_aabb(q, &mut hits).expect("valid query");
             hits.sort_unstable();
             hits
         })

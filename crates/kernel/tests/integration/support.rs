@@ -59,7 +59,7 @@ pub fn check_against_brute_force(
 
         let mut hits = Vec::new();
         for (q, want) in queries.iter().zip(&expected_hits) {
-            grid.query(q, &mut hits).unwrap();
+            grid.query_aabb(q, &mut hits).unwrap();
             hits.sort_unstable();
             assert_eq!(&hits, want, "{what}, {config:?}: query {q:?}");
         }

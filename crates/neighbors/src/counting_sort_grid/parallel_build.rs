@@ -31,30 +31,38 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// let mut grid = CountingSortGrid::default();
 /// let bad = [Vec3::ZERO, Vec3::new(f32::NAN, 0.0, 0.0)];
 /// let error = grid.build_parallel(&JobSystem::new(2), &bad, 1.0).unwrap_err();
-/// assert!(matches!(error, BuildError::Points(PointError::NotFinite { index: 1, .. })));
+/// assert!(matches!(error, BuildError::Point(PointError::NotFinite { index: 1, .. })));
 /// ```
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum BuildError {
     /// The input was refused, exactly as the single-thread build refuses it.
-    Points(PointError),
+    Point(PointError),
     /// A job panicked, or the call was made from inside a job.
-    Jobs(JobError),
+    Job(JobError),
 }
 
 impl std::fmt::Display for BuildError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            BuildError::Points(error) => error.fmt(f),
-            BuildError::Jobs(error) => error.fmt(f),
+            BuildError::Point(error) => error.fmt(f),
+            BuildError::Job(error) => error.fmt(f),
         }
     }
 }
 
-impl std::error::Error for BuildError {}
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BuildError::Point(error) => Some(error),
+            BuildError::Job(error) => Some(error),
+        }
+    }
+}
 
 impl From<PointError> for BuildError {
     fn from(error: PointError) -> Self {
-        BuildError::Points(error)
+        BuildError::Point(error)
     }
 }
 
@@ -92,8 +100,8 @@ impl CountingSortGrid {
     ///
     /// # Errors
     ///
-    /// [`BuildError::Points`] with what [`build`](crate::NeighborSearch::build)
-    /// would return for the same input; [`BuildError::Jobs`] if a job
+    /// [`BuildError::Point`] with what [`build`](crate::NeighborSearch::build)
+    /// would return for the same input; [`BuildError::Job`] if a job
     /// panicked or the call was made from inside a job. Either way the grid
     /// is left empty.
     ///
@@ -181,7 +189,7 @@ impl CountingSortGrid {
         if result.is_err() {
             self.reset();
         }
-        result.map_err(BuildError::Jobs)
+        result.map_err(BuildError::Job)
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -86,13 +86,13 @@ fn parallel_builds_refuse_what_the_serial_build_refuses() {
     for (points, radius) in refused {
         grid.build_parallel(&jobs, &points[..1000], 1.0).expect("valid points");
         let want = serial.build(points, radius).expect_err("refused");
-        assert_eq!(grid.build_parallel(&jobs, points, radius), Err(BuildError::Points(want)));
+        assert_eq!(grid.build_parallel(&jobs, points, radius), Err(BuildError::Point(want)));
         assert!(grid.is_empty(), "a refused build leaves the grid empty");
     }
     let radii = vec![0.5; 3];
     assert_eq!(
         grid.build_spheres_parallel(&jobs, &points[..4], &radii),
-        Err(BuildError::Points(PointError::LengthMismatch { centers: 4, radii: 3 }))
+        Err(BuildError::Point(PointError::LengthMismatch { centers: 4, radii: 3 }))
     );
 }
 
@@ -106,6 +106,6 @@ fn a_parallel_build_inside_a_job_is_refused() {
         s.spawn(|_| outcome = Some(grid.build_parallel(&jobs, &points, 1.0)));
     })
     .expect("the outer job does not panic");
-    assert_eq!(outcome, Some(Err(BuildError::Jobs(JobError::WaitInsideJob))));
+    assert_eq!(outcome, Some(Err(BuildError::Job(JobError::WaitInsideJob))));
     assert!(grid.is_empty());
 }

@@ -1,9 +1,9 @@
 //! The scan kernels the brute-force comparisons run (every structure with
-//! every kernel of `ScanKernel::available`, portable twin included) are the
+//! every kernel of `ScanKernel::available`, scalar twin included) are the
 //! ones this machine must exercise: `BROADPHASE_REQUIRE_SIMD`
 //! (comma-separated `avx2`, `avx512`; CI sets it from the CPU's flags) names
 //! the SIMD paths that must be among them, so a build or a machine that
-//! silently compares the portable kernel with itself fails here.
+//! silently compares the scalar kernel with itself fails here.
 
 use crate::support;
 
@@ -13,7 +13,7 @@ use broadphase_neighbors::ScanKernel;
 fn the_required_simd_kernels_are_tested() {
     let tested = ScanKernel::available();
     eprintln!("scan kernels tested: {tested:?}");
-    assert!(tested.contains(&ScanKernel::Portable));
+    assert!(tested.contains(&ScanKernel::Scalar));
     for required in broadphase_testkit::required_simd() {
         let kernel = match required.as_str() {
             "avx2" => ScanKernel::Avx2,

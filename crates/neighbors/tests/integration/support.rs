@@ -65,7 +65,7 @@ impl Any {
 }
 
 /// Every structure and configuration, with every scan kernel this CPU runs
-/// (the portable twin included), named for failure messages.
+/// (the scalar twin included), named for failure messages.
 pub fn all_structures() -> Vec<(String, Any)> {
     let mut all = Vec::new();
     for kernel in ScanKernel::available() {

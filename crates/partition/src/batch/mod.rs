@@ -32,7 +32,7 @@ pub enum BatchError {
     },
     /// A query box breaks the box contract; `index` is its position in the
     /// batch (the first such). Nothing was answered.
-    Box {
+    Input {
         /// Its position in the batch.
         index: usize,
         /// What is wrong with it (its own `index` is 0).
@@ -46,7 +46,7 @@ impl fmt::Display for BatchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BatchError::Query { index, error } => write!(f, "query {index}: {error}"),
-            BatchError::Box { index, error } => write!(f, "query box {index}: {error}"),
+            BatchError::Input { index, error } => write!(f, "query box {index}: {error}"),
             BatchError::Job(e) => e.fmt(f),
         }
     }
@@ -56,7 +56,7 @@ impl std::error::Error for BatchError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             BatchError::Query { error, .. } => Some(error),
-            BatchError::Box { error, .. } => Some(error),
+            BatchError::Input { error, .. } => Some(error),
             BatchError::Job(e) => Some(e),
         }
     }

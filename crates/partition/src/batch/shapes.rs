@@ -74,11 +74,11 @@ trait Shape: Sync {
 
 impl Shape for Aabb {
     fn check(&self, index: usize) -> Result<(), BatchError> {
-        self.validate(0).map_err(|error| BatchError::Box { index, error })
+        self.validate(0).map_err(|error| BatchError::Input { index, error })
     }
     fn answer(&self, grid: &AdaptiveGrid, out: &mut Vec<u32>) {
         // Checked before the jobs started: a refusal cannot happen.
-        grid.query(self, out).unwrap_or_default();
+        grid.query_aabb(self, out).unwrap_or_default();
     }
 }
 
@@ -101,18 +101,33 @@ impl Shape for Sphere {
 }
 
 impl BatchHits {
-    /// Every kept box each query box overlaps ([`AdaptiveGrid::query`]).
+    /// Every kept box each query box overlaps
+    /// ([`AdaptiveGrid::query_aabb`]).
     ///
     /// # Errors
-    /// [`BatchError::Box`] naming the first bad query box, or
+    /// [`BatchError::Input`] naming the first bad query box, or
     /// [`BatchError::Job`]; the answer is then empty.
-    pub fn query_boxes(
+    pub fn query_aabbs(
         &mut self,
         jobs: &JobSystem,
         grid: &AdaptiveGrid,
         boxes: &[Aabb],
     ) -> Result<(), BatchError> {
         self.run(jobs, grid, boxes)
+    }
+
+    /// The old name of [`query_aabbs`](Self::query_aabbs), kept one release.
+    ///
+    /// # Errors
+    /// As [`query_aabbs`](Self::query_aabbs).
+    #[deprecated(since = "0.1.0", note = "renamed to `query_aabbs`")]
+    pub fn query_boxes(
+        &mut self,
+        jobs: &JobSystem,
+        grid: &AdaptiveGrid,
+        boxes: &[Aabb],
+    ) -> Result<(), BatchError> {
+        self.query_aabbs(jobs, grid, boxes)
     }
 
     /// Every kept box that contains each point

@@ -126,12 +126,12 @@ impl<'scope> IndexedJob<'scope> for SubtreeJobs<'_> {
         let (count, cell, input) = (subtree.count, subtree.cell, chunks.input);
         let walk = match self.merge {
             MergeInto::Arena(arena) => {
-                grid.find_subtree_pairs_with(count, cell, input, found, fill).map(|()| {
+                grid.find_node_pairs_with(count, cell, input, found, fill).map(|()| {
                     arena.lock().push(subtree.key, found);
                 })
             }
             MergeInto::Sets(sets) => grid
-                .find_subtree_overlaps_with(count, cell, input, found, fill)
+                .find_node_overlaps_with(count, cell, input, found, fill)
                 .and_then(|()| bucket(found, sets.count(), bucketed, ends))
                 .map(|()| {
                     // Each shard's lock once, starting from a different

@@ -43,7 +43,7 @@ fn batches_on_any_thread_count_equal_one_query_at_a_time() {
     let query_boxes: Vec<Aabb> = spheres.iter().map(Sphere::bounds).collect();
     let (mut by_box, mut by_point, mut by_sphere) = (Vec::new(), Vec::new(), Vec::new());
     for ((b, p), s) in query_boxes.iter().zip(&centers).zip(&spheres) {
-        each(&grid, |g, out| g.query(b, out).unwrap(), &mut by_box);
+        each(&grid, |g, out| g.query_aabb(b, out).unwrap(), &mut by_box);
         each(&grid, |g, out| g.query_point(*p, out).unwrap(), &mut by_point);
         each(&grid, |g, out| g.query_sphere(s, out).unwrap(), &mut by_sphere);
     }
@@ -52,7 +52,7 @@ fn batches_on_any_thread_count_equal_one_query_at_a_time() {
     for threads in [1, 2, 3, 4] {
         let jobs = JobSystem::new(threads);
         for len in [0, 1, 257, 2_000] {
-            batch.query_boxes(&jobs, &grid, &query_boxes[..len]).unwrap();
+            batch.query_aabbs(&jobs, &grid, &query_boxes[..len]).unwrap();
             assert_eq!(rows(&batch), by_box[..len], "boxes, {threads} threads, {len}");
             assert_eq!(batch.offsets().len(), len + 1);
             batch.query_points(&jobs, &grid, &centers[..len]).unwrap();
@@ -87,8 +87,8 @@ fn a_bad_query_refuses_the_batch_and_names_itself() {
     assert!(batch.is_empty() && batch.ids().is_empty(), "a refused batch answers nothing");
     let mut boxes = vec![Aabb::new(Vec3::ZERO, Vec3::ONE); 300];
     boxes[299] = Aabb::new(Vec3::ONE, Vec3::ZERO);
-    let err = batch.query_boxes(&jobs, &grid, &boxes).unwrap_err();
-    assert!(matches!(err, BatchError::Box { index: 299, .. }), "{err:?}");
+    let err = batch.query_aabbs(&jobs, &grid, &boxes).unwrap_err();
+    assert!(matches!(err, BatchError::Input { index: 299, .. }), "{err:?}");
     assert!(err.to_string().starts_with("query box 299:"), "{err}");
     let spheres = [Sphere::new(Vec3::ZERO, 1.0), Sphere::new(Vec3::ZERO, -1.0)];
     let err = batch.query_spheres(&jobs, &grid, &spheres).unwrap_err();

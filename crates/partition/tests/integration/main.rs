@@ -4,4 +4,5 @@ mod bad_input;
 mod batched_rays;
 mod batched_shapes;
 mod matches_kernel;
+mod old_names_forward;
 mod sharded_merge;

@@ -63,22 +63,19 @@ fn bad_boxes_are_typed_errors_that_change_nothing() {
     let inf = Aabb::new(Vec3::new(f32::NEG_INFINITY, 0.0, 0.0), Vec3::ONE);
     let inverted = Aabb { min: Vec3::ONE, max: Vec3::ZERO };
     for bad in [nan, inf, inverted] {
-        assert!(matches!(world.insert(bad, ProxyKind::Dynamic), Err(ProxyError::InvalidBox(_))));
+        assert!(matches!(world.insert(bad, ProxyKind::Dynamic), Err(ProxyError::Input(_))));
     }
     assert!(world.is_empty());
 
     let mut handles = Vec::new();
     let boxes = [unit_at(0.0), unit_at(1.0), inverted, unit_at(3.0)];
     let err = world.insert_many(&boxes, ProxyKind::Static, &mut handles).unwrap_err();
-    assert!(
-        matches!(err, ProxyError::InvalidBox(InputError::Inverted { index: 2, .. })),
-        "{err:?}"
-    );
+    assert!(matches!(err, ProxyError::Input(InputError::Inverted { index: 2, .. })), "{err:?}");
     assert!(world.is_empty() && handles.is_empty(), "nothing inserted");
 
     world.insert_many(&boxes[..2], ProxyKind::Dynamic, &mut handles).unwrap();
     let p = handles[0];
-    assert!(matches!(world.set_aabb(p, nan), Err(ProxyError::InvalidBox(_))));
+    assert!(matches!(world.set_aabb(p, nan), Err(ProxyError::Input(_))));
     assert_eq!(world.aabb(p).unwrap(), unit_at(0.0), "a rejected box is not applied");
 }
 
@@ -103,7 +100,7 @@ fn bulk_calls_check_everything_before_changing_anything() {
         bad[count - 2].max.y = f32::NAN;
         let err = world.set_aabbs(&jobs, &handles, &bad).unwrap_err();
         assert!(
-            matches!(err, ProxyError::InvalidBox(InputError::Inverted { index, .. }) if index == count - 3),
+            matches!(err, ProxyError::Input(InputError::Inverted { index, .. }) if index == count - 3),
             "{threads} threads: {err:?}"
         );
 

@@ -1,4 +1,4 @@
-//! The tree's storage and the type users hold.
+//! The grid's hierarchy of nodes, its storage, and the type users hold.
 
 use super::config::{GridConfig, PairKernel};
 use super::cpu::Kernel;
@@ -7,7 +7,7 @@ use super::quantize::{Cell, Item, Quantizer};
 use super::split::Splitter;
 use broadphase_storage::{Aabb, Pool};
 
-/// An inner node or a leaf of the linear tree.
+/// An inner node or a leaf of the grid's linear hierarchy.
 ///
 /// Children of an inner node are stored contiguously, one per occupied cell
 /// in cell order, so the child of cell `c` is at
@@ -42,11 +42,11 @@ impl Node {
 #[derive(Debug, Default)]
 pub(crate) struct Builder {
     /// The item stack: the root's items, then each open node's children
-    /// above its own; a finished subtree's space is reused by its sibling.
+    /// above its own; a finished node's space is reused by its sibling.
     /// Never reset: its length is the deepest the stack has been, and a
     /// frame writes every item before reading it.
     pub(crate) items: Pool<Item>,
-    /// The tree, reset every frame.
+    /// The hierarchy's nodes, reset every frame.
     pub(crate) nodes: Pool<Node>,
     pub(crate) splitter: Splitter,
 }
@@ -58,8 +58,8 @@ pub(crate) struct Builder {
 ///   fastest path. Each leaf's pairs are found the moment the leaf exists,
 ///   while its boxes are in cache, and nothing is kept.
 /// - [`build`](Self::build), then [`pairs`](Self::pairs) and
-///   [`query`](Self::query) as often as needed: the tree is kept, with a
-///   copy of the boxes for the exact tests.
+///   [`query_aabb`](Self::query_aabb) as often as needed: the build is
+///   kept, with a copy of the boxes for the exact tests.
 ///
 /// All memory lives in buffers that are cleared, not freed, so a frame of
 /// the same size allocates nothing.
@@ -82,7 +82,7 @@ pub(crate) struct Builder {
 ///
 /// grid.build(&boxes)?;
 /// let mut hits = Vec::new();
-/// grid.query(&Aabb::new(Vec3::splat(10.5), Vec3::splat(20.0)), &mut hits)?;
+/// grid.query_aabb(&Aabb::new(Vec3::splat(10.5), Vec3::splat(20.0)), &mut hits)?;
 /// assert_eq!(hits, vec![2]);
 /// # Ok::<(), broadphase_kernel::InputError>(())
 /// ```
