@@ -43,6 +43,11 @@ fn every_wrapping_variant_returns_its_cause() {
     wraps(&PartitionError::Input(input), &input, true);
     wraps(&PartitionError::Job(job.clone()), &job, true);
     wraps(&PartitionError::Pairs(pairs), &pairs, true);
+    let kernel_frame = FindPairsError::Pairs(pairs);
+    wraps(&PartitionError::FindPairs(kernel_frame.clone()), &kernel_frame, true);
+    // The kernel's causes with a variant of their own keep it.
+    assert_eq!(PartitionError::from(FindPairsError::Input(input)), PartitionError::Input(input));
+    assert_eq!(PartitionError::from(kernel_frame), PartitionError::Pairs(pairs));
     wraps(&BatchError::Input { index: 4, error: input }, &input, true);
     wraps(&BatchError::Query { index: 4, error: query }, &query, true);
     wraps(&BatchError::Job(job.clone()), &job, true);

@@ -3,7 +3,7 @@
 use core::fmt;
 
 use broadphase_jobs::JobError;
-use broadphase_kernel::PairsError;
+use broadphase_kernel::{FindPairsError, PairsError};
 use broadphase_storage::InputError;
 
 /// Why a frame of [`GridTree`](super::GridTree) failed.
@@ -29,6 +29,10 @@ pub enum PartitionError {
     /// The pair output could not grow (the allocator refused); the frame's
     /// output is empty.
     Pairs(PairsError),
+    /// The kernel's one-call frame (a frame below the split threshold)
+    /// failed for a cause none of the variants above names; its input and
+    /// output causes come as `Input` and `Pairs`.
+    FindPairs(FindPairsError),
 }
 
 impl fmt::Display for PartitionError {
@@ -37,6 +41,7 @@ impl fmt::Display for PartitionError {
             PartitionError::Input(e) => e.fmt(f),
             PartitionError::Job(e) => e.fmt(f),
             PartitionError::Pairs(e) => e.fmt(f),
+            PartitionError::FindPairs(e) => e.fmt(f),
         }
     }
 }
@@ -47,6 +52,7 @@ impl std::error::Error for PartitionError {
             PartitionError::Input(e) => Some(e),
             PartitionError::Job(e) => Some(e),
             PartitionError::Pairs(e) => Some(e),
+            PartitionError::FindPairs(e) => Some(e),
         }
     }
 }
@@ -60,6 +66,17 @@ impl From<InputError> for PartitionError {
 impl From<PairsError> for PartitionError {
     fn from(e: PairsError) -> Self {
         PartitionError::Pairs(e)
+    }
+}
+
+/// The kernel's causes that have a variant of their own keep it.
+impl From<FindPairsError> for PartitionError {
+    fn from(e: FindPairsError) -> Self {
+        match e {
+            FindPairsError::Input(e) => PartitionError::Input(e),
+            FindPairsError::Pairs(e) => PartitionError::Pairs(e),
+            other => PartitionError::FindPairs(other),
+        }
     }
 }
 

@@ -328,13 +328,7 @@ impl GridTree {
         if self.small.config() != &self.config.grid {
             self.small = AdaptiveGrid::with_config(self.config.grid);
         }
-        self.small.try_find_pairs(boxes, out).map_err(|e| match e {
-            broadphase_kernel::FindPairsError::Input(e) => PartitionError::Input(e),
-            broadphase_kernel::FindPairsError::Pairs(e) => PartitionError::Pairs(e),
-            // The kernel ships in this workspace: a new cause is mapped here
-            // in the same change that adds it.
-            other => unreachable!("the kernel's frame failed for a cause not mapped here: {other}"),
-        })?;
+        self.small.try_find_pairs(boxes, out)?;
         if self.config.merge == PairMerge::ShardedFastUnique {
             out.sort_unstable();
         }
