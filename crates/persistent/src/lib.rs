@@ -17,6 +17,8 @@
 //! - `queries.rs`: rays, boxes, points and spheres against the live
 //!   proxies, through the index;
 //! - `bulk.rs`: setting many boxes at once, on all threads;
+//! - `snapshot.rs`: snapshots of the state the next updates depend on,
+//!   and restoring one, for rollback;
 //! - `broad_phase.rs`: the calls and the update.
 
 #![forbid(unsafe_code)]
@@ -32,9 +34,11 @@ mod pair_sort;
 mod profile;
 mod queries;
 mod slots;
+mod snapshot;
 
 pub use broad_phase::{PersistentBroadPhase, UpdatePath, UpdateStats};
 pub use config::PersistentConfig;
 pub use error::ProxyError;
 pub use queries::QueryView;
 pub use slots::{Proxy, ProxyKind};
+pub use snapshot::BroadPhaseSnapshot;
