@@ -89,6 +89,7 @@ mod profile;
 mod proxies;
 mod publish;
 mod queries;
+mod snapshot;
 mod statics;
 mod stats;
 
@@ -99,5 +100,6 @@ pub use hecs;
 pub use plugin::{BroadPhasePlugin, PluginConfig};
 pub use profile::{frame_mark, profiling_enabled};
 pub use proxies::MAX_ENTITY_ID;
+pub use snapshot::PluginSnapshot;
 pub use statics::StaticChanges;
 pub use stats::{FrameStats, StageTimes};
