@@ -9,6 +9,7 @@ use broadphase_testkit::CountingAllocator;
 static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 mod batch_warm_allocates_nothing;
+mod ecs_snapshot_warm_allocates_nothing;
 mod ecs_touching_warm_frame_allocates_nothing;
 mod ecs_warm_frame_allocates_nothing;
 mod jobs_indexed_jobs_allocate_nothing;
@@ -35,6 +36,7 @@ fn warm_frames_allocate_nothing_and_the_heap_stays_flat() {
     let _serial = broadphase_testkit::serial();
     let checks = checks![
         batch_warm_allocates_nothing::warm_batches_allocate_nothing,
+        ecs_snapshot_warm_allocates_nothing::warm_plugin_snapshots_and_restores_allocate_nothing,
         ecs_touching_warm_frame_allocates_nothing::warm_frames_with_contact_lists_allocate_nothing,
         ecs_warm_frame_allocates_nothing::warm_ecs_frames_allocate_nothing,
         jobs_indexed_jobs_allocate_nothing::a_warm_scope_of_indexed_jobs_allocates_nothing,
