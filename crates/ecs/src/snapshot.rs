@@ -159,7 +159,7 @@ impl<P: Position> BroadPhasePlugin<P> {
     /// once they are as big as the state (a ring of snapshots after a few
     /// laps), this allocates nothing. It copies the broad phase's state
     /// ([`PersistentBroadPhase::snapshot_into`]), the entity table (about
-    /// 40 bytes per entity id), the static set and the published lists.
+    /// 48 bytes per entity id), the static set and the published lists.
     ///
     /// [`PersistentBroadPhase::snapshot_into`]: broadphase_persistent::PersistentBroadPhase::snapshot_into
     ///
