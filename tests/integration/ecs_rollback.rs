@@ -427,7 +427,7 @@ fn rollback(
 }
 
 #[test]
-fn a_despawned_entity_comes_back_with_its_pairs() {
+fn fixed_seeds_replay_with_statics_detected_and_notified() {
     let make = |threads| config(threads, false, 0.0, false);
     rollback(7, 60, 40, 80, [1, 2], make, false);
     let make = |threads| config(threads, true, 0.5, true);
