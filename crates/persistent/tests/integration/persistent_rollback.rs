@@ -9,10 +9,12 @@
 //! boxes. Each snapshot is restored three times: into the broad phase that
 //! went on (from `snapshot`), again after that replay (from a reused
 //! snapshot that `snapshot_into` overwrote), and into a new broad phase of
-//! the default tuning, which adopts the snapshot's.
+//! the default tuning, which adopts the snapshot's. Small random worlds
+//! run as a property test; two big ones (20,000 proxies) replay merges in
+//! parts, bulk sets on all threads and full updates.
 
 use broadphase_jobs::JobSystem;
-use broadphase_kernel::{Aabb, brute_force_pairs};
+use broadphase_kernel::{Aabb, AdaptiveGrid, brute_force_pairs};
 use broadphase_partition::GridTreeConfig;
 use broadphase_persistent::{
     BroadPhaseSnapshot, PersistentBroadPhase, PersistentConfig, Proxy, ProxyKind, UpdatePath,
@@ -22,9 +24,12 @@ use broadphase_storage::Ray;
 use glam::Vec3;
 use proptest::prelude::*;
 
-/// Side of the cube the boxes live in, and the largest box size.
+/// Side of the cube the boxes live in (small worlds), and the largest
+/// box size.
 const SIDE: f32 = 60.0;
 const SIZE: f32 = 8.0;
+/// Side of a big world's cube.
+const BIG_SIDE: f32 = 150.0;
 
 /// One call on the broad phase.
 #[derive(Clone, Copy, Debug)]
@@ -74,11 +79,16 @@ impl Model {
         self.live.iter().position(|&(p, ..)| p == proxy).expect("a live proxy")
     }
 
-    /// The pairs a brute force finds on the live boxes, sorted.
+    /// The pairs a brute force (the kernel's grid, for big worlds) finds on
+    /// the live boxes, sorted.
     fn expected(&self) -> Vec<[Proxy; 2]> {
         let boxes: Vec<Aabb> = self.live.iter().map(|&(_, aabb, _)| aabb).collect();
         let mut pairs = Vec::new();
-        brute_force_pairs(&boxes, &mut pairs).unwrap();
+        if boxes.len() <= 400 {
+            brute_force_pairs(&boxes, &mut pairs).unwrap();
+        } else {
+            AdaptiveGrid::default().find_pairs(&boxes, &mut pairs).unwrap();
+        }
         let mut out: Vec<[Proxy; 2]> = pairs
             .into_iter()
             .filter(|&[i, j]| {
@@ -172,14 +182,16 @@ impl Model {
 /// Draws calls that fit the model.
 struct Draw {
     rng: SplitMix64,
+    side: f32,
 }
 
 impl Draw {
     fn random_box(&mut self) -> Aabb {
+        let side = self.side;
         let min = Vec3::new(
-            self.rng.range_f32(0.0, SIDE),
-            self.rng.range_f32(0.0, SIDE),
-            self.rng.range_f32(0.0, SIDE),
+            self.rng.range_f32(0.0, side),
+            self.rng.range_f32(0.0, side),
+            self.rng.range_f32(0.0, side),
         );
         let size = Vec3::new(
             self.rng.range_f32(0.0, SIZE),
@@ -226,7 +238,10 @@ impl Draw {
                     self.rng.range_f32(-0.1, 0.1),
                     self.rng.range_f32(-0.1, 0.1),
                 );
-                Op::SetMany(self.rng.below(live + 1), step)
+                // Half the time every proxy: a big world's bulk set then
+                // runs on all threads.
+                let count = if self.rng.below(2) == 0 { live } else { self.rng.below(live + 1) };
+                Op::SetMany(count, step)
             }
             22..=29 => Op::Set(proxy, self.random_box()),
             30..=69 => {
@@ -236,8 +251,11 @@ impl Draw {
             }
             70..=91 => Op::Update,
             _ => {
-                let origin =
-                    Vec3::new(-1.0, self.rng.range_f32(0.0, SIDE), self.rng.range_f32(0.0, SIDE));
+                let origin = Vec3::new(
+                    -1.0,
+                    self.rng.range_f32(0.0, self.side),
+                    self.rng.range_f32(0.0, self.side),
+                );
                 let dir =
                     Vec3::new(1.0, self.rng.range_f32(-0.2, 0.2), self.rng.range_f32(-0.2, 0.2));
                 Op::Query(self.random_box(), Ray::new(origin, dir, f32::INFINITY))
@@ -296,7 +314,9 @@ fn rollback(
     threads: [usize; 2],
 ) {
     let [record, other] = threads.map(JobSystem::new);
-    let mut draw = Draw { rng: SplitMix64::new(seed) };
+    // Big worlds spread out, to a few partners per proxy.
+    let side = if start > 1000 { BIG_SIDE } else { SIDE };
+    let mut draw = Draw { rng: SplitMix64::new(seed), side };
     let mut world = PersistentBroadPhase::with_config(config);
     let mut model = Model::default();
     for _ in 0..start {
@@ -369,6 +389,17 @@ fn a_default_snapshot_is_a_new_broad_phase() {
     assert!(world.is_empty() && !world.contains(a) && world.pairs().is_empty());
     assert_eq!(world.config(), &PersistentConfig::default());
     assert_eq!(world.insert(Aabb::default(), ProxyKind::Dynamic).unwrap(), a);
+}
+
+#[test]
+fn a_big_world_replays_its_merges_in_parts_and_bulk_sets_on_threads() {
+    // 20,000 proxies: tens of thousands of candidates, so an incremental
+    // merge runs in parts on 2 threads, and bulk sets of most proxies
+    // check and write on all threads.
+    let config = PersistentConfig { tree: tiny_tree(), ..Default::default() };
+    rollback(11, config, 20_000, 60, 120, [2, 1]);
+    let config = PersistentConfig { margin: 0.0, ..Default::default() };
+    rollback(12, config, 20_000, 60, 120, [1, 2]);
 }
 
 proptest! {
