@@ -12,7 +12,9 @@
 //! snapshot is restored twice: into the plugin that went on (from
 //! `snapshot`) and into a new plugin with the other thread count (from a
 //! reused snapshot that `snapshot_into` overwrote); every replayed frame's
-//! pairs are also the brute-force pairs of the world.
+//! pairs are also the brute-force pairs of the world. Small random worlds
+//! run as a property test; a big one (6,000 entities) merges its contact
+//! lists, the restore's too, in pieces on 2 threads.
 
 use crate::ecs_support::expected_pairs;
 use broadphase::ecs::hecs::{Entity, EntityBuilder, World};
@@ -432,6 +434,14 @@ fn fixed_seeds_replay_with_statics_detected_and_notified() {
     rollback(7, 60, 40, 80, [1, 2], make, false);
     let make = |threads| config(threads, true, 0.5, true);
     rollback(8, 60, 40, 80, [2, 1], make, true);
+}
+
+#[test]
+fn a_big_world_replays_its_contact_merge_on_threads() {
+    // 6,000 entities, tens of thousands of pairs: the contact lists (and
+    // the restore's merge of them) run in pieces on 2 threads.
+    let make = |threads| config(threads, false, 0.0, false);
+    rollback(9, 6_000, 30, 60, [2, 1], make, false);
 }
 
 proptest! {
