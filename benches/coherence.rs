@@ -15,6 +15,12 @@
 //! - `persistent/frame`: [`PersistentBroadPhase::set_aabbs`] for every
 //!   moving box, then [`PersistentBroadPhase::update`];
 //! - `persistent/update`: the update alone (the set untimed);
+//! - `persistent/snapshot`: [`PersistentBroadPhase::snapshot_into`] a
+//!   snapshot kept across frames, after each frame (the frame untimed);
+//! - `persistent/restore`: a rollback of one frame: the frame is run
+//!   (untimed), then [`PersistentBroadPhase::restore`] of the snapshot
+//!   taken before it and the same frame again are timed, the restore's
+//!   index rebuild included (compare with `persistent/frame`);
 //! - `tree/rebuild`: [`GridTree::find_pairs`] over every box of the frame, what
 //!   a game without coherence runs.
 //!
@@ -27,7 +33,7 @@ use std::collections::BTreeSet;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use broadphase::persistent::{PersistentBroadPhase, Proxy, ProxyKind};
+use broadphase::persistent::{BroadPhaseSnapshot, PersistentBroadPhase, Proxy, ProxyKind};
 use broadphase::{GridTree, JobSystem};
 use broadphase_scenes::{
     MovingScene, drift1m, drift100k, dynamic1k, static100k_dynamic1k, teleport100k,
@@ -113,6 +119,44 @@ fn bench_scene(c: &mut Criterion, make: fn() -> MovingScene, jobs: &JobSystem) {
                 rig.scene.step();
                 rig.set(jobs);
                 let start = Instant::now();
+                rig.world.update(jobs).expect("update");
+                timed += start.elapsed();
+                black_box(rig.world.pairs().len());
+            }
+            timed
+        });
+    });
+
+    let mut rig = Rig::new(make(), jobs);
+    let mut snapshot = BroadPhaseSnapshot::default();
+    group.bench_function("persistent/snapshot", |b| {
+        b.iter_custom(|iters| {
+            let mut timed = Duration::ZERO;
+            for _ in 0..iters {
+                rig.scene.step();
+                rig.set(jobs);
+                rig.world.update(jobs).expect("update");
+                let start = Instant::now();
+                rig.world.snapshot_into(&mut snapshot);
+                timed += start.elapsed();
+                black_box(snapshot.len());
+            }
+            timed
+        });
+    });
+
+    let mut rig = Rig::new(make(), jobs);
+    group.bench_function("persistent/restore", |b| {
+        b.iter_custom(|iters| {
+            let mut timed = Duration::ZERO;
+            for _ in 0..iters {
+                rig.world.snapshot_into(&mut snapshot);
+                rig.scene.step();
+                rig.set(jobs);
+                rig.world.update(jobs).expect("update");
+                let start = Instant::now();
+                rig.world.restore(&snapshot);
+                rig.set(jobs);
                 rig.world.update(jobs).expect("update");
                 timed += start.elapsed();
                 black_box(rig.world.pairs().len());

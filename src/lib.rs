@@ -43,11 +43,13 @@ pub mod tree {
 /// [`PersistentBroadPhase`](persistent::PersistentBroadPhase) keeps proxies
 /// with stable handles, indexes them by enlarged boxes, keeps candidate
 /// pairs from one update to the next, and reports the pairs that started
-/// and ended. A frame costs what moved. See `docs/PERSISTENT.md`.
+/// and ended. A frame costs what moved; a
+/// [`BroadPhaseSnapshot`](persistent::BroadPhaseSnapshot) saves and
+/// restores it for rollback. See `docs/PERSISTENT.md`.
 pub mod persistent {
     pub use broadphase_persistent::{
-        PersistentBroadPhase, PersistentConfig, Proxy, ProxyError, ProxyKind, QueryView,
-        UpdatePath, UpdateStats,
+        BroadPhaseSnapshot, PersistentBroadPhase, PersistentConfig, Proxy, ProxyError, ProxyKind,
+        QueryView, UpdatePath, UpdateStats,
     };
 }
 

@@ -9,6 +9,7 @@ use broadphase_testkit::CountingAllocator;
 static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 mod batch_warm_allocates_nothing;
+mod ecs_snapshot_warm_allocates_nothing;
 mod ecs_touching_warm_frame_allocates_nothing;
 mod ecs_warm_frame_allocates_nothing;
 mod jobs_indexed_jobs_allocate_nothing;
@@ -18,6 +19,7 @@ mod kernel_warm_rebuild_allocates_nothing;
 mod neighbors_parallel_fill_allocates_nothing;
 mod neighbors_warm_rebuild_allocates_nothing;
 mod partition_warm_frame_allocates_nothing;
+mod persistent_snapshot_warm_allocates_nothing;
 mod persistent_warm_update_allocates_nothing;
 mod soak_game_loop;
 
@@ -34,6 +36,7 @@ fn warm_frames_allocate_nothing_and_the_heap_stays_flat() {
     let _serial = broadphase_testkit::serial();
     let checks = checks![
         batch_warm_allocates_nothing::warm_batches_allocate_nothing,
+        ecs_snapshot_warm_allocates_nothing::warm_plugin_snapshots_and_restores_allocate_nothing,
         ecs_touching_warm_frame_allocates_nothing::warm_frames_with_contact_lists_allocate_nothing,
         ecs_warm_frame_allocates_nothing::warm_ecs_frames_allocate_nothing,
         jobs_indexed_jobs_allocate_nothing::a_warm_scope_of_indexed_jobs_allocates_nothing,
@@ -43,6 +46,7 @@ fn warm_frames_allocate_nothing_and_the_heap_stays_flat() {
         neighbors_parallel_fill_allocates_nothing::warm_parallel_fills_allocate_nothing,
         neighbors_warm_rebuild_allocates_nothing::warm_frames_allocate_nothing,
         partition_warm_frame_allocates_nothing::warm_grid_tree_frames_allocate_nothing,
+        persistent_snapshot_warm_allocates_nothing::warm_snapshots_and_restores_allocate_nothing,
         persistent_warm_update_allocates_nothing::warm_updates_allocate_nothing_over_a_long_run,
         soak_game_loop::five_thousand_frames_stay_flat_in_memory,
         soak_game_loop::the_live_heap_figure_sees_a_kept_allocation,

@@ -12,6 +12,7 @@ mod ecs_events;
 mod ecs_layers;
 mod ecs_matches_brute_force;
 mod ecs_queries;
+mod ecs_rollback;
 mod ecs_static_dynamic;
 mod ecs_support;
 mod ecs_touching;

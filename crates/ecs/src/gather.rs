@@ -66,6 +66,22 @@ pub(crate) struct Gathered {
     pub(crate) filtered: bool,
 }
 
+/// A snapshot's copy: `clone_from` copies into the columns already there.
+impl Clone for Gathered {
+    fn clone(&self) -> Self {
+        let mut copy = Self::default();
+        copy.clone_from(self);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.entities.clone_from(&source.entities);
+        self.boxes.clone_from(&source.boxes);
+        self.layers.clone_from(&source.layers);
+        self.filtered = source.filtered;
+    }
+}
+
 impl Gathered {
     pub(crate) fn len(&self) -> usize {
         self.entities.len()

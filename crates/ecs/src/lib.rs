@@ -39,6 +39,13 @@
 //!   [`PluginError::InvalidBox`] naming the entity — never a panic, never a
 //!   silently dropped box; the frame is skipped and nothing published
 //!   changes.
+//! - **Rollback.** [`BroadPhasePlugin::snapshot_into`] saves what the
+//!   plugin's outputs and next runs depend on into a [`PluginSnapshot`]
+//!   (allocating nothing once warm); [`BroadPhasePlugin::restore`] puts
+//!   it back, and runs over a world the game restored to the same
+//!   entities and components give the same pairs, events, `touching`
+//!   lists and query answers, bit for bit. The README's "Rollback" shows
+//!   the loop.
 //! - **Profiling.** With the `profile` feature, every stage is a Tracy zone,
 //!   every run a frame in the `broadphase` frame set, and counts and stage
 //!   times are plotted; call [`frame_mark`] at the end of your own frame.
@@ -89,6 +96,7 @@ mod profile;
 mod proxies;
 mod publish;
 mod queries;
+mod snapshot;
 mod statics;
 mod stats;
 
@@ -99,5 +107,6 @@ pub use hecs;
 pub use plugin::{BroadPhasePlugin, PluginConfig};
 pub use profile::{frame_mark, profiling_enabled};
 pub use proxies::MAX_ENTITY_ID;
+pub use snapshot::PluginSnapshot;
 pub use statics::StaticChanges;
 pub use stats::{FrameStats, StageTimes};

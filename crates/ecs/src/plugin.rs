@@ -113,21 +113,21 @@ impl Default for PluginConfig {
 /// # Ok::<(), broadphase_ecs::PluginError>(())
 /// ```
 pub struct BroadPhasePlugin<P: Position = Vec3> {
-    config: PluginConfig,
+    pub(crate) config: PluginConfig,
     pub(crate) backend: Backend,
-    statics: StaticSet,
+    pub(crate) statics: StaticSet,
     dynamic: Gathered,
     pub(crate) proxies: EntityProxies,
     /// Whether the last published lists were filtered by layers.
-    filtered: bool,
+    pub(crate) filtered: bool,
     /// The frame being built; after `run`, last frame's pairs (reused).
     next: Pool<(Entity, Entity)>,
-    pairs: Pool<(Entity, Entity)>,
-    started: Pool<(Entity, Entity)>,
-    ended: Pool<(Entity, Entity)>,
+    pub(crate) pairs: Pool<(Entity, Entity)>,
+    pub(crate) started: Pool<(Entity, Entity)>,
+    pub(crate) ended: Pool<(Entity, Entity)>,
     /// Every entity's partners in `pairs`, for `touching`.
-    contacts: Contacts,
-    stats: FrameStats,
+    pub(crate) contacts: Contacts,
+    pub(crate) stats: FrameStats,
     _position: PhantomData<fn() -> P>,
 }
 

@@ -55,6 +55,28 @@ pub(crate) struct EntityProxies {
     dynamic_had_layers: bool,
 }
 
+/// A snapshot's copy: `clone_from` copies into the tables already there.
+impl Clone for EntityProxies {
+    fn clone(&self) -> Self {
+        let mut copy = Self::default();
+        copy.clone_from(self);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.slots.clone_from(&source.slots);
+        self.owners.clone_from(&source.owners);
+        self.dynamic.clone_from(&source.dynamic);
+        self.dynamic_handles.clone_from(&source.dynamic_handles);
+        self.static_handles.clone_from(&source.static_handles);
+        self.departed.clone_from(&source.departed);
+        self.frame = source.frame;
+        self.layers_changed = source.layers_changed;
+        self.static_turned_dynamic = source.static_turned_dynamic;
+        self.dynamic_had_layers = source.dynamic_had_layers;
+    }
+}
+
 /// One gathered set to sync: its entities, kind, and whether it was
 /// gathered anew this frame.
 pub(crate) struct Batch<'a> {

@@ -65,6 +65,22 @@ pub(crate) struct StaticSet {
     pub(crate) rebuilds: u64,
 }
 
+/// A snapshot's copy, into the set already there. The mode is the
+/// plugin's tuning: a copy keeps its own.
+impl Clone for StaticSet {
+    fn clone(&self) -> Self {
+        let mut copy = Self { set: Gathered::default(), ..*self };
+        copy.set.clone_from(&self.set);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.set.clone_from(&source.set);
+        self.valid = source.valid;
+        self.rebuilds = source.rebuilds;
+    }
+}
+
 impl StaticSet {
     pub(crate) fn new(config: &PluginConfig) -> Self {
         Self { set: Gathered::default(), mode: config.static_changes, valid: false, rebuilds: 0 }

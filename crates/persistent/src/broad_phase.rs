@@ -148,26 +148,26 @@ pub struct UpdateStats {
 /// ```
 #[derive(Debug)]
 pub struct PersistentBroadPhase {
-    config: PersistentConfig,
-    margin: Margin,
+    pub(super) config: PersistentConfig,
+    pub(super) margin: Margin,
     pub(super) slots: Slots,
     /// Slots queued for re-indexing at the next update, each once.
     pub(super) queue: Pool<u32>,
     /// Slots removed since the last update.
-    removed: Pool<u32>,
+    pub(super) removed: Pool<u32>,
     /// Whether any call changed anything since the last update.
-    touched: bool,
+    pub(super) touched: bool,
     /// The next update must recompute every candidate (after a failure).
-    force_full: bool,
+    pub(super) force_full: bool,
     /// Per-call marks that catch a handle given twice to `remove_many`.
     call_marks: Pool<u32>,
     call: u32,
     /// Each slot range's queued slots in a parallel bulk set.
     range_queues: [Pool<u32>; MAX_RANGES],
     pub(super) index: FatIndex,
-    candidates: Candidates,
-    events: Events,
-    tree: GridTree,
+    pub(super) candidates: Candidates,
+    pub(super) events: Events,
+    pub(super) tree: GridTree,
     // Scratch kept across updates.
     moved: Pool<u32>,
     /// A `Vec`: a full update swaps it with `tree_pairs`, which the grid
@@ -180,7 +180,7 @@ pub struct PersistentBroadPhase {
     gathered_ids: AlignedColumn<u32>,
     tree_pairs: Vec<[u32; 2]>,
     query_chunks: Vec<QueryChunk>,
-    stats: UpdateStats,
+    pub(super) stats: UpdateStats,
 }
 
 impl Default for PersistentBroadPhase {

@@ -61,6 +61,21 @@ pub(crate) struct Events {
     pub(crate) ended: Pool<[Proxy; 2]>,
 }
 
+/// A snapshot's copy, into the lists already there.
+impl Clone for Events {
+    fn clone(&self) -> Self {
+        let mut copy = Self::default();
+        copy.clone_from(self);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.pairs.clone_from(&source.pairs);
+        self.started.clone_from(&source.started);
+        self.ended.clone_from(&source.ended);
+    }
+}
+
 impl Events {
     pub(crate) fn clear(&mut self) {
         self.pairs.reset();
@@ -234,6 +249,19 @@ pub(super) fn slots_of([a, b]: [Proxy; 2]) -> [u32; 2] {
 impl Candidates {
     pub(crate) fn len(&self) -> usize {
         self.pairs.len()
+    }
+
+    /// The kept candidates and whether each touched at the last update
+    /// (what a snapshot copies).
+    pub(crate) fn kept(&self) -> (&Pool<[Proxy; 2]>, &Pool<bool>) {
+        (&self.pairs, &self.touching)
+    }
+
+    /// Makes `pairs` and `touching` (from [`kept`](Self::kept)) the kept
+    /// candidates again; the merge's scratch is left as it is.
+    pub(crate) fn restore(&mut self, pairs: &Pool<[Proxy; 2]>, touching: &Pool<bool>) {
+        self.pairs.clone_from(pairs);
+        self.touching.clone_from(touching);
     }
 
     /// Forgets every candidate (after a failed update: the next one

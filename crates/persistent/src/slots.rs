@@ -126,6 +126,32 @@ pub(crate) struct Slots {
     pub(crate) dynamic: usize,
 }
 
+/// A snapshot's copy: `clone_from` copies each array into the arrays
+/// already there, so a warm copy allocates nothing.
+impl Clone for Slots {
+    fn clone(&self) -> Self {
+        let mut copy = Self::default();
+        copy.clone_from(self);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.boxes.clone_from(&source.boxes);
+        self.fat.clone_from(&source.fat);
+        self.fat_is_box = source.fat_is_box;
+        self.exact.clone_from(&source.exact);
+        self.generation.clone_from(&source.generation);
+        self.state.clone_from(&source.state);
+        self.changed.clone_from(&source.changed);
+        self.queued.clone_from(&source.queued);
+        self.removed.clone_from(&source.removed);
+        self.free.clone_from(&source.free);
+        self.free_listed.clone_from(&source.free_listed);
+        self.live = source.live;
+        self.dynamic = source.dynamic;
+    }
+}
+
 impl Slots {
     /// No slots; `fat_is_box` when the margin is 0.
     pub(crate) fn new(fat_is_box: bool) -> Self {
@@ -329,6 +355,17 @@ pub(crate) struct Bits {
     /// costs what was set, not the slot count (a big static world with a
     /// few moving proxies clears a few words).
     dirty: core::ops::Range<usize>,
+}
+
+impl Clone for Bits {
+    fn clone(&self) -> Self {
+        Self { words: self.words.clone(), dirty: self.dirty.clone() }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.words.clone_from(&source.words);
+        self.dirty.clone_from(&source.dirty);
+    }
 }
 
 impl Bits {

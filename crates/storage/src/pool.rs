@@ -32,9 +32,34 @@ use core::ops::{Deref, DerefMut};
 ///     assert_eq!(counts.as_slice(), &[0, 1, 0, 0, 7]);
 /// }
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Pool<T: Copy> {
     buf: Vec<T>,
+}
+
+impl<T: Copy> Clone for Pool<T> {
+    fn clone(&self) -> Self {
+        Self { buf: self.buf.clone() }
+    }
+
+    /// Copies `source` into the pool's own buffer: no allocation when the
+    /// pool already has room for it (a snapshot taken every frame into the
+    /// same pool allocates nothing once warm).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_storage::Pool;
+    /// let mut source: Pool<u32> = Pool::new();
+    /// source.extend_from_slice(&[1, 2, 3]);
+    /// let mut copy = Pool::with_capacity(8);
+    /// copy.clone_from(&source);
+    /// assert_eq!(copy.as_slice(), &[1, 2, 3]);
+    /// assert!(copy.capacity() >= 8); // its own buffer, kept
+    /// ```
+    fn clone_from(&mut self, source: &Self) {
+        self.buf.clone_from(&source.buf);
+    }
 }
 
 impl<T: Copy> Default for Pool<T> {

@@ -7,3 +7,4 @@ mod fast_unique_dedup;
 mod persistent_calls;
 mod persistent_matches_rebuild;
 mod persistent_queries;
+mod persistent_rollback;

@@ -1,0 +1,290 @@
+//! Snapshots for rollback: the state the next updates depend on, copied
+//! out and back in.
+//!
+//! A snapshot holds the logical state: every slot (boxes, enlarged boxes,
+//! kinds, generations, the free list), the calls queued since the last
+//! update (re-index queue, removals, the marks), the kept candidates with
+//! whether each touched, the published pairs and events, the flags and the
+//! last update's counts. It leaves out the index of enlarged boxes and
+//! every scratch buffer: the candidates, pairs and events do not depend on
+//! how the index is laid out, so a restore drops the index, and the next
+//! update (or [`queries`](PersistentBroadPhase::queries)) builds it again
+//! from the restored enlarged boxes, the cost of one pass of the grid over
+//! them, at most what a full update costs.
+
+use super::broad_phase::{PersistentBroadPhase, UpdateStats};
+use super::candidates::Events;
+use super::config::PersistentConfig;
+use super::index::FatIndex;
+use super::slots::{Margin, Proxy, Slots};
+use broadphase_partition::GridTree;
+use broadphase_storage::Pool;
+
+/// The state of a [`PersistentBroadPhase`] at one moment, for rollback:
+/// [`restore`](PersistentBroadPhase::restore) puts it back, and the same
+/// calls after it give the same pairs, events and query answers, bit for
+/// bit, on any number of threads.
+///
+/// Take one with [`snapshot`](PersistentBroadPhase::snapshot), or, every
+/// frame, with [`snapshot_into`](PersistentBroadPhase::snapshot_into) into
+/// a snapshot kept in a ring: that copies into the snapshot's own
+/// buffers, and allocates nothing once they are big enough. A snapshot
+/// carries the broad phase's [`PersistentConfig`]; the
+/// default snapshot is the state of [`PersistentBroadPhase::default`].
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_jobs::JobSystem;
+/// use broadphase_persistent::{BroadPhaseSnapshot, PersistentBroadPhase, ProxyKind};
+/// use broadphase_storage::Aabb;
+/// use glam::Vec3;
+/// let jobs = JobSystem::new(2);
+/// let mut world = PersistentBroadPhase::default();
+/// let a = world.insert(Aabb::new(Vec3::ZERO, Vec3::ONE), ProxyKind::Dynamic)?;
+/// world.update(&jobs)?;
+///
+/// let mut ring = vec![BroadPhaseSnapshot::default(); 8];
+/// world.snapshot_into(&mut ring[0]); // frame 0
+/// let b = world.insert(Aabb::new(Vec3::ZERO, Vec3::ONE), ProxyKind::Dynamic)?;
+/// world.update(&jobs)?;
+/// assert_eq!(world.started(), [[a, b]]);
+///
+/// world.restore(&ring[0]); // back to frame 0: `b` was never inserted
+/// assert!(world.contains(a) && !world.contains(b));
+/// let again = world.insert(Aabb::new(Vec3::ZERO, Vec3::ONE), ProxyKind::Dynamic)?;
+/// world.update(&jobs)?;
+/// assert_eq!((again, world.started()), (b, &[[a, b]][..])); // the same replay
+/// # Ok::<(), broadphase_persistent::ProxyError>(())
+/// ```
+#[derive(Debug)]
+pub struct BroadPhaseSnapshot {
+    config: PersistentConfig,
+    slots: Slots,
+    queue: Pool<u32>,
+    removed: Pool<u32>,
+    touched: bool,
+    force_full: bool,
+    candidate_pairs: Pool<[Proxy; 2]>,
+    candidate_touching: Pool<bool>,
+    events: Events,
+    stats: UpdateStats,
+}
+
+impl Default for BroadPhaseSnapshot {
+    fn default() -> Self {
+        let config = PersistentConfig::default();
+        Self {
+            config,
+            slots: Slots::new(Margin::new(config.margin, config.min_margin).is_zero()),
+            queue: Pool::new(),
+            removed: Pool::new(),
+            touched: false,
+            force_full: false,
+            candidate_pairs: Pool::new(),
+            candidate_touching: Pool::new(),
+            events: Events::default(),
+            stats: UpdateStats::default(),
+        }
+    }
+}
+
+/// `clone_from` copies into the buffers already there, as
+/// [`snapshot_into`](PersistentBroadPhase::snapshot_into) does.
+impl Clone for BroadPhaseSnapshot {
+    fn clone(&self) -> Self {
+        let mut copy = Self::default();
+        copy.clone_from(self);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.config = source.config;
+        self.slots.clone_from(&source.slots);
+        self.queue.clone_from(&source.queue);
+        self.removed.clone_from(&source.removed);
+        self.touched = source.touched;
+        self.force_full = source.force_full;
+        self.candidate_pairs.clone_from(&source.candidate_pairs);
+        self.candidate_touching.clone_from(&source.candidate_touching);
+        self.events.clone_from(&source.events);
+        self.stats = source.stats;
+    }
+}
+
+impl BroadPhaseSnapshot {
+    /// Live proxies when the snapshot was taken.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_persistent::{BroadPhaseSnapshot, PersistentBroadPhase, ProxyKind};
+    /// use broadphase_storage::Aabb;
+    /// let mut world = PersistentBroadPhase::default();
+    /// world.insert(Aabb::default(), ProxyKind::Static)?;
+    /// assert_eq!(world.snapshot().len(), 1);
+    /// assert_eq!(BroadPhaseSnapshot::default().len(), 0);
+    /// # Ok::<(), broadphase_persistent::ProxyError>(())
+    /// ```
+    pub fn len(&self) -> usize {
+        self.slots.live
+    }
+
+    /// Whether no proxy was live when the snapshot was taken.
+    pub fn is_empty(&self) -> bool {
+        self.slots.live == 0
+    }
+
+    /// The tuning of the broad phase the snapshot was taken of; a restore
+    /// adopts it.
+    pub fn config(&self) -> &PersistentConfig {
+        &self.config
+    }
+}
+
+/// Copies `from` into `to`, growing `to` with room to spare: these lists'
+/// lengths vary from frame to frame, and each new longest one should not
+/// cost an allocation in every snapshot of a ring.
+fn copy<T: Copy>(to: &mut Pool<T>, from: &Pool<T>) {
+    if to.capacity() < from.len() {
+        to.reset();
+        to.reserve(from.len() + from.len() / 4 + ROOM);
+    }
+    to.clone_from(from);
+}
+
+/// Items a snapshot's list has room for beyond its longest, at least.
+const ROOM: usize = 64;
+
+impl PersistentBroadPhase {
+    /// The broad phase's state now, for [`restore`](Self::restore): a new
+    /// snapshot (see [`snapshot_into`](Self::snapshot_into) to reuse one).
+    /// Calls since the last update are part of it: a restore brings them
+    /// back pending.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_jobs::JobSystem;
+    /// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
+    /// use broadphase_storage::Aabb;
+    /// use glam::Vec3;
+    /// let jobs = JobSystem::new(1);
+    /// let mut world = PersistentBroadPhase::default();
+    /// let ball = world.insert(Aabb::new(Vec3::ZERO, Vec3::ONE), ProxyKind::Dynamic)?;
+    /// world.update(&jobs)?;
+    /// let saved = world.snapshot();
+    /// world.remove(ball)?;
+    /// world.update(&jobs)?;
+    /// world.restore(&saved);
+    /// assert_eq!(world.aabb(ball)?, Aabb::new(Vec3::ZERO, Vec3::ONE));
+    /// # Ok::<(), broadphase_persistent::ProxyError>(())
+    /// ```
+    pub fn snapshot(&self) -> BroadPhaseSnapshot {
+        let mut snapshot = BroadPhaseSnapshot::default();
+        self.snapshot_into(&mut snapshot);
+        snapshot
+    }
+
+    /// Writes the broad phase's state now into `snapshot`, reusing its
+    /// buffers, which grow with room to spare: once they are as big as
+    /// the state (a ring of snapshots after a few laps), this allocates
+    /// nothing. It copies every
+    /// slot's boxes and marks (about 54 bytes a slot, 30 with no margin),
+    /// the kept candidates (17 bytes each) and the published lists.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_persistent::{BroadPhaseSnapshot, PersistentBroadPhase, ProxyKind};
+    /// use broadphase_storage::Aabb;
+    /// let mut world = PersistentBroadPhase::default();
+    /// let mut saved = BroadPhaseSnapshot::default();
+    /// world.insert(Aabb::default(), ProxyKind::Dynamic)?;
+    /// world.snapshot_into(&mut saved);
+    /// assert_eq!(saved.len(), 1);
+    /// # Ok::<(), broadphase_persistent::ProxyError>(())
+    /// ```
+    pub fn snapshot_into(&self, snapshot: &mut BroadPhaseSnapshot) {
+        crate::profile::zone!("persistent: snapshot");
+        snapshot.config = self.config;
+        snapshot.slots.clone_from(&self.slots);
+        copy(&mut snapshot.queue, &self.queue);
+        copy(&mut snapshot.removed, &self.removed);
+        snapshot.touched = self.touched;
+        snapshot.force_full = self.force_full;
+        let (pairs, touching) = self.candidates.kept();
+        copy(&mut snapshot.candidate_pairs, pairs);
+        copy(&mut snapshot.candidate_touching, touching);
+        copy(&mut snapshot.events.pairs, &self.events.pairs);
+        copy(&mut snapshot.events.started, &self.events.started);
+        copy(&mut snapshot.events.ended, &self.events.ended);
+        snapshot.stats = self.stats;
+    }
+
+    /// Puts the broad phase back in the state `snapshot` was taken in:
+    /// the same proxies, boxes, kinds and pending calls, the same
+    /// [`pairs`](Self::pairs), [`started`](Self::started),
+    /// [`ended`](Self::ended) and [`stats`](Self::stats), and the same
+    /// tuning (the snapshot's). Handles are as they were then: one live at
+    /// the snapshot is live again, one stale then is stale, and a handle
+    /// given out after the snapshot is stale until the same calls give it
+    /// out again. The same calls from here give the same outputs, bit for
+    /// bit, on any number of threads.
+    ///
+    /// The state is copied into the broad phase's own buffers. The index
+    /// of enlarged boxes is not part of a snapshot: the next
+    /// [`update`](Self::update) or [`queries`](Self::queries) rebuilds it
+    /// (reported as [`UpdateStats::index_rebuilt`]), one pass of the grid
+    /// over the enlarged boxes, so a restore and the update after it cost
+    /// at most a full update more than that update alone. Only the index's
+    /// counts ([`UpdateStats::index_rebuilt`], [`UpdateStats::stale`]) may
+    /// then differ from the first time round.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_jobs::JobSystem;
+    /// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
+    /// use broadphase_storage::Aabb;
+    /// use glam::Vec3;
+    /// let jobs = JobSystem::new(2);
+    /// let mut world = PersistentBroadPhase::default();
+    /// let wall = world.insert(Aabb::new(Vec3::ZERO, Vec3::ONE), ProxyKind::Static)?;
+    /// let ball = world.insert(Aabb::new(Vec3::splat(3.0), Vec3::splat(4.0)), ProxyKind::Dynamic)?;
+    /// world.update(&jobs)?;
+    /// let saved = world.snapshot();
+    ///
+    /// let hit = Aabb::new(Vec3::splat(0.5), Vec3::splat(1.5));
+    /// world.set_aabb(ball, hit)?;
+    /// world.update(&jobs)?;
+    /// let first = world.started().to_vec();
+    ///
+    /// world.restore(&saved);
+    /// assert!(world.pairs().is_empty());
+    /// world.set_aabb(ball, hit)?; // the same input again
+    /// world.update(&jobs)?;
+    /// assert_eq!(world.started(), first);
+    /// assert_eq!(first, [[wall, ball]]);
+    /// # Ok::<(), broadphase_persistent::ProxyError>(())
+    /// ```
+    pub fn restore(&mut self, snapshot: &BroadPhaseSnapshot) {
+        crate::profile::zone!("persistent: restore");
+        if snapshot.config.tree != self.config.tree {
+            self.tree = GridTree::with_config(snapshot.config.tree);
+            self.index = FatIndex::new(snapshot.config.tree.grid);
+        } else {
+            self.index.invalidate();
+        }
+        self.config = snapshot.config;
+        self.margin = Margin::new(snapshot.config.margin, snapshot.config.min_margin);
+        self.slots.clone_from(&snapshot.slots);
+        self.queue.clone_from(&snapshot.queue);
+        self.removed.clone_from(&snapshot.removed);
+        self.touched = snapshot.touched;
+        self.force_full = snapshot.force_full;
+        self.candidates.restore(&snapshot.candidate_pairs, &snapshot.candidate_touching);
+        self.events.clone_from(&snapshot.events);
+        self.stats = snapshot.stats;
+    }
+}
