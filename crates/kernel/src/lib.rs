@@ -49,7 +49,8 @@ mod reference;
 pub use grid::parts;
 
 pub use broadphase_storage::{
-    Aabb, Axis, Corner, InputError, MAX_BOXES, QueryError, QueryPart, Ray, Sphere,
+    Aabb, Axis, Capsule, Corner, Frustum, InputError, MAX_BOXES, QueryError, QueryPart, Ray,
+    RegionTest, Sphere,
 };
 pub use grid::{
     AdaptiveGrid, FindPairsError, GridCapacity, GridConfig, PairKernel, PairsError, RayDedup,
