@@ -1,4 +1,4 @@
-//! Ray, box, point and sphere queries on the persistent broad phase
+//! Ray, box, point, sphere, capsule and frustum queries on the persistent broad phase
 //! against brute force over the live proxies' boxes, frame after frame of
 //! drift, teleports, churn (slots reused), kind flips, on both update
 //! paths, with and without calls pending since the last update, and with
@@ -8,8 +8,8 @@ use broadphase_jobs::JobSystem;
 use broadphase_kernel::Aabb;
 use broadphase_persistent::{PersistentBroadPhase, PersistentConfig, Proxy, ProxyKind};
 use broadphase_scenes::SplitMix64;
-use broadphase_storage::{Ray, Sphere};
-use glam::Vec3;
+use broadphase_storage::{Capsule, Frustum, Ray, Sphere};
+use glam::{Mat4, Vec3};
 
 fn random_box(rng: &mut SplitMix64, side: f32) -> Aabb {
     let min =
@@ -71,6 +71,15 @@ fn check(
         let sphere = Sphere::new(origin, rng.range_f32(0.0, 6.0));
         view.query_sphere(&sphere, &mut found).unwrap();
         assert_eq!(found, matching(live, |b| sphere.overlaps(b)), "{sphere:?}");
+        // Regions: through the index's enlarged boxes, exact on each own.
+        let capsule = Capsule::new(origin, origin + dir * 15.0, rng.range_f32(0.0, 3.0));
+        view.query_with(&capsule, &mut found).unwrap();
+        assert_eq!(found, matching(live, |b| capsule.overlaps(b)), "{capsule:?}");
+        let camera = Mat4::perspective_rh(1.0, 1.5, 0.5, rng.range_f32(5.0, 60.0))
+            * Mat4::look_at_rh(origin, origin + dir + Vec3::new(0.0, 0.0, 0.1), Vec3::Y);
+        let frustum = Frustum::from_view_projection(camera).unwrap();
+        view.query_with(&frustum, &mut found).unwrap();
+        assert_eq!(found, matching(live, |b| frustum.overlaps(b)), "{frustum:?}");
     }
 }
 
