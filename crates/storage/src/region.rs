@@ -21,7 +21,8 @@ use crate::{Aabb, QueryError, Sphere};
 ///   only conservative (it accepts some boxes that come near the region
 ///   without touching it, as [`Frustum`](crate::Frustum)'s plane test does)
 ///   keeps the default, `true`, or a box it accepts could lie only in
-///   cells that were skipped.
+///   cells that were skipped. A shape cut to a box (a half-space inside a
+///   world box) tests the part of the box inside that box, not the whole.
 ///
 /// [`validate`](Self::validate) checks the shape's own contract before a
 /// query; a query also refuses a `bounds()` that breaks the box contract.
@@ -101,8 +102,9 @@ impl RegionTest for Aabb {
 }
 
 /// A sphere as a region: [`Sphere::overlaps`]. A cell is skipped when the
-/// sphere misses its box: the sphere's closest point in a box it meets
-/// lies in the box's bounds, so in a cell it does not miss.
+/// sphere misses its box: the point of a box closest to the center, for a
+/// box the sphere meets, lies inside the sphere's bounds and so in a cell
+/// the sphere reaches (the distance to a cell holding it is no larger).
 impl RegionTest for Sphere {
     #[inline]
     fn bounds(&self) -> Aabb {
