@@ -371,6 +371,44 @@ mod tests {
         assert!(!frustum.overlaps(&Aabb::new(Vec3::splat(-10.0), Vec3::splat(10.0))));
     }
 
+    /// Random planes around a point: every point inside all six lies in
+    /// the bounds, whether the planes close a polytope or leave it open.
+    #[test]
+    fn bounds_hold_every_inside_point_of_random_planes() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut unit = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+        };
+        let (mut closed, mut open) = (0, 0);
+        for _ in 0..400 {
+            let center = Vec3::new(unit(), unit(), unit()) * 50.0;
+            let planes: [Vec4; 6] = core::array::from_fn(|_| {
+                let normal = Vec3::new(unit(), unit(), unit());
+                let offset = -normal.dot(center) + (unit() + 1.0) * 10.0;
+                normal.extend(offset)
+            });
+            let frustum = Frustum::from_planes(planes).unwrap();
+            let bounds = frustum.bounds();
+            assert!(bounds.is_valid(), "{bounds:?}");
+            if bounds.max.x == f32::MAX {
+                open += 1;
+            } else {
+                closed += 1;
+            }
+            for _ in 0..200 {
+                let p = center + Vec3::new(unit(), unit(), unit()) * 200.0;
+                let inside = planes.iter().all(|plane| plane.truncate().dot(p) + plane.w >= 0.0);
+                if inside {
+                    assert!(frustum.overlaps(&Aabb::new(p, p)), "{p} outside {bounds:?}");
+                }
+            }
+        }
+        assert!(closed > 20 && open > 20, "{closed} closed, {open} open");
+    }
+
     #[test]
     fn non_finite_planes_are_typed_errors() {
         let mut planes = [Vec4::X; 6];

@@ -8,7 +8,7 @@ use broadphase_jobs::JobSystem;
 use broadphase_kernel::Aabb;
 use broadphase_persistent::{PersistentBroadPhase, PersistentConfig, Proxy, ProxyKind};
 use broadphase_scenes::SplitMix64;
-use broadphase_storage::{Capsule, Frustum, Ray, Sphere};
+use broadphase_storage::{Capsule, Frustum, QueryError, QueryPart, Ray, Sphere};
 use glam::{Mat4, Vec3};
 
 fn random_box(rng: &mut SplitMix64, side: f32) -> Aabb {
@@ -141,4 +141,31 @@ fn queries_match_brute_force_over_changing_worlds() {
             check(&mut world, &jobs, &boxes, &mut rng, side);
         }
     }
+}
+
+/// A region refused by its own check or by its bounds leaves nothing.
+#[test]
+fn bad_regions_are_typed_errors() {
+    let jobs = JobSystem::new(1);
+    let mut world = PersistentBroadPhase::default();
+    let wall = world.insert(Aabb::new(Vec3::ZERO, Vec3::ONE), ProxyKind::Static).unwrap();
+    world.update(&jobs).unwrap();
+    let view = world.queries(&jobs).unwrap();
+    let mut found = vec![wall];
+    let capsule = Capsule::new(Vec3::ZERO, Vec3::new(f32::NAN, 0.0, 0.0), 1.0);
+    assert!(matches!(
+        view.query_with(&capsule, &mut found),
+        Err(QueryError::NotFinite { part: QueryPart::End, .. })
+    ));
+    assert!(found.is_empty());
+    found.push(wall);
+    let beyond = Aabb::new(Vec3::ZERO, Vec3::new(f32::INFINITY, 1.0, 1.0));
+    assert!(matches!(view.query_with(&beyond, &mut found), Err(QueryError::Input(_))));
+    assert!(found.is_empty());
+    // The capsule's end is sqrt(3) = 1.732 from the box's corner.
+    let reach = |radius| Capsule::new(Vec3::splat(2.0), Vec3::splat(3.0), radius);
+    view.query_with(&reach(1.75), &mut found).unwrap();
+    assert_eq!(found, [wall]);
+    view.query_with(&reach(1.7), &mut found).unwrap();
+    assert!(found.is_empty());
 }
