@@ -26,9 +26,19 @@
 //! short or long rays (`ray_dedup/short/sort` is `queries/ray_hits_short`
 //! again, in the same sitting).
 //!
+//! Group `frustum`: 100 view frustums (from random points toward random
+//! points, vertical field of view 1 rad, aspect 1.5, near 1, far 300) over
+//! the same 100,000 static boxes, each iteration one pass over the 100:
+//! `frustum/query_with` (the conservative plane test on every candidate of
+//! the frustum's bounds, `AdaptiveGrid::query_with`) against
+//! `frustum/query_box_over_bounds` (the box query over the same bounds,
+//! which a caller would then still have to cull). Before timing, the first
+//! 20 frustums are checked against brute force.
+//!
 //! ```text
 //! cargo bench --bench queries
 //! cargo bench --bench queries -- ray_dedup
+//! cargo bench --bench queries -- frustum
 //! ```
 
 use std::hint::black_box;
@@ -36,8 +46,11 @@ use std::time::Duration;
 
 use broadphase::grid::{GridConfig, RayDedup};
 use broadphase::oracle::brute_force_ray_hits;
-use broadphase::query::{Ray, Sphere, cast_rays};
-use broadphase::{Aabb, AdaptiveGrid, JobSystem, glam::Vec3};
+use broadphase::query::{Frustum, Ray, Sphere, cast_rays};
+use broadphase::{
+    Aabb, AdaptiveGrid, JobSystem,
+    glam::{Mat4, Vec3},
+};
 use broadphase_scenes::{SplitMix64, mixed100k};
 use criterion::{Criterion, criterion_main};
 
@@ -175,6 +188,52 @@ fn queries(c: &mut Criterion) {
         }
     }
     group.finish();
+
+    let frustums = frustums(4, 100);
+    for frustum in frustums.iter().take(20) {
+        grid.query_with(frustum, &mut ids).expect("valid frustum");
+        ids.sort_unstable();
+        let expected: Vec<u32> =
+            (0..boxes.len() as u32).filter(|&i| frustum.overlaps(&boxes[i as usize])).collect();
+        assert_eq!(ids, expected, "{frustum:?}");
+    }
+    let bounds: Vec<Aabb> = frustums.iter().map(Frustum::bounds).collect();
+    let mut group = c.benchmark_group("frustum");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    group.bench_function("query_with", |b| {
+        b.iter(|| {
+            frustums.iter().fold(0, |n, f| {
+                grid.query_with(black_box(f), &mut ids).expect("valid frustum");
+                n + ids.len()
+            })
+        })
+    });
+    group.bench_function("query_box_over_bounds", |b| {
+        b.iter(|| {
+            bounds.iter().fold(0, |n, q| {
+                grid.query_aabb(black_box(q), &mut ids).expect("valid box");
+                n + ids.len()
+            })
+        })
+    });
+    group.finish();
+}
+
+/// `count` cameras from random points toward random points, from a fixed
+/// seed.
+fn frustums(seed: u64, count: usize) -> Vec<Frustum> {
+    let mut rng = SplitMix64::new(seed);
+    let projection = Mat4::perspective_rh(1.0, 1.5, 1.0, 300.0);
+    (0..count)
+        .map(|_| {
+            let (eye, target) = (random_point(&mut rng), random_point(&mut rng));
+            let view = Mat4::look_at_rh(eye, target, Vec3::Y);
+            Frustum::from_view_projection(projection * view).expect("a finite camera")
+        })
+        .collect()
 }
 
 /// `criterion_group!` wrapped in a module: the generated `pub fn` cannot

@@ -21,12 +21,17 @@ pub mod grid {
 }
 
 /// The query shapes and their exact tests: [`Ray`](query::Ray) (a ray or a
-/// segment), [`Sphere`](query::Sphere), and [`QueryError`](query::QueryError)
-/// for a query that breaks its contract; [`cast_rays`](query::cast_rays),
-/// many rays against one grid on all threads. See `docs/QUERIES.md`.
+/// segment), [`Sphere`](query::Sphere), [`Capsule`](query::Capsule),
+/// [`Frustum`](query::Frustum), and [`QueryError`](query::QueryError) for a
+/// query that breaks its contract; [`RegionTest`](query::RegionTest), which
+/// makes a shape of the caller's own a query (`query_with` on every
+/// layer); [`cast_rays`](query::cast_rays), many rays against one grid on
+/// all threads. See `docs/QUERIES.md`.
 pub mod query {
     pub use broadphase_partition::{BatchError, BatchHits, cast_rays};
-    pub use broadphase_storage::{QueryError, QueryPart, Ray, Sphere, validate_point};
+    pub use broadphase_storage::{
+        Capsule, Frustum, QueryError, QueryPart, Ray, RegionTest, Sphere, validate_point,
+    };
 }
 
 /// The same grid on all cores: [`GridTree`] runs the kernel's root split

@@ -1,14 +1,14 @@
 //! Queries through the ECS plugin against brute force over the world's
-//! bodies: rays (first hit, with a predicate; all hits), boxes, points and
-//! spheres, filtered by collision layers, over frames of motion, spawns
+//! bodies: rays (first hit, with a predicate; all hits), boxes, points,
+//! spheres, capsules and frustums (with a predicate), filtered by collision layers, over frames of motion, spawns
 //! and despawns, static and dynamic entities.
 
 use crate::ecs_support;
 
 use broadphase::ecs::hecs::{Entity, World};
 use broadphase::ecs::{Aabb, BroadPhasePlugin, CollisionLayers, PluginConfig, PluginError, Static};
-use broadphase::glam::Vec3;
-use broadphase::query::{QueryError, Ray, Sphere};
+use broadphase::glam::{Mat4, Vec3};
+use broadphase::query::{Capsule, Frustum, QueryError, Ray, Sphere};
 use broadphase_scenes::SplitMix64;
 use ecs_support::{Body, bodies};
 
@@ -120,6 +120,18 @@ fn plugin_queries_match_brute_force() {
                 expected_shape(&bodies, layers, |b| sphere.overlaps(b)),
                 "{sphere:?}"
             );
+            // Regions, with a predicate that leaves out every third entity.
+            let keep = |e: Entity| !e.id().is_multiple_of(3);
+            let capsule = Capsule::new(origin, origin + dir * 10.0, rng.range_f32(0.0, 3.0));
+            plugin.query_with(&capsule, layers, keep, &mut found).unwrap();
+            let mut expected = expected_shape(&bodies, layers, |b| capsule.overlaps(b));
+            expected.retain(|&e| keep(e));
+            assert_eq!(found, expected, "{capsule:?}");
+            let camera = Mat4::perspective_rh(1.0, 1.5, 0.5, 30.0)
+                * Mat4::look_at_rh(origin, origin + dir + Vec3::new(0.0, 0.0, 0.1), Vec3::Y);
+            let frustum = Frustum::from_view_projection(camera).unwrap();
+            plugin.query_with(&frustum, layers, |_| true, &mut found).unwrap();
+            assert_eq!(found, expected_shape(&bodies, layers, |b| frustum.overlaps(b)));
         }
     }
 }
@@ -146,4 +158,11 @@ fn bad_queries_are_typed_errors() {
         .query_sphere(&Sphere::new(Vec3::ZERO, -1.0), CollisionLayers::ALL, &mut found)
         .unwrap_err();
     assert!(err.to_string().contains("query"), "{err}");
+    found.push(world.spawn(()));
+    let capsule = Capsule::new(Vec3::ZERO, Vec3::ONE, f32::INFINITY);
+    assert!(matches!(
+        plugin.query_with(&capsule, CollisionLayers::ALL, |_| true, &mut found),
+        Err(PluginError::Query(QueryError::BadLength { .. }))
+    ));
+    assert!(found.is_empty());
 }

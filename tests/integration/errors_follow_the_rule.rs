@@ -51,6 +51,7 @@ fn every_wrapping_variant_returns_its_cause() {
     wraps(&BatchError::Input { index: 4, error: input }, &input, true);
     wraps(&BatchError::Query { index: 4, error: query }, &query, true);
     wraps(&BatchError::Job(job.clone()), &job, true);
+    wraps(&QueryError::Input(input), &input, true);
     wraps(&ProxyError::Input(input), &input, true);
     wraps(&ProxyError::Partition(partition.clone()), &partition, true);
     wraps(&PluginError::Input(input), &input, true);

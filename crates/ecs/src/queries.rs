@@ -1,11 +1,12 @@
-//! Queries through the plugin: rays, boxes, points and spheres against
-//! every entity with a box as of the last successful run, answered with
-//! entities, filtered by collision layers and, for rays, by a predicate.
+//! Queries through the plugin: rays, boxes, points, spheres and regions of
+//! the caller's own against every entity with a box as of the last
+//! successful run, answered with entities, filtered by collision layers
+//! and, for rays and regions, by a predicate.
 
 use crate::proxies::proxy_error;
 use crate::{BroadPhasePlugin, CollisionLayers, PluginError, Position};
 use broadphase_persistent::{Proxy, QueryView};
-use broadphase_storage::{Aabb, Ray, Sphere};
+use broadphase_storage::{Aabb, Ray, RegionTest, Sphere};
 use glam::Vec3;
 use hecs::Entity;
 
@@ -162,5 +163,48 @@ impl<P: Position> BroadPhasePlugin<P> {
         self.shape_query(layers, out, |view, found| {
             view.query_sphere(sphere, found).map_err(PluginError::Query)
         })
+    }
+
+    /// Every entity whose box `region` [meets](RegionTest::meets), whose
+    /// layers interact with `layers` and that `keep` accepts, into `out`
+    /// (cleared first), sorted by entity id: a view frustum
+    /// ([`Frustum`](broadphase_storage::Frustum)), a capsule
+    /// ([`Capsule`](broadphase_storage::Capsule)), or any [`RegionTest`].
+    ///
+    /// # Errors
+    /// [`PluginError::Query`] if the region breaks its contract or its
+    /// bounds break the box contract.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_ecs::{Aabb, BroadPhasePlugin, CollisionLayers, Static};
+    /// use broadphase_storage::Frustum;
+    /// use glam::{Mat4, Vec3};
+    /// let mut world = hecs::World::new();
+    /// let ahead = world.spawn((Aabb::new(Vec3::new(-1.0, -1.0, -11.0), Vec3::new(1.0, 1.0, -9.0)), Static));
+    /// let hidden = world.spawn((Aabb::new(Vec3::new(-1.0, -1.0, -21.0), Vec3::new(1.0, 1.0, -19.0)), Static));
+    /// world.spawn((Aabb::new(Vec3::new(-1.0, -1.0, 9.0), Vec3::new(1.0, 1.0, 11.0)), Static));
+    /// let mut plugin = BroadPhasePlugin::new();
+    /// plugin.run(&mut world)?;
+    /// let camera = Mat4::perspective_rh(1.0, 1.0, 0.1, 50.0) * Mat4::look_at_rh(Vec3::ZERO, Vec3::NEG_Z, Vec3::Y);
+    /// let frustum = Frustum::from_view_projection(camera)?;
+    /// let mut seen = Vec::new();
+    /// plugin.query_with(&frustum, CollisionLayers::ALL, |e| e != hidden, &mut seen)?;
+    /// assert_eq!(seen, [ahead]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn query_with(
+        &mut self,
+        region: &impl RegionTest,
+        layers: CollisionLayers,
+        keep: impl Fn(Entity) -> bool,
+        out: &mut Vec<Entity>,
+    ) -> Result<(), PluginError> {
+        self.shape_query(layers, out, |view, found| {
+            view.query_with(region, found).map_err(PluginError::Query)
+        })?;
+        out.retain(|&entity| keep(entity));
+        Ok(())
     }
 }

@@ -42,6 +42,16 @@
 //! assert_eq!(pairs, expected);
 //! # Ok::<(), broadphase_kernel::InputError>(())
 //! ```
+//!
+//! # Queries
+//!
+//! A kept build ([`AdaptiveGrid::build`]) answers box, point and sphere
+//! queries, first-hit and all-hits rays, and queries with any region:
+//! [`AdaptiveGrid::query_with`] takes a [`RegionTest`] (a box around the
+//! region, a test that lets the walk skip cells, and the exact test), so a
+//! query shape of the caller's own is one impl. [`Frustum`] and
+//! [`Capsule`] are two such shapes. Every answer is what brute force over
+//! the shape's own test gives.
 
 mod grid;
 mod reference;
@@ -49,7 +59,8 @@ mod reference;
 pub use grid::parts;
 
 pub use broadphase_storage::{
-    Aabb, Axis, Corner, InputError, MAX_BOXES, QueryError, QueryPart, Ray, Sphere,
+    Aabb, Axis, Capsule, Corner, Frustum, InputError, MAX_BOXES, QueryError, QueryPart, Ray,
+    RegionTest, Sphere,
 };
 pub use grid::{
     AdaptiveGrid, FindPairsError, GridCapacity, GridConfig, PairKernel, PairsError, RayDedup,

@@ -12,7 +12,8 @@ use super::broad_phase::PersistentBroadPhase;
 use super::error::ProxyError;
 use super::slots::Proxy;
 use broadphase_jobs::JobSystem;
-use broadphase_storage::{Aabb, InputError, QueryError, Ray, Sphere, validate_point};
+use broadphase_kernel::AdaptiveGrid;
+use broadphase_storage::{Aabb, InputError, QueryError, Ray, RegionTest, Sphere, validate_point};
 use glam::Vec3;
 
 /// A read-only view of a [`PersistentBroadPhase`] for queries, from
@@ -195,7 +196,7 @@ impl QueryView<'_> {
     pub fn query_aabb(&self, query: &Aabb, out: &mut Vec<Proxy>) -> Result<(), InputError> {
         out.clear();
         query.validate(0)?;
-        self.collect(query, |b| b.overlaps(query), out);
+        self.collect(aabb_candidates(query), |b| b.overlaps(query), out);
         Ok(())
     }
 
@@ -208,7 +209,7 @@ impl QueryView<'_> {
         out.clear();
         validate_point(point)?;
         let query = Aabb::new(point, point);
-        self.collect(&query, |b| b.overlaps(&query), out);
+        self.collect(aabb_candidates(&query), |b| b.overlaps(&query), out);
         Ok(())
     }
 
@@ -223,17 +224,69 @@ impl QueryView<'_> {
         sphere.validate()?;
         // `Sphere::overlaps`, with the bounds made once, not per candidate.
         let bounds = sphere.bounds();
-        self.collect(&bounds, |b| bounds.overlaps(b) && sphere.reaches(b), out);
+        self.collect(aabb_candidates(&bounds), |b| bounds.overlaps(b) && sphere.reaches(b), out);
         Ok(())
     }
 
-    /// Every proxy whose box passes `hit`, among the index's candidates for
-    /// `bounds` and the loose proxies, sorted by handle.
-    fn collect(&self, bounds: &Aabb, hit: impl Fn(&Aabb) -> bool, out: &mut Vec<Proxy>) {
+    /// Every proxy whose box `region` [meets](RegionTest::meets): a shape
+    /// of the caller's own ([`Frustum`](broadphase_storage::Frustum),
+    /// [`Capsule`](broadphase_storage::Capsule), any [`RegionTest`]),
+    /// sorted by handle. The index's grids are walked with the region's
+    /// bounds and cell test ([`AdaptiveGrid::query_with`]); each proxy's
+    /// own box takes the exact test.
+    ///
+    /// # Errors
+    /// [`QueryError`] if the region breaks its contract or its bounds
+    /// break the box contract; `out` is then empty.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_jobs::JobSystem;
+    /// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
+    /// use broadphase_storage::{Aabb, Capsule};
+    /// use glam::Vec3;
+    /// let jobs = JobSystem::new(1);
+    /// let mut world = PersistentBroadPhase::default();
+    /// let near = world.insert(Aabb::new(Vec3::new(0.0, 1.0, 0.0), Vec3::splat(2.0)), ProxyKind::Static)?;
+    /// world.insert(Aabb::new(Vec3::splat(5.0), Vec3::splat(6.0)), ProxyKind::Dynamic)?;
+    /// world.update(&jobs)?;
+    /// let view = world.queries(&jobs)?;
+    /// let mut found = Vec::new();
+    /// view.query_with(&Capsule::new(Vec3::ZERO, Vec3::X, 1.0), &mut found)?;
+    /// assert_eq!(found, [near]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn query_with(
+        &self,
+        region: &impl RegionTest,
+        out: &mut Vec<Proxy>,
+    ) -> Result<(), QueryError> {
+        out.clear();
+        region.validate()?;
+        let bounds = region.bounds();
+        bounds.validate(0)?;
+        let enlarged = Enlarged { region, bounds };
+        let candidates = |grid: &AdaptiveGrid, ids: &mut Vec<u32>| {
+            grid.query_with(&enlarged, ids).expect("a checked region is valid");
+        };
+        self.collect(candidates, |b| region.meets(b), out);
+        Ok(())
+    }
+
+    /// Every proxy whose box passes `hit`, among the index's candidates
+    /// (which `candidates` finds in each grid) and the loose proxies,
+    /// sorted by handle.
+    fn collect(
+        &self,
+        mut candidates: impl FnMut(&AdaptiveGrid, &mut Vec<u32>),
+        hit: impl Fn(&Aabb) -> bool,
+        out: &mut Vec<Proxy>,
+    ) {
         let boxes = &self.world.slots.boxes;
         let mut ids = Vec::new();
         self.world.index.for_each_grid(|grid, slot_of, current| {
-            grid.query_aabb(bounds, &mut ids).expect("a checked query box is valid");
+            candidates(grid, &mut ids);
             for &id in &ids {
                 let slot = slot_of[id as usize];
                 if let Some(proxy) = self.indexed(slot, current)
@@ -249,5 +302,36 @@ impl QueryView<'_> {
             }
         }
         out.sort_unstable();
+    }
+}
+
+/// The index's candidates for a box: its grids' box query.
+fn aabb_candidates(query: &Aabb) -> impl FnMut(&AdaptiveGrid, &mut Vec<u32>) + '_ {
+    move |grid, ids| grid.query_aabb(query, ids).expect("a checked query box is valid")
+}
+
+/// A region as the index's grids see it: they hold enlarged boxes, each
+/// around a proxy's own. An enlarged box holds every point its proxy's box
+/// shares with the region, so the region's cell test still holds; the
+/// exact test waits for the proxy's own box.
+struct Enlarged<'a, R> {
+    region: &'a R,
+    bounds: Aabb,
+}
+
+impl<R: RegionTest> RegionTest for Enlarged<'_, R> {
+    #[inline]
+    fn bounds(&self) -> Aabb {
+        self.bounds
+    }
+
+    #[inline]
+    fn may_meet(&self, cell: &Aabb) -> bool {
+        self.region.may_meet(cell)
+    }
+
+    #[inline]
+    fn meets(&self, aabb: &Aabb) -> bool {
+        aabb.overlaps(&self.bounds)
     }
 }

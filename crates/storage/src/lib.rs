@@ -1,5 +1,7 @@
 //! Storage for broadphase: the [`Aabb`] type and its input contract, the
-//! query shapes ([`Ray`], [`Sphere`]) with their exact tests, and the two
+//! query shapes ([`Ray`], [`Sphere`], [`Capsule`], [`Frustum`]) with their
+//! exact tests, [`RegionTest`], the seam that makes a shape of the user's
+//! own a query, and the two
 //! buffer types every structure keeps its data in, plus [`FastUnique`].
 //!
 //! - [`AlignedColumn<T>`](AlignedColumn): one structure-of-arrays column of
@@ -22,15 +24,21 @@
 //! allocates nothing. Nothing here knows about grids or threads.
 
 mod aabb;
+mod capsule;
 #[allow(unsafe_code, reason = "the aligned column is viewed as a slice of its lanes")]
 mod column;
 mod fast_unique;
+mod frustum;
 mod pool;
 mod ray;
+mod region;
 
 pub use aabb::{Aabb, Axis, Corner, InputError, MAX_BOXES, validate_boxes};
+pub use capsule::Capsule;
 pub use column::{AlignedColumn, LANES, Lane, SENTINEL_ID};
 pub use fast_unique::{FastUnique, FastUniqueSets};
+pub use frustum::Frustum;
 pub use glam;
 pub use pool::Pool;
 pub use ray::{QueryError, QueryPart, Ray, Sphere, validate_point};
+pub use region::RegionTest;

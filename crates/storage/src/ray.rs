@@ -1,7 +1,7 @@
 //! Rays and spheres as queries: their contract, and the exact tests every
 //! structure and oracle shares.
 
-use crate::{Aabb, Axis};
+use crate::{Aabb, Axis, InputError};
 use core::fmt;
 use glam::Vec3;
 
@@ -230,11 +230,15 @@ pub enum QueryPart {
     Point,
     /// A sphere's center.
     Center,
-    /// A sphere's radius.
+    /// A sphere's or a capsule's radius.
     Radius,
+    /// A capsule's first end.
+    Start,
+    /// A capsule's second end.
+    End,
 }
 
-/// Why a ray, point or sphere query was refused.
+/// Why a ray, point, sphere or region query was refused.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum QueryError {
@@ -255,6 +259,16 @@ pub enum QueryError {
         /// The value.
         value: f32,
     },
+    /// A frustum plane has a coefficient that is NaN or infinite.
+    BadPlane {
+        /// Which of the six planes (left, right, bottom, top, near, far).
+        index: usize,
+        /// The plane: normal in `x, y, z`, offset in `w`.
+        plane: glam::DVec4,
+    },
+    /// A region's [`bounds`](crate::RegionTest::bounds) break the box
+    /// contract (index 0).
+    Input(InputError),
 }
 
 impl fmt::Display for QueryError {
@@ -266,11 +280,28 @@ impl fmt::Display for QueryError {
             QueryError::BadLength { part, value } => {
                 write!(f, "query {part:?} must be a length >= 0, got {value}")
             }
+            QueryError::BadPlane { index, plane } => {
+                write!(f, "frustum plane {index} has a non-finite coefficient ({plane})")
+            }
+            QueryError::Input(error) => write!(f, "the region's bounds: {error}"),
         }
     }
 }
 
-impl std::error::Error for QueryError {}
+impl std::error::Error for QueryError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            QueryError::Input(error) => Some(error),
+            _ => None,
+        }
+    }
+}
+
+impl From<InputError> for QueryError {
+    fn from(error: InputError) -> Self {
+        QueryError::Input(error)
+    }
+}
 
 /// A point query's point must be finite.
 ///
@@ -280,7 +311,7 @@ pub fn validate_point(point: Vec3) -> Result<(), QueryError> {
     finite(QueryPart::Point, point)
 }
 
-fn finite(part: QueryPart, v: Vec3) -> Result<(), QueryError> {
+pub(crate) fn finite(part: QueryPart, v: Vec3) -> Result<(), QueryError> {
     for axis in Axis::ALL {
         let value = v[axis as usize];
         if !value.is_finite() {

@@ -17,6 +17,7 @@ mod quantize;
 mod query;
 #[allow(unsafe_code, reason = "AVX2 ray walk by token; an uninit stack of nodes")]
 mod ray;
+mod region;
 mod sphere;
 #[allow(unsafe_code, reason = "the SSE4.1 cell codes, called with their detection token")]
 mod split;

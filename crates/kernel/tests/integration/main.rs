@@ -2,6 +2,7 @@
 //! `pair_output_out_of_memory` keeps a binary of its own). Each module is
 //! named for what it checks or for the input that once broke it.
 
+mod a_new_shape_is_one_impl;
 mod bad_input_is_a_typed_error;
 mod big_leaf_sweep;
 mod boxes_on_split_planes;
@@ -15,6 +16,7 @@ mod outliers_clamp_to_the_border;
 mod pile_of_identical_boxes;
 mod quantized_filter_is_exact;
 mod rays_and_shapes_match_brute_force;
+mod regions_match_brute_force;
 mod simd_kernels_agree;
 mod support;
 mod thin_slab_world;

@@ -49,7 +49,7 @@ fn check_sphere(grid: &AdaptiveGrid, boxes: &[Aabb], sphere: &Sphere) {
 
 /// Random boxes in a cube of side `side`, sizes up to `size`; a few
 /// flat, a few degenerate points, a few duplicated.
-fn scene(seed: u64, count: usize, side: f32, size: f32) -> Vec<Aabb> {
+pub(crate) fn scene(seed: u64, count: usize, side: f32, size: f32) -> Vec<Aabb> {
     let mut rng = SplitMix64::new(seed);
     let mut boxes: Vec<Aabb> = (0..count)
         .map(|i| {

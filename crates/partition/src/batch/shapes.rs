@@ -1,11 +1,11 @@
-//! Many box, point or sphere queries in one call: each job answers a run
+//! Many box, point, sphere or region queries in one call: each job answers a run
 //! of queries into its own lists, and the lists, in input order, become
 //! one CSR answer (`offsets`, `ids`).
 
 use super::{BatchError, CHUNK};
 use broadphase_jobs::JobSystem;
 use broadphase_kernel::AdaptiveGrid;
-use broadphase_storage::{Aabb, Sphere, validate_point};
+use broadphase_storage::{Aabb, RegionTest, Sphere, validate_point};
 use glam::Vec3;
 
 /// Most pieces a batch is cut into.
@@ -22,19 +22,19 @@ struct Piece {
 
 impl Piece {
     /// Replaces the answers with those of `queries`.
-    fn answer<S: Shape>(&mut self, grid: &AdaptiveGrid, queries: &[S]) {
+    fn answer<Q>(&mut self, queries: &[Q], answer: &impl Fn(&Q, &mut Vec<u32>)) {
         let Piece { ids, counts, scratch } = self;
         ids.clear();
         counts.clear();
         for query in queries {
-            query.answer(grid, scratch);
+            answer(query, scratch);
             ids.extend_from_slice(scratch);
             counts.push(scratch.len() as u32);
         }
     }
 }
 
-/// The answers of a batch of box, point or sphere queries, in CSR form:
+/// The answers of a batch of box, point, sphere or region queries, in CSR form:
 /// the hits of query `i` are `ids()[offsets()[i]..offsets()[i + 1]]`, in
 /// the grid's order for that query (the same on any thread count). The
 /// buffers are kept, so a batch of the same size allocates nothing.
@@ -66,40 +66,6 @@ pub struct BatchHits {
     pieces: Vec<Piece>,
 }
 
-/// The queries a batch can hold, each with its check and its answer.
-trait Shape: Sync {
-    fn check(&self, index: usize) -> Result<(), BatchError>;
-    fn answer(&self, grid: &AdaptiveGrid, out: &mut Vec<u32>);
-}
-
-impl Shape for Aabb {
-    fn check(&self, index: usize) -> Result<(), BatchError> {
-        self.validate(0).map_err(|error| BatchError::Input { index, error })
-    }
-    fn answer(&self, grid: &AdaptiveGrid, out: &mut Vec<u32>) {
-        // Checked before the jobs started: a refusal cannot happen.
-        grid.query_aabb(self, out).unwrap_or_default();
-    }
-}
-
-impl Shape for Vec3 {
-    fn check(&self, index: usize) -> Result<(), BatchError> {
-        validate_point(*self).map_err(|error| BatchError::Query { index, error })
-    }
-    fn answer(&self, grid: &AdaptiveGrid, out: &mut Vec<u32>) {
-        grid.query_point(*self, out).unwrap_or_default();
-    }
-}
-
-impl Shape for Sphere {
-    fn check(&self, index: usize) -> Result<(), BatchError> {
-        self.validate().map_err(|error| BatchError::Query { index, error })
-    }
-    fn answer(&self, grid: &AdaptiveGrid, out: &mut Vec<u32>) {
-        grid.query_sphere(self, out).unwrap_or_default();
-    }
-}
-
 impl BatchHits {
     /// Every kept box each query box overlaps
     /// ([`AdaptiveGrid::query_aabb`]).
@@ -113,7 +79,10 @@ impl BatchHits {
         grid: &AdaptiveGrid,
         boxes: &[Aabb],
     ) -> Result<(), BatchError> {
-        self.run(jobs, grid, boxes)
+        let check =
+            |b: &Aabb, index| b.validate(0).map_err(|error| BatchError::Input { index, error });
+        // Checked before the jobs started: a refusal cannot happen.
+        self.run(jobs, boxes, check, |b, out| grid.query_aabb(b, out).unwrap_or_default())
     }
 
     /// The old name of [`query_aabbs`](Self::query_aabbs), kept one release.
@@ -142,7 +111,10 @@ impl BatchHits {
         grid: &AdaptiveGrid,
         points: &[Vec3],
     ) -> Result<(), BatchError> {
-        self.run(jobs, grid, points)
+        let check = |&p: &Vec3, index| {
+            validate_point(p).map_err(|error| BatchError::Query { index, error })
+        };
+        self.run(jobs, points, check, |&p, out| grid.query_point(p, out).unwrap_or_default())
     }
 
     /// Every kept box each sphere meets ([`AdaptiveGrid::query_sphere`]).
@@ -156,7 +128,57 @@ impl BatchHits {
         grid: &AdaptiveGrid,
         spheres: &[Sphere],
     ) -> Result<(), BatchError> {
-        self.run(jobs, grid, spheres)
+        let check =
+            |s: &Sphere, index| s.validate().map_err(|error| BatchError::Query { index, error });
+        self.run(jobs, spheres, check, |s, out| grid.query_sphere(s, out).unwrap_or_default())
+    }
+
+    /// Every kept box each region meets ([`AdaptiveGrid::query_with`]): a
+    /// batch of the caller's own shapes (frustums of several views,
+    /// capsules of several characters), answered in input order.
+    ///
+    /// # Errors
+    /// [`BatchError::Query`] naming the first region refused (its
+    /// [`validate`](RegionTest::validate), or bounds that break the box
+    /// contract), or [`BatchError::Job`]; the answer is then empty.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_jobs::JobSystem;
+    /// use broadphase_kernel::{AdaptiveGrid, Aabb, Capsule};
+    /// use broadphase_partition::BatchHits;
+    /// use glam::Vec3;
+    /// let boxes: Vec<Aabb> = (0..10).map(|i| Aabb::new(Vec3::splat(i as f32), Vec3::splat(i as f32 + 0.5))).collect();
+    /// let mut grid = AdaptiveGrid::default();
+    /// grid.build(&boxes)?;
+    /// let capsules = [
+    ///     Capsule::new(Vec3::splat(0.25), Vec3::splat(1.25), 0.0),
+    ///     Capsule::new(Vec3::splat(20.0), Vec3::splat(30.0), 1.0),
+    /// ];
+    /// let mut hits = BatchHits::default();
+    /// hits.query_regions(&JobSystem::new(2), &grid, &capsules)?;
+    /// let mut first = hits.hits(0).to_vec();
+    /// first.sort();
+    /// assert_eq!(first, [0, 1]);
+    /// assert!(hits.hits(1).is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn query_regions<R: RegionTest + Sync>(
+        &mut self,
+        jobs: &JobSystem,
+        grid: &AdaptiveGrid,
+        regions: &[R],
+    ) -> Result<(), BatchError> {
+        let check = |region: &R, index| {
+            region
+                .validate()
+                .and_then(|()| Ok(region.bounds().validate(0)?))
+                .map_err(|error| BatchError::Query { index, error })
+        };
+        self.run(jobs, regions, check, |region, out| {
+            grid.query_with(region, out).unwrap_or_default();
+        })
     }
 
     /// Queries answered by the last call.
@@ -188,16 +210,18 @@ impl BatchHits {
         &self.ids[self.offsets[query]..self.offsets[query + 1]]
     }
 
-    fn run<S: Shape>(
+    /// Checks every query, then answers them in pieces on `jobs`.
+    fn run<Q: Sync>(
         &mut self,
         jobs: &JobSystem,
-        grid: &AdaptiveGrid,
-        queries: &[S],
+        queries: &[Q],
+        check: impl Fn(&Q, usize) -> Result<(), BatchError>,
+        answer: impl Fn(&Q, &mut Vec<u32>) + Sync,
     ) -> Result<(), BatchError> {
         self.offsets.clear();
         self.ids.clear();
         for (index, query) in queries.iter().enumerate() {
-            query.check(index)?;
+            check(query, index)?;
         }
         // Pieces of at least `CHUNK` queries, a few per thread so that a
         // slow piece does not hold the others up; each fills its own kept
@@ -214,7 +238,7 @@ impl BatchHits {
         jobs.for_each_mut(&mut self.pieces[..pieces], |piece, out| {
             crate::profile::zone!("batch: shape queries");
             let start = piece * piece_len;
-            out.answer(grid, &queries[start..(start + piece_len).min(queries.len())]);
+            out.answer(&queries[start..(start + piece_len).min(queries.len())], &answer);
         })?;
         self.offsets.push(0);
         for piece in &self.pieces[..pieces] {

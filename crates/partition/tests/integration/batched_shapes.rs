@@ -1,13 +1,13 @@
-//! Box, point and sphere queries in one batch on 1 to 4 threads give, in
-//! input order, what asking each alone gives; a bad query refuses the
-//! batch and names itself.
+//! Box, point, sphere and region queries in one batch on 1 to 4 threads
+//! give, in input order, what asking each alone gives; a bad query refuses
+//! the batch and names itself.
 
 use broadphase_jobs::JobSystem;
 use broadphase_kernel::{Aabb, AdaptiveGrid};
 use broadphase_partition::{BatchError, BatchHits};
 use broadphase_scenes::{SplitMix64, mixed100k};
-use broadphase_storage::{QueryError, QueryPart, Sphere};
-use glam::Vec3;
+use broadphase_storage::{Capsule, Frustum, QueryError, QueryPart, RegionTest, Sphere};
+use glam::{Mat4, Vec3};
 
 fn points(count: usize, seed: u64) -> Vec<Vec3> {
     let mut rng = SplitMix64::new(seed);
@@ -93,4 +93,69 @@ fn a_bad_query_refuses_the_batch_and_names_itself() {
     let spheres = [Sphere::new(Vec3::ZERO, 1.0), Sphere::new(Vec3::ZERO, -1.0)];
     let err = batch.query_spheres(&jobs, &grid, &spheres).unwrap_err();
     assert!(matches!(err, BatchError::Query { index: 1, .. }), "{err:?}");
+}
+
+/// Sorted, and checked against brute force over the region's own test.
+fn sorted_and_exact(boxes: &[Aabb], region: &impl RegionTest, hits: &[u32]) -> Vec<u32> {
+    let mut hits = hits.to_vec();
+    hits.sort_unstable();
+    let expected: Vec<u32> =
+        (0..boxes.len() as u32).filter(|&i| region.meets(&boxes[i as usize])).collect();
+    assert_eq!(hits, expected);
+    hits
+}
+
+#[test]
+fn batches_of_regions_equal_one_query_at_a_time() {
+    let boxes = mixed100k().boxes;
+    let mut grid = AdaptiveGrid::default();
+    grid.build(&boxes).unwrap();
+    let ends = points(801, 12);
+    let capsules: Vec<Capsule> = ends
+        .windows(2)
+        .enumerate()
+        .map(|(i, w)| Capsule::new(w[0], w[0] + (w[1] - w[0]) * 0.05, (i % 30) as f32))
+        .collect();
+    let frustums: Vec<Frustum> = ends
+        .windows(2)
+        .map(|w| {
+            let view = Mat4::look_at_rh(w[0], w[1], Vec3::Y);
+            Frustum::from_view_projection(Mat4::perspective_rh(0.8, 1.5, 1.0, 150.0) * view)
+                .unwrap()
+        })
+        .collect();
+    let (mut by_capsule, mut by_frustum) = (Vec::new(), Vec::new());
+    for (k, (c, f)) in capsules.iter().zip(&frustums).enumerate() {
+        each(&grid, |g, out| g.query_with(c, out).unwrap(), &mut by_capsule);
+        each(&grid, |g, out| g.query_with(f, out).unwrap(), &mut by_frustum);
+        if k < 20 {
+            sorted_and_exact(&boxes, c, &by_capsule[k]);
+            sorted_and_exact(&boxes, f, &by_frustum[k]);
+        }
+    }
+    assert!(by_frustum.iter().filter(|h| !h.is_empty()).count() > 200, "frustums see boxes");
+    let mut batch = BatchHits::default();
+    for threads in [1, 2, 4] {
+        let jobs = JobSystem::new(threads);
+        for len in [0, 1, 257, 800] {
+            batch.query_regions(&jobs, &grid, &capsules[..len]).unwrap();
+            assert_eq!(rows(&batch), by_capsule[..len], "capsules, {threads} threads, {len}");
+            batch.query_regions(&jobs, &grid, &frustums[..len]).unwrap();
+            assert_eq!(rows(&batch), by_frustum[..len], "frustums, {threads} threads, {len}");
+        }
+    }
+    let mut bad = capsules.clone();
+    bad[300].radius = f32::NAN;
+    let err = batch.query_regions(&JobSystem::new(2), &grid, &bad).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            BatchError::Query {
+                index: 300,
+                error: QueryError::BadLength { part: QueryPart::Radius, .. }
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(batch.is_empty() && batch.ids().is_empty(), "a refused batch answers nothing");
 }

@@ -1,4 +1,4 @@
-//! Ray, box, point and sphere queries on the persistent broad phase
+//! Ray, box, point, sphere, capsule and frustum queries on the persistent broad phase
 //! against brute force over the live proxies' boxes, frame after frame of
 //! drift, teleports, churn (slots reused), kind flips, on both update
 //! paths, with and without calls pending since the last update, and with
@@ -8,8 +8,8 @@ use broadphase_jobs::JobSystem;
 use broadphase_kernel::Aabb;
 use broadphase_persistent::{PersistentBroadPhase, PersistentConfig, Proxy, ProxyKind};
 use broadphase_scenes::SplitMix64;
-use broadphase_storage::{Ray, Sphere};
-use glam::Vec3;
+use broadphase_storage::{Capsule, Frustum, QueryError, QueryPart, Ray, Sphere};
+use glam::{Mat4, Vec3};
 
 fn random_box(rng: &mut SplitMix64, side: f32) -> Aabb {
     let min =
@@ -71,6 +71,15 @@ fn check(
         let sphere = Sphere::new(origin, rng.range_f32(0.0, 6.0));
         view.query_sphere(&sphere, &mut found).unwrap();
         assert_eq!(found, matching(live, |b| sphere.overlaps(b)), "{sphere:?}");
+        // Regions: through the index's enlarged boxes, exact on each own.
+        let capsule = Capsule::new(origin, origin + dir * 15.0, rng.range_f32(0.0, 3.0));
+        view.query_with(&capsule, &mut found).unwrap();
+        assert_eq!(found, matching(live, |b| capsule.overlaps(b)), "{capsule:?}");
+        let camera = Mat4::perspective_rh(1.0, 1.5, 0.5, rng.range_f32(5.0, 60.0))
+            * Mat4::look_at_rh(origin, origin + dir + Vec3::new(0.0, 0.0, 0.1), Vec3::Y);
+        let frustum = Frustum::from_view_projection(camera).unwrap();
+        view.query_with(&frustum, &mut found).unwrap();
+        assert_eq!(found, matching(live, |b| frustum.overlaps(b)), "{frustum:?}");
     }
 }
 
@@ -132,4 +141,31 @@ fn queries_match_brute_force_over_changing_worlds() {
             check(&mut world, &jobs, &boxes, &mut rng, side);
         }
     }
+}
+
+/// A region refused by its own check or by its bounds leaves nothing.
+#[test]
+fn bad_regions_are_typed_errors() {
+    let jobs = JobSystem::new(1);
+    let mut world = PersistentBroadPhase::default();
+    let wall = world.insert(Aabb::new(Vec3::ZERO, Vec3::ONE), ProxyKind::Static).unwrap();
+    world.update(&jobs).unwrap();
+    let view = world.queries(&jobs).unwrap();
+    let mut found = vec![wall];
+    let capsule = Capsule::new(Vec3::ZERO, Vec3::new(f32::NAN, 0.0, 0.0), 1.0);
+    assert!(matches!(
+        view.query_with(&capsule, &mut found),
+        Err(QueryError::NotFinite { part: QueryPart::End, .. })
+    ));
+    assert!(found.is_empty());
+    found.push(wall);
+    let beyond = Aabb::new(Vec3::ZERO, Vec3::new(f32::INFINITY, 1.0, 1.0));
+    assert!(matches!(view.query_with(&beyond, &mut found), Err(QueryError::Input(_))));
+    assert!(found.is_empty());
+    // The capsule's end is sqrt(3) = 1.732 from the box's corner.
+    let reach = |radius| Capsule::new(Vec3::splat(2.0), Vec3::splat(3.0), radius);
+    view.query_with(&reach(1.75), &mut found).unwrap();
+    assert_eq!(found, [wall]);
+    view.query_with(&reach(1.7), &mut found).unwrap();
+    assert!(found.is_empty());
 }

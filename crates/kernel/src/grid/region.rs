@@ -1,0 +1,136 @@
+//! The boxes a region of the caller's own meets: the box query's walk with
+//! the region's bounds, cells skipped where the region says it misses
+//! them, and the region's exact test on every candidate.
+
+use super::hierarchy::AdaptiveGrid;
+use super::quantize::{Cell, OWNS_PAIR, WorldSteps};
+use super::query::{cells_met, leaf_hits};
+use broadphase_storage::{Aabb, QueryError, RegionTest};
+use glam::Vec3;
+
+impl AdaptiveGrid {
+    /// Writes into `out` (cleared first) the index of every kept box that
+    /// `region` [meets](RegionTest::meets), each once, in unspecified
+    /// order: the query for a shape of the caller's own
+    /// ([`Frustum`](broadphase_storage::Frustum),
+    /// [`Capsule`](broadphase_storage::Capsule), or any [`RegionTest`]).
+    ///
+    /// The walk searches [`bounds`](RegionTest::bounds) as the box query
+    /// does, and skips a cell where [`may_meet`](RegionTest::may_meet) is
+    /// false. Without skips, each box is reported by the one leaf that
+    /// holds its reference point (the max of its low corner and the
+    /// bounds'), as in the box query. A skipped cell may hold that point
+    /// for a box the region meets elsewhere, so a walk that skipped any
+    /// reports every accepted box of every leaf it visited and removes the
+    /// repeats at the end (the answer is then sorted).
+    ///
+    /// [`query_aabb`](Self::query_aabb) and
+    /// [`query_sphere`](Self::query_sphere) give the same answers as this
+    /// query with an [`Aabb`] or a
+    /// [`Sphere`](broadphase_storage::Sphere), through their own
+    /// quantized fast paths.
+    ///
+    /// # Errors
+    /// [`QueryError`] from the region's [`validate`](RegionTest::validate),
+    /// or [`QueryError::Input`] if its bounds break the box contract; `out`
+    /// is then empty.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_kernel::{AdaptiveGrid, Aabb, Capsule};
+    /// use glam::Vec3;
+    /// let boxes: Vec<Aabb> =
+    ///     (0..10).map(|i| Aabb::new(Vec3::new(i as f32, 3.0, 0.0), Vec3::new(i as f32 + 0.5, 3.5, 0.5))).collect();
+    /// let mut grid = AdaptiveGrid::default();
+    /// grid.build(&boxes)?;
+    /// // A capsule along x at height 2, reaching up to 3: the boxes over
+    /// // 2..=5 (box 1 ends at x = 1.5, sqrt(1.25) from the segment's end).
+    /// let capsule = Capsule::new(Vec3::new(2.0, 2.0, 0.0), Vec3::new(5.0, 2.0, 0.0), 1.0);
+    /// let mut hits = Vec::new();
+    /// grid.query_with(&capsule, &mut hits)?;
+    /// hits.sort();
+    /// assert_eq!(hits, [2, 3, 4, 5]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn query_with(
+        &self,
+        region: &impl RegionTest,
+        out: &mut Vec<u32>,
+    ) -> Result<(), QueryError> {
+        out.clear();
+        region.validate()?;
+        let bounds = region.bounds();
+        bounds.validate(0)?;
+        if !self.kept || self.builder.nodes.is_empty() {
+            return Ok(());
+        }
+        let quantized = self.quantizer.item(&bounds, 0);
+        let steps = self.quantizer.world_steps();
+        let nodes = &self.builder.nodes;
+        // The leaves first, so that the report knows whether any cell was
+        // skipped before it trusts the reference points.
+        let mut leaves = Vec::new();
+        let mut skipped = false;
+        let mut waiting = vec![0u32];
+        while let Some(index) = waiting.pop() {
+            let node = &nodes[index as usize];
+            if index != 0 && !region.may_meet(&world_box(node.cell, &steps, &bounds)) {
+                skipped = true;
+                continue;
+            }
+            if node.is_leaf() {
+                leaves.push(index);
+                continue;
+            }
+            let Some(cells) = cells_met(node.block, &quantized) else { continue };
+            let mut visit = cells & node.occupancy;
+            while visit != 0 {
+                let cell = visit.trailing_zeros();
+                visit &= visit - 1;
+                let below = node.occupancy & ((1u64 << cell) - 1);
+                waiting.push(node.first + below.count_ones());
+            }
+        }
+        for &index in &leaves {
+            let node = &nodes[index as usize];
+            let leaf = self.leaves.view(node.first as usize, node.count as usize);
+            let owned = i16::from(node.cell.owned_axes(quantized.lo));
+            let mut report = |slot: usize| {
+                if skipped || owned | leaf.owned[slot] == i16::from(OWNS_PAIR) {
+                    let id = leaf.ids[slot];
+                    if region.meets(&self.boxes[id as usize]) {
+                        out.push(id);
+                    }
+                }
+            };
+            leaf_hits(self.kernel, &leaf, &quantized, &mut report);
+        }
+        if skipped {
+            out.sort_unstable();
+            out.dedup();
+        }
+        Ok(())
+    }
+}
+
+/// The world box of `cell`: every point the quantizer puts in it, cut to
+/// `bounds` (finite, where the cell's span is open at the border of the
+/// coordinates), rounded outward to `f32`.
+fn world_box(cell: Cell, steps: &WorldSteps, bounds: &Aabb) -> Aabb {
+    let mut min = [0.0f32; 3];
+    let mut max = [0.0f32; 3];
+    for axis in 0..3 {
+        let (lo, hi) = cell.span(axis);
+        let (low, high) = steps.span(axis, lo, hi);
+        let low = low.max(f64::from(bounds.min[axis]));
+        // Where the cut is empty the region has no point in the cell, and
+        // any answer for a point of it is sound.
+        let high = high.min(f64::from(bounds.max[axis])).max(low);
+        // `as` rounds to nearest; a step outward where that went inward.
+        let (l, h) = (low as f32, high as f32);
+        min[axis] = if f64::from(l) > low { l.next_down() } else { l };
+        max[axis] = if f64::from(h) < high { h.next_up() } else { h };
+    }
+    Aabb::new(Vec3::from(min), Vec3::from(max))
+}

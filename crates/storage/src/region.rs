@@ -1,0 +1,128 @@
+//! The seam for query shapes: a region of space as a structure's walk sees
+//! it, so that a new shape is one `impl` in one file.
+
+use crate::{Aabb, QueryError, Sphere};
+
+/// A query region: what a structure needs from a shape to find every box
+/// it meets.
+///
+/// A walk takes [`bounds`](Self::bounds) as the box to search, may skip a
+/// cell of its hierarchy where [`may_meet`](Self::may_meet) is false, and
+/// reports each box it keeps that [`meets`](Self::meets) accepts, once.
+/// The answer is exactly the boxes a brute-force pass over
+/// [`meets`](Self::meets) accepts, as long as the three agree:
+///
+/// - every box `meets` accepts overlaps `bounds()` (a box outside it is
+///   never looked at);
+/// - `may_meet(cell)` is false only for a cell that shares no point with
+///   the region, and `meets` is the test "the box shares a point with the
+///   region", for one fixed set of points. Then a box the region meets is
+///   found in the cell that holds a shared point. A shape whose `meets` is
+///   only conservative (it accepts some boxes that come near the region
+///   without touching it, as [`Frustum`](crate::Frustum)'s plane test does)
+///   keeps the default, `true`, or a box it accepts could lie only in
+///   cells that were skipped. A shape cut to a box (a half-space inside a
+///   world box) tests the part of the box inside that box, not the whole.
+///
+/// [`validate`](Self::validate) checks the shape's own contract before a
+/// query; a query also refuses a `bounds()` that breaks the box contract.
+///
+/// # Examples
+///
+/// A half-space, `normal · p >= offset`, clipped to a finite box, is one
+/// impl:
+///
+/// ```
+/// use broadphase_storage::{Aabb, RegionTest};
+/// use glam::Vec3;
+///
+/// struct Above {
+///     height: f32,
+///     world: Aabb,
+/// }
+///
+/// impl RegionTest for Above {
+///     fn bounds(&self) -> Aabb {
+///         Aabb::new(Vec3::new(self.world.min.x, self.height, self.world.min.z), self.world.max)
+///     }
+///     fn may_meet(&self, cell: &Aabb) -> bool {
+///         cell.max.y >= self.height
+///     }
+///     fn meets(&self, aabb: &Aabb) -> bool {
+///         aabb.overlaps(&self.bounds())
+///     }
+/// }
+///
+/// let above = Above { height: 2.0, world: Aabb::new(Vec3::splat(-10.0), Vec3::splat(10.0)) };
+/// assert!(above.meets(&Aabb::new(Vec3::ZERO, Vec3::splat(2.0))));
+/// assert!(!above.meets(&Aabb::new(Vec3::ZERO, Vec3::ONE)));
+/// ```
+pub trait RegionTest {
+    /// A box around the region: every box [`meets`](Self::meets) accepts
+    /// overlaps it. Must be a valid box (finite, `min <= max`); the tighter
+    /// it is, the fewer boxes a walk looks at.
+    fn bounds(&self) -> Aabb;
+
+    /// Whether the region may share a point with `cell`, a box of world
+    /// space a walk is about to descend into (already cut to
+    /// [`bounds`](Self::bounds)). False only when it surely does not; see
+    /// the trait's docs for when a shape may say false at all. The
+    /// default, `true`, never skips a cell.
+    #[inline]
+    fn may_meet(&self, cell: &Aabb) -> bool {
+        let _ = cell;
+        true
+    }
+
+    /// Whether the region meets `aabb`: the exact test a query answers by.
+    fn meets(&self, aabb: &Aabb) -> bool;
+
+    /// Checks the shape's own contract (a radius, a plane) before a query.
+    /// The default accepts every value.
+    ///
+    /// # Errors
+    /// [`QueryError`] naming what is wrong.
+    #[inline]
+    fn validate(&self) -> Result<(), QueryError> {
+        Ok(())
+    }
+}
+
+/// A box as a region: the boxes it overlaps (touching counts).
+impl RegionTest for Aabb {
+    #[inline]
+    fn bounds(&self) -> Aabb {
+        *self
+    }
+
+    #[inline]
+    fn meets(&self, aabb: &Aabb) -> bool {
+        self.overlaps(aabb)
+    }
+}
+
+/// A sphere as a region: [`Sphere::overlaps`]. A cell is skipped when the
+/// sphere misses its box: the point of a box closest to the center, for a
+/// box the sphere meets, lies inside the sphere's bounds and so in a cell
+/// the sphere reaches (the distance to a cell holding it is no larger).
+impl RegionTest for Sphere {
+    #[inline]
+    fn bounds(&self) -> Aabb {
+        Sphere::bounds(self)
+    }
+
+    #[inline]
+    fn may_meet(&self, cell: &Aabb) -> bool {
+        self.reaches(cell)
+    }
+
+    #[inline]
+    fn meets(&self, aabb: &Aabb) -> bool {
+        self.overlaps(aabb)
+    }
+
+    #[inline]
+    fn validate(&self) -> Result<(), QueryError> {
+        Sphere::validate(self)
+    }
+}
