@@ -2,11 +2,14 @@
 //! dropping the copies of a box that lies in several leaves
 //! (`RayDedup::Sort`, `RayDedup::FastUnique`), on every kernel and with
 //! small leaves (boxes in many leaves): a lattice of touching cubes, a pile
-//! of identical boxes, and small cubes under one huge box.
+//! of identical boxes, and small cubes under one huge box. Warm queries
+//! with regions of the caller's own (`query_with`: capsules, which skip
+//! cells, and frustums) allocate nothing either.
 
+use broadphase::glam::Mat4;
 use broadphase::glam::Vec3;
 use broadphase::grid::{GridConfig, PairKernel, RayDedup};
-use broadphase::query::Ray;
+use broadphase::query::{Capsule, Frustum, Ray};
 use broadphase::{Aabb, AdaptiveGrid};
 use broadphase_scenes::{cubes_under_one_box, pile, touching_cubes};
 use broadphase_testkit::allocations_during;
@@ -22,6 +25,7 @@ pub(crate) fn warm_all_hits_rays_allocate_nothing() {
                     let mut grid = AdaptiveGrid::with_config(config);
                     grid.build(boxes).expect("valid scene");
                     check_warm_rays(&grid, boxes);
+                    check_warm_regions(&grid, boxes);
                 }
             }
         }
@@ -51,5 +55,37 @@ fn check_warm_rays(grid: &AdaptiveGrid, boxes: &[Aabb]) {
     };
     let (found, _) = frame(false);
     assert!(found > 50, "{:?}: {found} hits", grid.config());
+    assert_eq!(frame(true), (found, 0), "{:?}", grid.config());
+}
+
+/// Capsules through the scene's middle, and a frustum looking at it.
+fn check_warm_regions(grid: &AdaptiveGrid, boxes: &[Aabb]) {
+    let (low, high) =
+        boxes.iter().fold((Vec3::MAX, Vec3::MIN), |(lo, hi), b| (lo.min(b.min), hi.max(b.max)));
+    let (middle, size) = ((low + high) * 0.5, (high - low).max_element().max(1.0));
+    let eye = middle - Vec3::new(size, 0.1 * size, 0.0);
+    let view = Mat4::look_at_rh(eye, middle, Vec3::Z);
+    let projection = Mat4::perspective_rh(0.8, 1.0, 0.01 * size, 4.0 * size);
+    let frustum = Frustum::from_view_projection(projection * view).expect("a finite frustum");
+    let capsules: Vec<Capsule> = (0..20)
+        .map(|i| {
+            let wobble =
+                Vec3::new(0.0, (i as f32 * 0.37).sin(), (i as f32 * 0.37).cos()) * 0.1 * size;
+            Capsule::new(low - wobble, high + wobble, 0.05 * size)
+        })
+        .collect();
+    let mut hits = Vec::new();
+    let mut frame = |count: bool| {
+        allocations_during(count, || {
+            let found = capsules.iter().fold(0, |n, capsule| {
+                grid.query_with(capsule, &mut hits).unwrap();
+                n + hits.len()
+            });
+            grid.query_with(&frustum, &mut hits).unwrap();
+            found + hits.len()
+        })
+    };
+    let (found, _) = frame(false);
+    assert!(found > 20, "{:?}: {found} boxes met", grid.config());
     assert_eq!(frame(true), (found, 0), "{:?}", grid.config());
 }

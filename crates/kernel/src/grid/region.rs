@@ -3,7 +3,7 @@
 //! them, and the region's exact test on every candidate.
 
 use super::hierarchy::AdaptiveGrid;
-use super::quantize::{Cell, OWNS_PAIR, WorldSteps};
+use super::quantize::{Cell, Item, LEVELS, OWNS_PAIR, WorldSteps};
 use super::query::{cells_met, leaf_hits};
 use broadphase_storage::{Aabb, QueryError, RegionTest};
 use glam::Vec3;
@@ -20,9 +20,10 @@ impl AdaptiveGrid {
     /// false. Without skips, each box is reported by the one leaf that
     /// holds its reference point (the max of its low corner and the
     /// bounds'), as in the box query. A skipped cell may hold that point
-    /// for a box the region meets elsewhere, so a walk that skipped any
-    /// reports every accepted box of every leaf it visited and removes the
-    /// repeats at the end (the answer is then sorted).
+    /// for a box the region meets elsewhere, so at the first skip the walk
+    /// starts again, reporting every accepted box of every leaf it visits,
+    /// and removes the repeats at the end (the answer is then sorted). It
+    /// allocates nothing but the room `out` needs.
     ///
     /// [`query_aabb`](Self::query_aabb) and
     /// [`query_sphere`](Self::query_sphere) give the same answers as this
@@ -66,52 +67,84 @@ impl AdaptiveGrid {
             return Ok(());
         }
         let quantized = self.quantizer.item(&bounds, 0);
-        let steps = self.quantizer.world_steps();
-        let nodes = &self.builder.nodes;
-        // The leaves first, so that the report knows whether any cell was
-        // skipped before it trusts the reference points.
-        let mut leaves = Vec::new();
-        let mut skipped = false;
-        let mut waiting = vec![0u32];
-        while let Some(index) = waiting.pop() {
-            let node = &nodes[index as usize];
-            if index != 0 && !region.may_meet(&world_box(node.cell, &steps, &bounds)) {
-                skipped = true;
-                continue;
-            }
-            if node.is_leaf() {
-                leaves.push(index);
-                continue;
-            }
-            let Some(cells) = cells_met(node.block, &quantized) else { continue };
-            let mut visit = cells & node.occupancy;
-            while visit != 0 {
-                let cell = visit.trailing_zeros();
-                visit &= visit - 1;
-                let below = node.occupancy & ((1u64 << cell) - 1);
-                waiting.push(node.first + below.count_ones());
-            }
-        }
-        for &index in &leaves {
-            let node = &nodes[index as usize];
-            let leaf = self.leaves.view(node.first as usize, node.count as usize);
-            let owned = i16::from(node.cell.owned_axes(quantized.lo));
-            let mut report = |slot: usize| {
-                if skipped || owned | leaf.owned[slot] == i16::from(OWNS_PAIR) {
-                    let id = leaf.ids[slot];
-                    if region.meets(&self.boxes[id as usize]) {
-                        out.push(id);
-                    }
-                }
-            };
-            leaf_hits(self.kernel, &leaf, &quantized, &mut report);
-        }
-        if skipped {
+        // Each box reported by the one leaf that holds its reference point,
+        // until a cell is skipped: then the walk starts again and reports
+        // every accepted box of every leaf it visits (see above).
+        let walk = |report_all: bool, out: &mut Vec<u32>| {
+            self.region_walk(region, &bounds, &quantized, report_all, out)
+        };
+        if walk(false, out) == Walk::Skipped {
+            out.clear();
+            walk(true, out);
             out.sort_unstable();
             out.dedup();
         }
         Ok(())
     }
+
+    /// One walk of [`query_with`](Self::query_with) over the region's
+    /// quantized bounds, depth first: every leaf's accepted boxes if
+    /// `report_all`, else those whose reference point the leaf holds, and
+    /// then the walk stops at the first cell it would skip.
+    fn region_walk(
+        &self,
+        region: &impl RegionTest,
+        bounds: &Aabb,
+        quantized: &Item,
+        report_all: bool,
+        out: &mut Vec<u32>,
+    ) -> Walk {
+        let steps = self.quantizer.world_steps();
+        let nodes = &self.builder.nodes;
+        // At most 63 siblings wait per level above the current node; on the
+        // stack, so a query allocates nothing.
+        let mut stack = [0u32; 64 * LEVELS as usize];
+        let mut waiting = 1; // the root, at 0
+        while waiting > 0 {
+            waiting -= 1;
+            let index = stack[waiting];
+            let node = &nodes[index as usize];
+            if index != 0 && !region.may_meet(&world_box(node.cell, &steps, bounds)) {
+                if !report_all {
+                    return Walk::Skipped;
+                }
+                continue;
+            }
+            if node.is_leaf() {
+                let leaf = self.leaves.view(node.first as usize, node.count as usize);
+                let owned = i16::from(node.cell.owned_axes(quantized.lo));
+                let mut report = |slot: usize| {
+                    if report_all || owned | leaf.owned[slot] == i16::from(OWNS_PAIR) {
+                        let id = leaf.ids[slot];
+                        if region.meets(&self.boxes[id as usize]) {
+                            out.push(id);
+                        }
+                    }
+                };
+                leaf_hits(self.kernel, &leaf, quantized, &mut report);
+                continue;
+            }
+            let Some(cells) = cells_met(node.block, quantized) else { continue };
+            let mut visit = cells & node.occupancy;
+            while visit != 0 {
+                let cell = visit.trailing_zeros();
+                visit &= visit - 1;
+                let below = node.occupancy & ((1u64 << cell) - 1);
+                stack[waiting] = node.first + below.count_ones();
+                waiting += 1;
+            }
+        }
+        Walk::Done
+    }
+}
+
+/// How a walk of [`AdaptiveGrid::region_walk`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Walk {
+    Done,
+    /// It stopped at a cell the region misses, before reporting by
+    /// reference points could lose a box.
+    Skipped,
 }
 
 /// The world box of `cell`: every point the quantizer puts in it, cut to
