@@ -11,21 +11,20 @@
 //!
 //! **Merge.** The pair list is cut into one piece per thread. A job
 //! buckets its piece's half-pairs (`a` touches `b`, `b` touches `a`) by
-//! shard in its own scratch, then takes the shards one by one, starting
-//! at a different shard per piece, locking each once for its whole
-//! bucket: it adds the bucket to the shard's count of half-pairs per id
-//! and hands the bucket over (a swap of buffers, not a copy). It locks
-//! first every shard it can without waiting (`try_lock`), then, waiting,
-//! those that were busy. A lock per pair would cost more than the work it
-//! guards.
+//! shard, a counting sort into one buffer of its own, then takes the
+//! shards one by one, starting at a different shard per piece, locking
+//! each once to add its whole bucket to the shard's count of half-pairs
+//! per id: first every shard it can lock without waiting (`try_lock`),
+//! then, waiting, those that were busy. A lock per pair would cost more
+//! than the work it guards.
 //!
-//! **Layout.** Then one job per shard, on every thread, lays the shard
-//! out: the counts summed into an offset per id, and the half-pairs, the
-//! pieces' in the order of the pieces, scattered into one partner buffer
-//! (a counting sort by owner), the owner's entity beside each offset.
-//! [`Contacts::touching`] is the lookup of one range. (Laying a shard out
-//! in the merge, by the last piece to hand it a bucket, left it all to the
-//! piece that started last.)
+//! **Layout.** Then one job per shard, on every thread, lays its shard
+//! out: the counts summed into an offset per id, and the shard's buckets,
+//! the pieces' in the order of the pieces, scattered into one partner
+//! buffer (a counting sort by owner), the owner's entity beside each
+//! offset. [`Contacts::touching`] is the lookup of one range. (Laying a
+//! shard out in the merge, by the last piece to hand it a bucket, left it
+//! all to the piece that started last.)
 //!
 //! **Repeats.** The plugin's pairs are sorted and free of repeats, and a
 //! job tests that of its piece while it counts: strictly increasing pairs
@@ -122,11 +121,10 @@ struct Table {
     partners: Pool<Entity>,
 }
 
-/// One shard: what the pieces handed it, and the table built from it.
+/// One shard: its counts of what the pieces found for it, and the table
+/// built from them.
 #[derive(Default)]
 struct Shard {
-    /// By piece, its half-pairs of this shard.
-    staged: Box<[Pool<HalfPair>]>,
     /// By local index, how many half-pairs of this build are the list's;
     /// in the layout, where its next partner goes. All 0 between builds
     /// once `counts_zeroed`.
@@ -145,7 +143,6 @@ struct Shard {
 impl Shard {
     /// Empties the shard for a build of `locals` lists.
     fn reset(&mut self, locals: usize) {
-        self.staged.iter_mut().for_each(Pool::reset);
         if !self.counts_zeroed {
             self.counts.reset();
             self.counts_zeroed = true;
@@ -155,22 +152,23 @@ impl Shard {
         self.dropped_repeats = false;
     }
 
-    /// Takes piece `piece`'s half-pairs of this shard (leaving the shard's
-    /// last buffer in `bucket`), and counts them per list; with
-    /// `drop_repeats`, only those not seen before in this build.
+    /// Counts a piece's half-pairs of this shard per list; with
+    /// `drop_repeats`, first drops from `bucket` (moving the rest to its
+    /// front) those seen before in this build, and returns how many it
+    /// kept.
     fn hand_in(
         &mut self,
         sharding: Sharding,
-        piece: usize,
-        bucket: &mut Pool<HalfPair>,
+        bucket: &mut [HalfPair],
         drop_repeats: bool,
-    ) {
+    ) -> usize {
+        let mut kept = bucket.len();
         if drop_repeats {
             if !self.dropped_repeats {
                 self.sets.reset(self.counts.len());
                 self.dropped_repeats = true;
             }
-            let mut kept = 0;
+            kept = 0;
             for at in 0..bucket.len() {
                 let (owner, partner) = bucket[at];
                 if self.sets.insert(sharding.local(owner.id()) as u32, partner.id()) {
@@ -178,22 +176,21 @@ impl Shard {
                     kept += 1;
                 }
             }
-            bucket.truncate(kept);
         }
-        self.counts_zeroed &= bucket.is_empty();
+        self.counts_zeroed &= kept == 0;
         let counts = &mut self.counts[..];
-        for &(owner, _) in bucket.iter() {
+        for &(owner, _) in &bucket[..kept] {
             counts[sharding.local(owner.id())] += 1;
         }
-        core::mem::swap(&mut self.staged[piece], bucket);
+        kept
     }
 
-    /// Lays the shard's half-pairs out as its table: the counts summed
-    /// into offsets, then a counting sort by owner, the pieces' half-pairs
-    /// in the order of the pieces (so each list comes out in the order of
-    /// the pairs); lists that went through `sets` are sorted after.
-    fn lay_out(&mut self, sharding: Sharding) {
-        let Shard { staged, counts, counts_zeroed, building, dropped_repeats, .. } = self;
+    /// Lays shard `shard` out as its table: the counts summed into
+    /// offsets, then a counting sort by owner of the pieces' buckets for
+    /// it, in the order of the pieces (so each list comes out in the order
+    /// of the pairs); lists that went through `sets` are sorted after.
+    fn lay_out(&mut self, sharding: Sharding, shard: usize, pieces: &[Padded<Piece>]) {
+        let Shard { counts, counts_zeroed, building, dropped_repeats, .. } = self;
         let Table { offsets, owners, partners } = building;
         let locals = counts.len();
         // `offsets[l + 1]` is where list `l` ends, and `counts[l]` becomes
@@ -213,7 +210,8 @@ impl Shard {
         partners.reset();
         partners.resize(sum as usize, Entity::DANGLING);
         let (owners, partners, cursors) = (&mut owners[..], &mut partners[..], &mut counts[..]);
-        for &(owner, partner) in staged.iter().flatten() {
+        let buckets = pieces.iter().map(|piece| piece.0.bucket(shard));
+        for &(owner, partner) in buckets.flatten() {
             let local = sharding.local(owner.id());
             let at = &mut cursors[local];
             partners[*at as usize] = partner;
@@ -230,21 +228,37 @@ impl Shard {
     }
 }
 
-/// A piece's scratch: its half-pairs bucketed by shard.
-#[derive(Default)]
+/// A piece's scratch: its half-pairs bucketed by shard, in one buffer.
+/// (A buffer per shard would have the bucketing write to 8 or more
+/// streams that the allocator, mapping big buffers whole pages at a time,
+/// starts at the same offset in a page: they then evict each other from
+/// the cache, and the stage took 20% longer.)
 struct Piece {
-    /// By shard, how many half-pairs the piece has for it.
-    counts: Pool<usize>,
-    /// By shard, the piece's half-pairs for it; each bucket goes to its
-    /// shard (swapped for the one the shard held).
-    buckets: Box<[Pool<HalfPair>]>,
+    /// Shard `s`'s bucket is `half_pairs[starts[s]..ends[s]]`.
+    starts: [usize; MAX_SHARDS],
+    ends: [usize; MAX_SHARDS],
+    /// The buffer only grows; past the last bucket it holds stale values.
+    half_pairs: Pool<HalfPair>,
+}
+
+impl Default for Piece {
+    fn default() -> Self {
+        Piece { starts: [0; MAX_SHARDS], ends: [0; MAX_SHARDS], half_pairs: Pool::default() }
+    }
+}
+
+impl Piece {
+    /// The piece's half-pairs of shard `shard` in this build.
+    fn bucket(&self, shard: usize) -> &[HalfPair] {
+        &self.half_pairs[self.starts[shard]..self.ends[shard]]
+    }
 }
 
 /// Every entity's partners of the last published frame.
 pub(crate) struct Contacts {
     sharding: Sharding,
     shards: Box<[Padded<Mutex<Shard>>]>,
-    pieces: Box<[Padded<Mutex<Piece>>]>,
+    pieces: Box<[Padded<Piece>]>,
     /// The tables `touching` reads, by shard.
     published: Box<[Table]>,
 }
@@ -264,20 +278,11 @@ impl Contacts {
         let threads = threads.max(1);
         let shards = (threads * SHARDS_PER_THREAD).next_power_of_two().min(MAX_SHARDS);
         let pieces = threads.min(MAX_PIECES);
-        let shard = || {
-            let staged = (0..pieces).map(|_| Pool::default()).collect();
-            Padded(Mutex::new(Shard { staged, ..Shard::default() }))
-        };
-        let piece = || {
-            let buckets = (0..shards).map(|_| Pool::default()).collect();
-            let mut counts = Pool::default();
-            counts.resize(shards, 0);
-            Padded(Mutex::new(Piece { counts, buckets }))
-        };
+
         Self {
             sharding: Sharding { bits: shards.trailing_zeros() },
-            shards: (0..shards).map(|_| shard()).collect(),
-            pieces: (0..pieces).map(|_| piece()).collect(),
+            shards: (0..shards).map(|_| Padded::default()).collect(),
+            pieces: (0..pieces).map(|_| Padded::default()).collect(),
             published: (0..shards).map(|_| Table::default()).collect(),
         }
     }
@@ -304,44 +309,38 @@ impl Contacts {
         let pieces =
             if pairs.len() < PARALLEL_MIN || jobs.threads() < 2 { 1 } else { self.pieces.len() };
         self.reset(locals);
-        let repeats = if pieces == 1 {
-            self.pass(1, pairs).merge(0);
-            false
+        let Contacts { sharding, shards, pieces: scratch, .. } = self;
+        let pass = Pass::new(*sharding, shards, pieces, pairs);
+        if pieces == 1 {
+            pass.merge(0, &mut scratch[0].0);
         } else {
-            let pass = self.pass(pieces, pairs);
-            jobs.for_each(pieces, 1, |range, _worker| range.for_each(|piece| pass.merge(piece)))?;
-            pass.repeats.load(Ordering::Relaxed)
-        };
-        if repeats {
+            let merge = |piece, scratch: &mut Padded<Piece>| pass.merge(piece, &mut scratch.0);
+            jobs.for_each_mut(&mut scratch[..pieces], merge)?;
+        }
+        let pieces = if pass.repeats.load(Ordering::Relaxed) {
             // Some pair is out of order or repeated: a list may hold a
             // partner twice, or out of order. Merge again on this thread,
             // in one piece, which finds it out and drops the repeats.
-            self.reset(locals);
-            self.pass(1, pairs).merge(0);
-        }
-        let sharding = self.sharding;
+            shards.iter_mut().for_each(|cell| cell.0.get_mut().reset(locals));
+            Pass::new(*sharding, shards, 1, pairs).merge(0, &mut scratch[0].0);
+            1
+        } else {
+            pieces
+        };
+        let (sharding, scratch) = (*sharding, &scratch[..pieces]);
+        let lay_out = |shard: usize, cell: &mut Padded<Mutex<Shard>>| {
+            cell.0.get_mut().lay_out(sharding, shard, scratch);
+        };
         if pieces == 1 {
-            self.shards.iter_mut().for_each(|cell| cell.0.get_mut().lay_out(sharding));
+            shards.iter_mut().enumerate().for_each(|(shard, cell)| lay_out(shard, cell));
             return Ok(());
         }
-        jobs.for_each_mut(&mut self.shards, |_, cell| cell.0.get_mut().lay_out(sharding))
+        jobs.for_each_mut(shards, lay_out)
     }
 
     /// Empties every shard for a build of `locals` lists per shard.
     fn reset(&mut self, locals: usize) {
         self.shards.iter_mut().for_each(|cell| cell.0.get_mut().reset(locals));
-    }
-
-    /// What a build's passes read, for `pieces` pieces of `pairs`.
-    fn pass<'a>(&'a self, pieces: usize, pairs: &'a [(Entity, Entity)]) -> Pass<'a> {
-        Pass {
-            sharding: self.sharding,
-            shards: &self.shards,
-            pieces: &self.pieces[..pieces],
-            pairs,
-            piece_len: pairs.len().div_ceil(pieces).max(1),
-            repeats: AtomicBool::new(false),
-        }
     }
 
     /// Makes the lists of the last [`build`](Self::build) the ones
@@ -372,12 +371,25 @@ impl Contacts {
 struct Pass<'a> {
     sharding: Sharding,
     shards: &'a [Padded<Mutex<Shard>>],
-    pieces: &'a [Padded<Mutex<Piece>>],
+    pieces: usize,
     pairs: &'a [(Entity, Entity)],
     piece_len: usize,
     /// Set by a piece whose pairs (with the one before them) are not
     /// strictly increasing: then half-pairs may repeat.
     repeats: AtomicBool,
+}
+
+impl<'a> Pass<'a> {
+    /// The merge of `pairs` in `pieces` pieces into `shards`.
+    fn new(
+        sharding: Sharding,
+        shards: &'a [Padded<Mutex<Shard>>],
+        pieces: usize,
+        pairs: &'a [(Entity, Entity)],
+    ) -> Self {
+        let piece_len = pairs.len().div_ceil(pieces).max(1);
+        Pass { sharding, shards, pieces, pairs, piece_len, repeats: AtomicBool::new(false) }
+    }
 }
 
 impl Pass<'_> {
@@ -388,23 +400,23 @@ impl Pass<'_> {
     /// with every piece's test passed the whole list is, and no half-pair
     /// repeats. If not, it says so in `repeats` (then `build` merges
     /// again in one piece, and that piece has its shards drop repeats).
-    fn merge(&self, piece: usize) {
+    fn merge(&self, piece: usize, scratch: &mut Piece) {
         let start = (piece * self.piece_len).min(self.pairs.len());
         let end = (start + self.piece_len).min(self.pairs.len());
         let pairs = &self.pairs[start..end];
-        let mut scratch = self.pieces[piece].0.lock();
-        let Piece { counts, buckets } = &mut *scratch;
-        let sharding = self.sharding;
+        let Piece { starts, ends, half_pairs } = scratch;
+        let (sharding, shards) = (self.sharding, self.shards.len());
         let key = |(a, b): (Entity, Entity)| (u64::from(a.id()) << 32) | u64::from(b.id());
         // 0 is below every pair with a < b.
         let mut last = start.checked_sub(1).map_or(0, |before| key(self.pairs[before]));
         let mut distinct = true;
-        // A slice, not the Vec: its length and place stay in registers.
-        let counts = &mut counts[..];
-        counts.fill(0);
+        // Counting sort by shard: counts, starts, then each half-pair at its
+        // bucket's cursor (which ends at the bucket's end).
+        let cursors = &mut ends[..shards];
+        cursors.fill(0);
         for &(a, b) in pairs {
-            counts[sharding.shard(a.id())] += 1;
-            counts[sharding.shard(b.id())] += 1;
+            cursors[sharding.shard(a.id())] += 1;
+            cursors[sharding.shard(b.id())] += 1;
             let next = key((a, b));
             distinct &= (next > last) & (a.id() < b.id());
             last = next;
@@ -412,39 +424,48 @@ impl Pass<'_> {
         if !distinct {
             self.repeats.store(true, Ordering::Relaxed);
         }
-        for (bucket, &count) in buckets.iter_mut().zip(&*counts) {
-            bucket.reset();
-            bucket.reserve(count);
+        let mut sum = 0;
+        for (start, cursor) in starts.iter_mut().zip(cursors.iter_mut()) {
+            (*start, *cursor, sum) = (sum, sum, sum + *cursor);
         }
+        // Every place below `sum` is written: the buffer only grows.
+        if half_pairs.len() < sum {
+            half_pairs.resize(sum, (Entity::DANGLING, Entity::DANGLING));
+        }
+        let buffer = &mut half_pairs[..sum];
         for &(a, b) in pairs {
-            buckets[sharding.shard(a.id())].push((a, b));
-            buckets[sharding.shard(b.id())].push((b, a));
+            for half_pair in [(a, b), (b, a)] {
+                let cursor = &mut cursors[sharding.shard(half_pair.0.id())];
+                buffer[*cursor] = half_pair;
+                *cursor += 1;
+            }
         }
         // One piece alone merges again if its pairs repeat: its shards
         // then drop repeats.
-        let drop_repeats = !distinct && self.pieces.len() == 1;
-        let hand_in = |shard: &mut Shard, bucket: &mut Pool<HalfPair>| {
-            shard.hand_in(sharding, piece, bucket, drop_repeats);
+        let drop_repeats = !distinct && self.pieces == 1;
+        // The bucket's end moves back where repeats were dropped.
+        let mut hand_in = |shard: usize, end: &mut usize, locked: &mut Shard| {
+            let bucket = &mut buffer[starts[shard]..*end];
+            *end = starts[shard] + locked.hand_in(sharding, bucket, drop_repeats);
         };
         // Each piece starts at its own shard; a busy shard waits for the
         // second round.
-        let shards = self.shards.len();
-        let first = piece * shards / self.pieces.len();
+        let first = piece * shards / self.pieces;
         let mut busy = 0u64;
         for k in 0..shards {
             let shard = (first + k) & (shards - 1);
-            if buckets[shard].is_empty() {
+            if starts[shard] == ends[shard] {
                 continue;
             }
             match self.shards[shard].0.try_lock() {
-                Some(mut locked) => hand_in(&mut locked, &mut buckets[shard]),
+                Some(mut locked) => hand_in(shard, &mut ends[shard], &mut locked),
                 None => busy |= 1 << shard,
             }
         }
         while busy != 0 {
             let shard = busy.trailing_zeros() as usize;
             busy &= busy - 1;
-            hand_in(&mut self.shards[shard].0.lock(), &mut buckets[shard]);
+            hand_in(shard, &mut ends[shard], &mut self.shards[shard].0.lock());
         }
     }
 }
