@@ -4,6 +4,7 @@
 //! it (`Job(JobError)`, `Input(InputError)`, `Io(std::io::Error)`); and
 //! `source()` returns the wrapped cause, which the message names.
 
+use crate::source_files::rust_files;
 use broadphase::InputError;
 use broadphase::ecs::{PluginError, hecs};
 use broadphase::grid::{FindPairsError, PairsError};
@@ -15,7 +16,7 @@ use broadphase::storage::Axis;
 use broadphase::tree::PartitionError;
 use std::error::Error;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// `error.source()` is `cause`, and unless the message rewords the cause
 /// for its context, the message contains the cause's.
@@ -74,18 +75,6 @@ fn every_wrapping_variant_returns_its_cause() {
 /// the enum also wraps the same cause bare, so the variant with context is
 /// named for its context.
 const NAMED_FOR_CONTEXT: &[&str] = &["PluginError::InvalidBox"];
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
 
 /// The error type a variant line wraps, for `Name(Type),` and for a
 /// struct variant's `error: Type,` field.

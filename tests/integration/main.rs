@@ -22,4 +22,5 @@ mod fuzz_corpus_replays;
 mod partition_determinism;
 mod persistent_determinism;
 mod shared_scenes_vs_sort_and_sweep;
+mod source_files;
 mod unsafe_is_where_the_docs_say;

@@ -5,6 +5,7 @@
 //! reasons. A new `allow` without its row, or a row whose module no longer
 //! allows it, fails here.
 
+use crate::source_files::rust_files;
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -14,19 +15,6 @@ const END: &str = "<!-- unsafe-modules:end -->";
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Every `.rs` file under `dir`, relative to the workspace root.
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 /// `(place, reason)` for each `allow(unsafe_code, ..)` in the code: the

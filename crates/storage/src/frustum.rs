@@ -65,14 +65,7 @@ impl Frustum {
     /// ```
     pub fn from_view_projection(view_projection: Mat4) -> Result<Self, QueryError> {
         let rows = rows(view_projection);
-        Self::from_planes_f64([
-            rows[3] + rows[0],
-            rows[3] - rows[0],
-            rows[3] + rows[1],
-            rows[3] - rows[1],
-            rows[2],
-            rows[3] - rows[2],
-        ])
+        Self::from_clip_rows(rows, rows[2])
     }
 
     /// [`from_view_projection`](Self::from_view_projection) for a clip
@@ -82,12 +75,19 @@ impl Frustum {
     /// [`QueryError::BadPlane`] if the matrix has a NaN or infinite entry.
     pub fn from_view_projection_gl(view_projection: Mat4) -> Result<Self, QueryError> {
         let rows = rows(view_projection);
+        Self::from_clip_rows(rows, rows[3] + rows[2])
+    }
+
+    /// The six planes of a clip volume from the matrix's rows: left, right,
+    /// bottom, top, the given near plane (it is where the two depth
+    /// conventions differ), far.
+    fn from_clip_rows(rows: [DVec4; 4], near: DVec4) -> Result<Self, QueryError> {
         Self::from_planes_f64([
             rows[3] + rows[0],
             rows[3] - rows[0],
             rows[3] + rows[1],
             rows[3] - rows[1],
-            rows[3] + rows[2],
+            near,
             rows[3] - rows[2],
         ])
     }
