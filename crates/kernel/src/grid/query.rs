@@ -5,7 +5,7 @@ use super::cpu::Avx2PopcntToken;
 use super::cpu::Kernel;
 use super::hierarchy::AdaptiveGrid;
 use super::leaf::{Corners, LeafView, corners_of, surely_overlap};
-use super::quantize::{Cell, Item, LEVELS, OWNS_PAIR, Quantizer};
+use super::quantize::{Item, LEVELS, OWNS_PAIR, Quantizer};
 use super::split::AXIS_CELLS;
 use broadphase_storage::{Aabb, InputError};
 use core::mem::MaybeUninit;
@@ -68,20 +68,18 @@ impl AdaptiveGrid {
     }
 
     /// Pushes onto `out` every kept box, each once, whose quantized box
-    /// meets the query's ([`SlotTest::quantized`]) and that `accept` keeps,
-    /// in the cells it enters ([`SlotTest::enter`]); returns `false` if the
-    /// test stopped the walk.
+    /// meets the query's ([`SlotTest::quantized`]) and that `accept` keeps.
     #[inline(always)]
-    pub(super) fn walk(&self, out: &mut Vec<u32>, accept: impl SlotTest) -> bool {
+    pub(super) fn walk(&self, out: &mut Vec<u32>, accept: impl SlotTest) {
         if !self.kept || self.builder.nodes.is_empty() {
-            return true;
+            return;
         }
         #[cfg(simd)]
         if let Some(avx2_popcnt) = self.kernel.avx2_popcnt() {
             // SAFETY: the token proves the CPU check passed.
             return unsafe { self.walk_avx2(avx2_popcnt, out, accept) };
         }
-        self.walk_with(out, accept)
+        self.walk_with(out, accept);
     }
 
     /// [`walk_with`](Self::walk_with) compiled for AVX2 and POPCNT (child
@@ -89,16 +87,15 @@ impl AdaptiveGrid {
     /// proves.
     #[cfg(simd)]
     #[target_feature(enable = "avx2,popcnt")]
-    fn walk_avx2(&self, _: Avx2PopcntToken, out: &mut Vec<u32>, accept: impl SlotTest) -> bool {
-        self.walk_with(out, accept)
+    fn walk_avx2(&self, _: Avx2PopcntToken, out: &mut Vec<u32>, accept: impl SlotTest) {
+        self.walk_with(out, accept);
     }
 
     /// The descent, depth first with an explicit stack: every occupied child
     /// cell the query meets, then every leaf's slots.
     #[inline(always)]
-    fn walk_with(&self, out: &mut Vec<u32>, mut accept: impl SlotTest) -> bool {
+    fn walk_with(&self, out: &mut Vec<u32>, mut accept: impl SlotTest) {
         let quantized = accept.quantized(&self.quantizer);
-        let every_leaf = accept.every_leaf();
         let query_corners = corners_of(&quantized);
         let nodes = &self.builder.nodes;
         // At most 63 siblings wait per level above the current node. Left
@@ -112,18 +109,11 @@ impl AdaptiveGrid {
             // every other by the push that raised `waiting` past it.
             let index = unsafe { stack[waiting].assume_init() };
             let node = &nodes[index as usize];
-            if index != 0 {
-                match accept.enter(node.cell) {
-                    Enter::Yes => {}
-                    Enter::Skip => continue,
-                    Enter::Stop => return false,
-                }
-            }
             if node.is_leaf() {
                 let leaf = self.leaves.view(node.first as usize, node.count as usize);
                 let owned = i16::from(node.cell.owned_axes(quantized.lo));
                 let mut report = |slot: usize| {
-                    if every_leaf || owned | leaf.owned[slot] == i16::from(OWNS_PAIR) {
+                    if owned | leaf.owned[slot] == i16::from(OWNS_PAIR) {
                         let id = leaf.ids[slot];
                         if accept.accept(id, query_corners, leaf.corners(slot)) {
                             out.push(id);
@@ -143,7 +133,6 @@ impl AdaptiveGrid {
                 waiting += 1;
             }
         }
-        true
     }
 }
 
@@ -159,32 +148,6 @@ pub(super) trait SlotTest {
     /// Whether kept box `id`, whose quantized box is `slot`, answers the
     /// query.
     fn accept(&mut self, id: u32, query: Corners, slot: Corners) -> bool;
-
-    /// Whether the walk goes into `cell` (any node's but the root's):
-    /// every cell unless the test says otherwise.
-    #[inline(always)]
-    fn enter(&mut self, _cell: Cell) -> Enter {
-        Enter::Yes
-    }
-
-    /// Whether each leaf reports every box it holds that the test accepts,
-    /// not only those whose reference point it holds (a box may then come
-    /// more than once): for a walk that skips cells, which may hold a
-    /// reference point. No, unless the test says so.
-    #[inline(always)]
-    fn every_leaf(&self) -> bool {
-        false
-    }
-}
-
-/// What the walk does at a cell ([`SlotTest::enter`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Enter {
-    Yes,
-    /// Not into this cell; on with the rest.
-    Skip,
-    /// Not into this cell, and the walk ends here.
-    Stop,
 }
 
 /// The box query's test: the quantized boxes overlap strictly, or the

@@ -3,9 +3,8 @@
 //! them, and the region's exact test on every candidate.
 
 use super::hierarchy::AdaptiveGrid;
-use super::leaf::Corners;
-use super::quantize::{Cell, Item, Quantizer, WorldSteps};
-use super::query::{Enter, SlotTest};
+use super::quantize::{Cell, Item, LEVELS, OWNS_PAIR, WorldSteps};
+use super::query::{cells_met, leaf_hits};
 use broadphase_storage::{Aabb, QueryError, RegionTest};
 use glam::Vec3;
 
@@ -64,59 +63,88 @@ impl AdaptiveGrid {
         region.validate()?;
         let bounds = region.bounds();
         bounds.validate(0)?;
+        if !self.kept || self.builder.nodes.is_empty() {
+            return Ok(());
+        }
+        let quantized = self.quantizer.item(&bounds, 0);
         // Each box reported by the one leaf that holds its reference point,
         // until a cell is skipped: then the walk starts again and reports
         // every accepted box of every leaf it visits (see above).
-        let steps = self.quantizer.world_steps();
-        let test =
-            |every_leaf| RegionSlots { region, bounds, steps, boxes: &self.boxes, every_leaf };
-        if !self.walk(out, test(false)) {
+        let walk = |report_all: bool, out: &mut Vec<u32>| {
+            self.region_walk(region, &bounds, &quantized, report_all, out)
+        };
+        if walk(false, out) == Walk::Skipped {
             out.clear();
-            self.walk(out, test(true));
+            walk(true, out);
             out.sort_unstable();
             out.dedup();
         }
         Ok(())
     }
-}
 
-/// A region as the walk sees it: its bounds, its cell test, its exact test.
-struct RegionSlots<'a, R> {
-    region: &'a R,
-    bounds: Aabb,
-    steps: WorldSteps,
-    boxes: &'a [Aabb],
-    /// Skip the cells the region misses and report every leaf's boxes;
-    /// else stop the walk at the first such cell.
-    every_leaf: bool,
-}
-
-impl<R: RegionTest> SlotTest for RegionSlots<'_, R> {
-    #[inline(always)]
-    fn quantized(&self, quantizer: &Quantizer) -> Item {
-        quantizer.item(&self.bounds, 0)
-    }
-
-    #[inline(always)]
-    fn accept(&mut self, id: u32, _: Corners, _: Corners) -> bool {
-        self.region.meets(&self.boxes[id as usize])
-    }
-
-    #[inline(always)]
-    fn enter(&mut self, cell: Cell) -> Enter {
-        if self.region.may_meet(&world_box(cell, &self.steps, &self.bounds)) {
-            Enter::Yes
-        } else if self.every_leaf {
-            Enter::Skip
-        } else {
-            Enter::Stop
+    /// One walk of [`query_with`](Self::query_with) over the region's
+    /// quantized bounds, depth first: every leaf's accepted boxes if
+    /// `report_all`, else those whose reference point the leaf holds, and
+    /// then the walk stops at the first cell it would skip.
+    fn region_walk(
+        &self,
+        region: &impl RegionTest,
+        bounds: &Aabb,
+        quantized: &Item,
+        report_all: bool,
+        out: &mut Vec<u32>,
+    ) -> Walk {
+        let steps = self.quantizer.world_steps();
+        let nodes = &self.builder.nodes;
+        // At most 63 siblings wait per level above the current node; on the
+        // stack, so a query allocates nothing.
+        let mut stack = [0u32; 64 * LEVELS as usize];
+        let mut waiting = 1; // the root, at 0
+        while waiting > 0 {
+            waiting -= 1;
+            let index = stack[waiting];
+            let node = &nodes[index as usize];
+            if index != 0 && !region.may_meet(&world_box(node.cell, &steps, bounds)) {
+                if !report_all {
+                    return Walk::Skipped;
+                }
+                continue;
+            }
+            if node.is_leaf() {
+                let leaf = self.leaves.view(node.first as usize, node.count as usize);
+                let owned = i16::from(node.cell.owned_axes(quantized.lo));
+                let mut report = |slot: usize| {
+                    if report_all || owned | leaf.owned[slot] == i16::from(OWNS_PAIR) {
+                        let id = leaf.ids[slot];
+                        if region.meets(&self.boxes[id as usize]) {
+                            out.push(id);
+                        }
+                    }
+                };
+                leaf_hits(self.kernel, &leaf, quantized, &mut report);
+                continue;
+            }
+            let Some(cells) = cells_met(node.block, quantized) else { continue };
+            let mut visit = cells & node.occupancy;
+            while visit != 0 {
+                let cell = visit.trailing_zeros();
+                visit &= visit - 1;
+                let below = node.occupancy & ((1u64 << cell) - 1);
+                stack[waiting] = node.first + below.count_ones();
+                waiting += 1;
+            }
         }
+        Walk::Done
     }
+}
 
-    #[inline(always)]
-    fn every_leaf(&self) -> bool {
-        self.every_leaf
-    }
+/// How a walk of [`AdaptiveGrid::region_walk`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Walk {
+    Done,
+    /// It stopped at a cell the region misses, before reporting by
+    /// reference points could lose a box.
+    Skipped,
 }
 
 /// The world box of `cell`: every point the quantizer puts in it, cut to
