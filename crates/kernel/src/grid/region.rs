@@ -83,7 +83,11 @@ impl AdaptiveGrid {
     }
 
     /// One walk of [`query_with`](Self::query_with) over the region's
-    /// quantized bounds, depth first: every leaf's accepted boxes if
+    /// quantized bounds: the box query's walk (`query.rs`) with a cell
+    /// test and a stop. Kept apart from it: the same walk with the cell
+    /// test and the every-leaf switch as hooks of its `SlotTest`, defaulted
+    /// to constants, made the box and sphere queries 2–4% slower. Depth
+    /// first: every leaf's accepted boxes if
     /// `report_all`, else those whose reference point the leaf holds, and
     /// then the walk stops at the first cell it would skip.
     fn region_walk(
