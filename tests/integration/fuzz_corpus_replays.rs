@@ -7,7 +7,7 @@
 //! random bytes runs the check on inputs the corpus does not have, so the
 //! decoder and the check are exercised even without the fuzzer.
 
-use crate::fuzz_input;
+use crate::{fuzz_input, fuzz_world};
 
 use broadphase_scenes::SplitMix64;
 use std::path::Path;
@@ -57,6 +57,33 @@ fn committed_rays_corpus_still_passes() {
     let replayed = replay_dir(&fuzz.join("rays"), fuzz_input::check_rays);
     assert!(replayed >= 10, "only {replayed} corpus inputs: the seeds are missing");
     replay_dir(&fuzz.join("grid_pairs"), fuzz_input::check_rays);
+}
+
+#[test]
+fn committed_world_corpus_still_passes() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/ecs_world");
+    let replayed = replay_dir(&corpus, |data| _ = fuzz_world::check_world(data));
+    assert!(replayed >= 10, "only {replayed} corpus inputs: the seeds are missing");
+}
+
+#[test]
+fn random_bytes_pass_the_world_check() {
+    // Long inputs: a few hundred frames of edits, snapshots and restores
+    // each, on 1 and 2 threads, detected and notified statics.
+    let mut rng = SplitMix64::new(0xEC5);
+    let mut reached = fuzz_world::Reached::default();
+    for _ in 0..60 {
+        let len = 200 + rng.below(2400);
+        let data: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
+        let one = fuzz_world::check_world(&data);
+        reached.runs_with_pairs += one.runs_with_pairs;
+        reached.failed_runs += one.failed_runs;
+        reached.restores += one.restores;
+    }
+    // The check means something only if the decoder still makes all three.
+    assert!(reached.runs_with_pairs > 100, "{reached:?}");
+    assert!(reached.failed_runs > 30, "{reached:?}");
+    assert!(reached.restores > 30, "{reached:?}");
 }
 
 #[test]

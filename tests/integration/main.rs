@@ -5,10 +5,13 @@
 
 #[path = "../support/fuzz_input.rs"]
 mod fuzz_input;
+#[path = "../support/fuzz_world.rs"]
+mod fuzz_world;
 
 mod ecs_bad_box_is_an_error;
 mod ecs_determinism_across_threads;
 mod ecs_events;
+mod ecs_fuzz_regressions;
 mod ecs_layers;
 mod ecs_matches_brute_force;
 mod ecs_queries;

@@ -296,8 +296,12 @@ impl<P: Position> BroadPhasePlugin<P> {
         let mut static_gathered = static_gathered;
         let failed = |plugin: &mut Self| {
             // The static entities are read again next run, in case a
-            // failure left their proxies half set.
+            // failure left their proxies half set; the broad phase's
+            // events of the next update may then name proxies removed in
+            // the failed run, so the next run publishes the difference
+            // from the last published list instead.
             plugin.statics.invalidate();
+            plugin.filtered = true;
         };
         if let Err(error) = self.sync(static_gathered) {
             failed(self);

@@ -53,6 +53,9 @@ pub(crate) struct EntityProxies {
     pub(crate) static_turned_dynamic: bool,
     /// Whether some dynamic entity had a layer component last frame.
     dynamic_had_layers: bool,
+    /// Whether the last sync stopped at an error: its handle lists may
+    /// be half made, so the next one assigns every dynamic entity again.
+    interrupted: bool,
 }
 
 /// A snapshot's copy: `clone_from` copies into the tables already there.
@@ -74,6 +77,7 @@ impl Clone for EntityProxies {
         self.layers_changed = source.layers_changed;
         self.static_turned_dynamic = source.static_turned_dynamic;
         self.dynamic_had_layers = source.dynamic_had_layers;
+        self.interrupted = source.interrupted;
     }
 }
 
@@ -106,7 +110,8 @@ impl EntityProxies {
                 return Err(PluginError::EntityIdTooLarge { entity });
             }
         }
-        let dynamic_same = dynamic.entities == self.dynamic;
+        let dynamic_same = !self.interrupted && dynamic.entities == self.dynamic;
+        self.interrupted = true;
         if !dynamic_same {
             self.dynamic_handles.reset();
             self.assign(broad_phase, Batch { set: dynamic, kind: ProxyKind::Dynamic })?;
@@ -136,6 +141,7 @@ impl EntityProxies {
                 .set_aabbs(jobs, &self.static_handles, &statics.boxes)
                 .map_err(|error| set_error(error, &statics.entities))?;
         }
+        self.interrupted = false;
         Ok(())
     }
 
@@ -163,6 +169,12 @@ impl EntityProxies {
                         self.static_turned_dynamic |= known.kind == ProxyKind::Static;
                         broad_phase.set_kind(known.proxy, kind).map_err(proxy_error)?;
                         known.kind = kind;
+                        // Its new set's layers are read only where that set
+                        // has layers: it may have none, and it must not
+                        // keep the layers of the set it left.
+                        let layers = set.layers(i);
+                        self.layers_changed |= known.layers != layers;
+                        known.layers = layers;
                     }
                     known.proxy
                 }
@@ -170,6 +182,11 @@ impl EntityProxies {
                     if let Some(Slot { owner: Some(old), proxy, .. }) = *slot {
                         broad_phase.remove(proxy).map_err(proxy_error)?;
                         self.departed.push((proxy, old));
+                        // The insert below may fail on a bad box: the slot
+                        // must not name the removed proxy on the next run.
+                        if let Some(known) = slot {
+                            known.owner = None;
+                        }
                     }
                     let proxy = broad_phase
                         .insert_at(entity.id(), set.boxes[i], kind)

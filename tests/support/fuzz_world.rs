@@ -1,0 +1,370 @@
+//! Decoding arbitrary bytes into a game's frames — spawns, despawns, moves,
+//! `Static` and layer changes, snapshots and restores, runs — and the check
+//! every run of the ECS plugin must pass. Shared, by `#[path]`, between the
+//! cargo-fuzz target (`fuzz/fuzz_targets/ecs_world.rs`) and the stable test
+//! that replays the committed corpus (`tests/integration/fuzz_corpus_replays.rs`).
+//!
+//! The check keeps its own model of the world (each entity's components)
+//! and, after every run, compares the plugin with brute force over the
+//! model: a typed [`PluginError::InvalidBox`] naming an entity whose box is
+//! bad, with the published lists left as they were; otherwise exactly the
+//! overlapping pairs (layers matching, not both static), `started` and
+//! `ended` as the difference from the last published list, and every
+//! entity's `touching` list. A restore rebuilds the world at the
+//! snapshot's handles (as a game rolling back would) and must publish the
+//! snapshot's lists again.
+
+use broadphase::ecs::hecs::{Entity, EntityBuilder, World};
+use broadphase::ecs::{
+    Aabb, BroadPhasePlugin, Collider, CollisionLayers, PluginConfig, PluginError, PluginSnapshot,
+    Static, StaticChanges,
+};
+use broadphase::glam::Vec3;
+use broadphase::persistent::PersistentConfig;
+
+/// Most entities alive at once: brute force is the oracle.
+const MAX_ENTITIES: usize = 64;
+
+/// Most operations one input decodes to.
+const MAX_OPS: usize = 400;
+
+/// Coordinates that break naive code, for the raw mode's bad boxes.
+const SPECIAL: [f32; 8] =
+    [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::MAX, f32::MIN, -0.0, 1.0e-40, 3.0e38];
+
+/// A cursor over the fuzzer's bytes; reading past the end gives zeros.
+struct Bytes<'a> {
+    data: &'a [u8],
+    at: usize,
+}
+
+impl Bytes<'_> {
+    fn u8(&mut self) -> u8 {
+        let byte = self.data.get(self.at).copied().unwrap_or(0);
+        self.at += 1;
+        byte
+    }
+
+    fn exhausted(&self) -> bool {
+        self.at >= self.data.len()
+    }
+}
+
+/// How an entity's box is given.
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    Boxed(Aabb),
+    Placed(Vec3, Collider),
+}
+
+impl Shape {
+    fn aabb(&self) -> Aabb {
+        match *self {
+            Shape::Boxed(aabb) => aabb,
+            Shape::Placed(at, collider) => collider.aabb_at(at),
+        }
+    }
+}
+
+/// One entity as the check knows it.
+#[derive(Clone, Copy, Debug)]
+struct Thing {
+    entity: Entity,
+    shape: Shape,
+    is_static: bool,
+    layers: Option<CollisionLayers>,
+}
+
+impl Thing {
+    fn spawn(&self, world: &mut World, at: Option<Entity>) -> Entity {
+        let mut builder = EntityBuilder::new();
+        match self.shape {
+            Shape::Boxed(aabb) => builder.add(aabb),
+            Shape::Placed(at, collider) => builder.add(at).add(collider),
+        };
+        if self.is_static {
+            builder.add(Static);
+        }
+        if let Some(layers) = self.layers {
+            builder.add(layers);
+        }
+        match at {
+            Some(entity) => {
+                world.spawn_at(entity, builder.build());
+                entity
+            }
+            None => world.spawn(builder.build()),
+        }
+    }
+
+    fn layers(&self) -> CollisionLayers {
+        self.layers.unwrap_or_default()
+    }
+}
+
+/// A small coordinate on a half grid (boxes touch and coincide), now and
+/// then a special value when `raw`.
+fn coordinate(bytes: &mut Bytes<'_>, raw: bool) -> f32 {
+    let byte = bytes.u8();
+    if raw && byte >= 250 {
+        return SPECIAL[usize::from(bytes.u8()) % SPECIAL.len()];
+    }
+    f32::from(byte % 64) / 2.0 - 16.0
+}
+
+/// A shape from the bytes: corners in order unless `raw` says otherwise,
+/// half extents never negative unless `raw`.
+fn shape(bytes: &mut Bytes<'_>, raw: bool) -> Shape {
+    let flags = bytes.u8();
+    let mut v = [0.0f32; 6];
+    for value in &mut v {
+        *value = coordinate(bytes, raw);
+    }
+    let swapped = raw && flags & 2 != 0;
+    if flags & 1 == 0 {
+        let (mut min, mut max) = (Vec3::new(v[0], v[1], v[2]), Vec3::new(v[3], v[4], v[5]));
+        if !swapped {
+            (min, max) = (min.min(max), min.max(max));
+        }
+        Shape::Boxed(Aabb::new(min, max))
+    } else {
+        let mut half = Vec3::new(v[3], v[4], v[5]).abs() / 4.0;
+        if swapped {
+            half = -half;
+        }
+        Shape::Placed(Vec3::new(v[0], v[1], v[2]), Collider::cuboid(half))
+    }
+}
+
+fn layers(bytes: &mut Bytes<'_>) -> Option<CollisionLayers> {
+    let byte = bytes.u8();
+    (byte & 1 == 1).then(|| CollisionLayers::new(u32::from(byte >> 1 & 7), u32::from(byte >> 4)))
+}
+
+/// A plugin's published lists.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Published {
+    pairs: Vec<(Entity, Entity)>,
+    started: Vec<(Entity, Entity)>,
+    ended: Vec<(Entity, Entity)>,
+}
+
+impl Published {
+    fn of(plugin: &BroadPhasePlugin) -> Self {
+        Published {
+            pairs: plugin.pairs().to_vec(),
+            started: plugin.started().to_vec(),
+            ended: plugin.ended().to_vec(),
+        }
+    }
+}
+
+/// What a snapshot holds on each side: the plugin's and the model's.
+struct Saved {
+    plugin: PluginSnapshot,
+    live: Vec<Thing>,
+    published: Published,
+}
+
+/// The pairs brute force finds among `live`.
+fn expected_pairs(live: &[Thing]) -> Vec<(Entity, Entity)> {
+    let mut pairs = Vec::new();
+    for (i, a) in live.iter().enumerate() {
+        for b in &live[i + 1..] {
+            if (a.is_static && b.is_static) || !a.layers().interacts_with(&b.layers()) {
+                continue;
+            }
+            if a.shape.aabb().overlaps(&b.shape.aabb()) {
+                pairs.push((a.entity.min(b.entity), a.entity.max(b.entity)));
+            }
+        }
+    }
+    pairs.sort_unstable();
+    pairs
+}
+
+/// `now` minus `then`, both sorted.
+fn minus(now: &[(Entity, Entity)], then: &[(Entity, Entity)]) -> Vec<(Entity, Entity)> {
+    now.iter().filter(|p| then.binary_search(p).is_err()).copied().collect()
+}
+
+/// What one input's frames reached, so a test can tell that the decoder
+/// still makes runs with pairs, failed runs and restores.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Reached {
+    pub(crate) runs_with_pairs: usize,
+    pub(crate) failed_runs: usize,
+    pub(crate) restores: usize,
+}
+
+/// Runs the plugin once and checks it against brute force over `live`;
+/// returns the published lists after the run.
+fn run_and_check(
+    plugin: &mut BroadPhasePlugin,
+    world: &mut World,
+    live: &[Thing],
+    before: &Published,
+    reached: &mut Reached,
+) -> Published {
+    let bad = live.iter().find(|t| t.shape.aabb().validate(0).is_err());
+    match plugin.run(world) {
+        Err(PluginError::InvalidBox { entity, .. }) => {
+            let named = live.iter().find(|t| t.entity == entity);
+            assert!(
+                named.is_some_and(|t| t.shape.aabb().validate(0).is_err()),
+                "InvalidBox names {entity:?}, whose box is fine: {named:?}"
+            );
+            assert_eq!(Published::of(plugin), *before, "a failed run changed the lists");
+            reached.failed_runs += 1;
+            return before.clone();
+        }
+        Err(other) => panic!("unexpected error {other:?}"),
+        Ok(()) => assert!(bad.is_none(), "a run took the bad box of {bad:?}"),
+    }
+    let now = Published::of(plugin);
+    let expected = expected_pairs(live);
+    assert_eq!(now.pairs, expected, "pairs differ from brute force");
+    reached.runs_with_pairs += usize::from(!expected.is_empty());
+    assert_eq!(now.started, minus(&expected, &before.pairs), "started");
+    assert_eq!(now.ended, minus(&before.pairs, &expected), "ended");
+    for thing in live {
+        let mut partners: Vec<Entity> = expected
+            .iter()
+            .filter_map(|&(a, b)| {
+                (a == thing.entity).then_some(b).or((b == thing.entity).then_some(a))
+            })
+            .collect();
+        partners.sort_unstable();
+        let mut touching = plugin.touching(thing.entity).to_vec();
+        touching.sort_unstable();
+        assert_eq!(touching, partners, "touching({:?})", thing.entity);
+    }
+    now
+}
+
+/// Decodes `data` into frames and checks every run of the plugin. The
+/// first byte picks the plugin: 1 or 2 threads, static changes detected or
+/// notified, a margin of 0 or 0.5; the second whether bad boxes (NaN,
+/// infinities, `min > max`, negative half extents) may appear.
+pub(crate) fn check_world(data: &[u8]) -> Reached {
+    let mut bytes = Bytes { data, at: 0 };
+    let config_byte = bytes.u8();
+    let raw = bytes.u8() & 1 == 1;
+    let notify = config_byte & 2 != 0;
+    let config = PluginConfig {
+        threads: 1 + usize::from(config_byte & 1),
+        static_changes: if notify { StaticChanges::Notify } else { StaticChanges::Detect },
+        broad_phase: PersistentConfig {
+            margin: if config_byte & 4 != 0 { 0.5 } else { 0.0 },
+            ..PluginConfig::default().broad_phase
+        },
+    };
+    let mut plugin = BroadPhasePlugin::with_config(config);
+    let mut world = World::new();
+    let mut live: Vec<Thing> = Vec::new();
+    let mut published = Published::default();
+    let mut saved: Option<Saved> = None;
+    let mut reached = Reached::default();
+
+    let mut ops = 0;
+    while !bytes.exhausted() && ops < MAX_OPS {
+        ops += 1;
+        let op = bytes.u8();
+        let pick = usize::from(bytes.u8());
+        let statics_touched = match op % 10 {
+            0 | 1 if live.len() < MAX_ENTITIES => {
+                let mut thing = Thing {
+                    entity: Entity::DANGLING,
+                    shape: shape(&mut bytes, raw),
+                    is_static: op & 0x10 != 0,
+                    layers: layers(&mut bytes),
+                };
+                thing.entity = thing.spawn(&mut world, None);
+                live.push(thing);
+                thing.is_static
+            }
+            2 if !live.is_empty() => {
+                let thing = live.swap_remove(pick % live.len());
+                world.despawn(thing.entity).expect("a live entity");
+                thing.is_static
+            }
+            3 | 4 if !live.is_empty() => {
+                let k = pick % live.len();
+                let old = live[k];
+                let entity = old.entity;
+                let new = shape(&mut bytes, raw);
+                match new {
+                    Shape::Boxed(aabb) => {
+                        let had_box = world.get::<&mut Aabb>(entity).map(|mut b| *b = aabb);
+                        if had_box.is_err() {
+                            world.remove::<(Vec3, Collider)>(entity).expect("placed");
+                            world.insert_one(entity, aabb).expect("live");
+                        }
+                    }
+                    Shape::Placed(at, collider) => {
+                        // Fails where it was placed already: nothing to do.
+                        _ = world.remove_one::<Aabb>(entity);
+                        world.insert(entity, (at, collider)).expect("live");
+                    }
+                }
+                live[k].shape = new;
+                old.is_static
+            }
+            5 if !live.is_empty() => {
+                let k = pick % live.len();
+                let entity = live[k].entity;
+                if live[k].is_static {
+                    world.remove_one::<Static>(entity).expect("static");
+                } else {
+                    world.insert_one(entity, Static).expect("live");
+                }
+                live[k].is_static = !live[k].is_static;
+                true
+            }
+            6 if !live.is_empty() => {
+                let k = pick % live.len();
+                let entity = live[k].entity;
+                let new = layers(&mut bytes);
+                match new {
+                    Some(layers) => world.insert_one(entity, layers).expect("live"),
+                    None => _ = world.remove_one::<CollisionLayers>(entity),
+                }
+                live[k].layers = new;
+                live[k].is_static
+            }
+            8 => {
+                saved = Some(Saved {
+                    plugin: plugin.snapshot(),
+                    live: live.clone(),
+                    published: published.clone(),
+                });
+                false
+            }
+            9 if saved.is_some() => {
+                let saved = saved.as_ref().expect("checked");
+                let all: Vec<Entity> = world.iter().map(|e| e.entity()).collect();
+                for entity in all {
+                    world.despawn(entity).expect("listed");
+                }
+                live.clone_from(&saved.live);
+                for thing in live.iter().rev() {
+                    thing.spawn(&mut world, Some(thing.entity));
+                }
+                plugin.restore(&saved.plugin).expect("a snapshot of this plugin");
+                published = saved.published.clone();
+                assert_eq!(Published::of(&plugin), published, "restore published other lists");
+                reached.restores += 1;
+                false
+            }
+            _ => {
+                published = run_and_check(&mut plugin, &mut world, &live, &published, &mut reached);
+                false
+            }
+        };
+        if notify && statics_touched {
+            plugin.statics_changed();
+        }
+    }
+    run_and_check(&mut plugin, &mut world, &live, &published, &mut reached);
+    reached
+}
