@@ -13,7 +13,8 @@
 
 use broadphase::ecs::hecs::World;
 use broadphase::ecs::{
-    Aabb, BroadPhasePlugin, Collider, CollisionLayers, PluginConfig, Static, StaticChanges,
+    Aabb, BroadPhasePlugin, Collider, CollisionLayers, PluginConfig, SleepChanges, Sleeping,
+    Static, StaticChanges,
 };
 use broadphase::glam::Vec3;
 use broadphase::persistent::PersistentConfig;
@@ -32,13 +33,21 @@ const COUNTED: usize = 12;
 pub(crate) fn warm_ecs_frames_allocate_nothing() {
     for static_changes in [StaticChanges::Detect, StaticChanges::Notify] {
         let config = PluginConfig { threads: 1, static_changes, ..PluginConfig::default() };
-        let per_frame = warm_frames(config, 4_000, 60.0, true);
+        let per_frame = warm_frames(config, 4_000, 60.0, true, false);
         let total: usize = per_frame.iter().sum();
         assert_eq!(total, 0, "{config:?}: allocations per warm frame: {per_frame:?}");
     }
+    // An eighth of the bodies fall asleep and wake again every period, so
+    // the sleeping set is read again, its proxies kept and woken.
+    for sleep_changes in [SleepChanges::Detect, SleepChanges::Notify] {
+        let config = PluginConfig { threads: 2, sleep_changes, ..PluginConfig::default() };
+        let per_frame = warm_frames(config, 16_000, 60.0, true, true);
+        let total: usize = per_frame.iter().sum();
+        assert_eq!(total, 0, "{sleep_changes:?}: allocations per warm frame: {per_frame:?}");
+    }
     for threads in [2, 4] {
         let config = PluginConfig { threads, ..PluginConfig::default() };
-        let per_frame = warm_frames(config, 16_000, 60.0, true);
+        let per_frame = warm_frames(config, 16_000, 60.0, true, false);
         let total: usize = per_frame.iter().sum();
         assert_eq!(total, 0, "{threads} threads above the threshold: {per_frame:?}");
     }
@@ -50,7 +59,7 @@ pub(crate) fn warm_ecs_frames_allocate_nothing() {
     for margin in [0.0, 0.5] {
         let broad_phase = PersistentConfig { margin, ..PersistentConfig::default() };
         let config = PluginConfig { threads: 2, broad_phase, ..PluginConfig::default() };
-        let per_frame = warm_frames(config, 20_000, 35.0, false);
+        let per_frame = warm_frames(config, 20_000, 35.0, false, false);
         let total: usize = per_frame.iter().sum();
         assert_eq!(total, 0, "a dense world on 2 threads, margin {margin}: {per_frame:?}");
     }
@@ -93,9 +102,16 @@ fn growth_is_bounded_then_zero() {
 }
 
 /// Runs the scene with `dynamic` moving bodies in a cube of side `side`,
-/// a quarter with layers if `layers`; returns each counted frame's
+/// a quarter with layers if `layers`, an eighth falling asleep in the
+/// second half of each period if `sleepers`; returns each counted frame's
 /// allocations.
-fn warm_frames(config: PluginConfig, dynamic: usize, side: f32, layers: bool) -> Vec<usize> {
+fn warm_frames(
+    config: PluginConfig,
+    dynamic: usize,
+    side: f32,
+    layers: bool,
+    sleepers: bool,
+) -> Vec<usize> {
     let mut rng = SplitMix64::new(99);
     let mut world = World::new();
     let mut homes = Vec::new();
@@ -123,15 +139,27 @@ fn warm_frames(config: PluginConfig, dynamic: usize, side: f32, layers: bool) ->
 
     let mut plugin = BroadPhasePlugin::with_config(config);
     let mut per_frame = Vec::with_capacity(COUNTED);
-    let (mut rebuilds, mut started, mut ended) = (0, 0, 0);
+    let (mut rebuilds, mut started, mut ended, mut asleep_frames) = (0, 0, 0, 0);
     // With a margin, proxies leave it at different frames: the first
     // rebuild of the kept index comes later, so the warm-up is longer.
     let warm_up = if config.broad_phase.margin > 0.0 { 4 * WARM_UP } else { WARM_UP };
     for frame in 0..warm_up + COUNTED {
         // A periodic path: frame f and f + PERIOD see the same world.
         let phase = (frame % PERIOD) as f32;
-        for &(e, home) in &homes {
-            *world.get::<&mut Vec3>(e).unwrap() = home + Vec3::new(phase * 0.7, -phase * 0.4, 0.0);
+        for (i, &(e, home)) in homes.iter().enumerate() {
+            let sleeper = sleepers && i % 8 == 1;
+            if sleeper && frame % PERIOD == PERIOD / 2 {
+                world.insert_one(e, Sleeping).unwrap();
+            } else if sleeper && frame % PERIOD == 0 && frame > 0 {
+                world.remove_one::<Sleeping>(e).unwrap();
+            }
+            if !world.satisfies::<&Sleeping>(e) {
+                *world.get::<&mut Vec3>(e).unwrap() =
+                    home + Vec3::new(phase * 0.7, -phase * 0.4, 0.0);
+            }
+        }
+        if sleepers && frame % (PERIOD / 2) == 0 {
+            plugin.sleepers_changed();
         }
         world.get::<&mut Aabb>(statics[7]).unwrap().min.x = if phase == 0.0 { 0.5 } else { 0.0 };
 
@@ -142,6 +170,7 @@ fn warm_frames(config: PluginConfig, dynamic: usize, side: f32, layers: bool) ->
             per_frame.push(allocations);
             let s = plugin.stats();
             rebuilds += usize::from(s.static_rebuilt);
+            asleep_frames += usize::from(s.sleeping_boxes > 0);
             started += s.started;
             ended += s.ended;
         }
@@ -152,6 +181,9 @@ fn warm_frames(config: PluginConfig, dynamic: usize, side: f32, layers: bool) ->
         assert!(plugin.stats().pairs > 100_000, "a dense scene: {}", plugin.stats().pairs);
     }
     assert!(started > 0 && ended > 0, "events happen every frame");
+    if sleepers {
+        assert!(asleep_frames >= COUNTED / 2, "bodies slept in {asleep_frames} frames");
+    }
     if plugin.config().static_changes == StaticChanges::Detect {
         assert!(rebuilds >= COUNTED / PERIOD, "the static set was read again while counting");
     }

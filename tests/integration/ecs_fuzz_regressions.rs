@@ -87,3 +87,18 @@ fn a_dynamic_set_that_failed_half_assigned_is_assigned_again() {
     assert!(plugin.pairs().is_empty());
     assert_eq!(plugin.ended(), [(placed, other)]);
 }
+
+#[test]
+fn layers_given_in_a_failed_run_are_read_again_when_removed() {
+    let mut world = World::new();
+    let mut plugin = two_threads();
+    // Boxed entities are gathered first: `a` gets its proxy, with layers
+    // that match nothing, before the bad collider stops the run.
+    let a = world.spawn((Aabb::new(Vec3::ZERO, Vec3::ONE), CollisionLayers::NONE));
+    let bad = world.spawn((Vec3::ZERO, Collider::cuboid(Vec3::splat(-1.0))));
+    assert!(plugin.run(&mut world).is_err());
+    world.remove_one::<CollisionLayers>(a).unwrap();
+    *world.get::<&mut Collider>(bad).unwrap() = Collider::sphere(1.0);
+    plugin.run(&mut world).unwrap();
+    assert_eq!(plugin.pairs(), [(a, bad)]);
+}

@@ -324,6 +324,7 @@ fn config(threads: usize, notify: bool, margin: f32, tiny: bool) -> PluginConfig
         threads,
         broad_phase: PersistentConfig { margin, tree, ..PluginConfig::default().broad_phase },
         static_changes: if notify { StaticChanges::Notify } else { StaticChanges::Detect },
+        ..PluginConfig::default()
     }
 }
 

@@ -79,11 +79,13 @@ fn random_bytes_pass_the_world_check() {
         reached.runs_with_pairs += one.runs_with_pairs;
         reached.failed_runs += one.failed_runs;
         reached.restores += one.restores;
+        reached.sleeps += one.sleeps;
     }
     // The check means something only if the decoder still makes all three.
     assert!(reached.runs_with_pairs > 100, "{reached:?}");
     assert!(reached.failed_runs > 30, "{reached:?}");
     assert!(reached.restores > 30, "{reached:?}");
+    assert!(reached.sleeps > 30, "{reached:?}");
 }
 
 #[test]

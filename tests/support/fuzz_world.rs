@@ -1,5 +1,6 @@
 //! Decoding arbitrary bytes into a game's frames — spawns, despawns, moves,
-//! `Static` and layer changes, snapshots and restores, runs — and the check
+//! `Static`, `Sleeping` and layer changes, snapshots and restores, runs —
+//! and the check
 //! every run of the ECS plugin must pass. Shared, by `#[path]`, between the
 //! cargo-fuzz target (`fuzz/fuzz_targets/ecs_world.rs`) and the stable test
 //! that replays the committed corpus (`tests/integration/fuzz_corpus_replays.rs`).
@@ -17,7 +18,7 @@
 use broadphase::ecs::hecs::{Entity, EntityBuilder, World};
 use broadphase::ecs::{
     Aabb, BroadPhasePlugin, Collider, CollisionLayers, PluginConfig, PluginError, PluginSnapshot,
-    Static, StaticChanges,
+    SleepChanges, Sleeping, Static, StaticChanges,
 };
 use broadphase::glam::Vec3;
 use broadphase::persistent::PersistentConfig;
@@ -72,7 +73,10 @@ struct Thing {
     entity: Entity,
     shape: Shape,
     is_static: bool,
+    asleep: bool,
     layers: Option<CollisionLayers>,
+    /// Its box or layers changed since the last run.
+    edited: bool,
 }
 
 impl Thing {
@@ -84,6 +88,9 @@ impl Thing {
         };
         if self.is_static {
             builder.add(Static);
+        }
+        if self.asleep {
+            builder.add(Sleeping);
         }
         if let Some(layers) = self.layers {
             builder.add(layers);
@@ -100,6 +107,24 @@ impl Thing {
     fn layers(&self) -> CollisionLayers {
         self.layers.unwrap_or_default()
     }
+
+    /// Whether the plugin counts it among the sleeping entities.
+    fn sleeping(&self) -> bool {
+        self.asleep && !self.is_static
+    }
+
+    /// What a change to it concerns: the static set, the sleeping set.
+    fn touches(&self) -> Touched {
+        Touched { statics: self.is_static, sleeping: self.sleeping() }
+    }
+}
+
+/// Which kept sets an operation changed, so the check can report it where
+/// the plugin's mode asks the game to.
+#[derive(Clone, Copy, Debug, Default)]
+struct Touched {
+    statics: bool,
+    sleeping: bool,
 }
 
 /// A small coordinate on a half grid (boxes touch and coincide), now and
@@ -195,6 +220,8 @@ pub(crate) struct Reached {
     pub(crate) runs_with_pairs: usize,
     pub(crate) failed_runs: usize,
     pub(crate) restores: usize,
+    /// Entities that fell asleep (not counting those spawned asleep).
+    pub(crate) sleeps: usize,
 }
 
 /// Runs the plugin once and checks it against brute force over `live`;
@@ -244,16 +271,19 @@ fn run_and_check(
 
 /// Decodes `data` into frames and checks every run of the plugin. The
 /// first byte picks the plugin: 1 or 2 threads, static changes detected or
-/// notified, a margin of 0 or 0.5; the second whether bad boxes (NaN,
-/// infinities, `min > max`, negative half extents) may appear.
+/// notified, a margin of 0 or 0.5, sleeping changes detected or notified;
+/// the second whether bad boxes (NaN, infinities, `min > max`, negative
+/// half extents) may appear. The game reports changes as each mode asks.
 pub(crate) fn check_world(data: &[u8]) -> Reached {
     let mut bytes = Bytes { data, at: 0 };
     let config_byte = bytes.u8();
     let raw = bytes.u8() & 1 == 1;
     let notify = config_byte & 2 != 0;
+    let notify_sleep = config_byte & 8 != 0;
     let config = PluginConfig {
         threads: 1 + usize::from(config_byte & 1),
         static_changes: if notify { StaticChanges::Notify } else { StaticChanges::Detect },
+        sleep_changes: if notify_sleep { SleepChanges::Notify } else { SleepChanges::Detect },
         broad_phase: PersistentConfig {
             margin: if config_byte & 4 != 0 { 0.5 } else { 0.0 },
             ..PluginConfig::default().broad_phase
@@ -271,22 +301,24 @@ pub(crate) fn check_world(data: &[u8]) -> Reached {
         ops += 1;
         let op = bytes.u8();
         let pick = usize::from(bytes.u8());
-        let statics_touched = match op % 10 {
+        let touched = match op % 12 {
             0 | 1 if live.len() < MAX_ENTITIES => {
                 let mut thing = Thing {
                     entity: Entity::DANGLING,
                     shape: shape(&mut bytes, raw),
                     is_static: op & 0x10 != 0,
+                    asleep: op & 0x20 != 0,
                     layers: layers(&mut bytes),
+                    edited: false,
                 };
                 thing.entity = thing.spawn(&mut world, None);
                 live.push(thing);
-                thing.is_static
+                thing.touches()
             }
             2 if !live.is_empty() => {
                 let thing = live.swap_remove(pick % live.len());
                 world.despawn(thing.entity).expect("a live entity");
-                thing.is_static
+                thing.touches()
             }
             3 | 4 if !live.is_empty() => {
                 let k = pick % live.len();
@@ -308,7 +340,8 @@ pub(crate) fn check_world(data: &[u8]) -> Reached {
                     }
                 }
                 live[k].shape = new;
-                old.is_static
+                live[k].edited = true;
+                old.touches()
             }
             5 if !live.is_empty() => {
                 let k = pick % live.len();
@@ -319,7 +352,9 @@ pub(crate) fn check_world(data: &[u8]) -> Reached {
                     world.insert_one(entity, Static).expect("live");
                 }
                 live[k].is_static = !live[k].is_static;
-                true
+                // A sleeping entity turned static leaves the sleeping set,
+                // and one that stops being static joins it.
+                Touched { statics: true, sleeping: live[k].asleep }
             }
             6 if !live.is_empty() => {
                 let k = pick % live.len();
@@ -330,7 +365,8 @@ pub(crate) fn check_world(data: &[u8]) -> Reached {
                     None => _ = world.remove_one::<CollisionLayers>(entity),
                 }
                 live[k].layers = new;
-                live[k].is_static
+                live[k].edited = true;
+                live[k].touches()
             }
             8 => {
                 saved = Some(Saved {
@@ -338,7 +374,7 @@ pub(crate) fn check_world(data: &[u8]) -> Reached {
                     live: live.clone(),
                     published: published.clone(),
                 });
-                false
+                Touched::default()
             }
             9 if saved.is_some() => {
                 let saved = saved.as_ref().expect("checked");
@@ -354,17 +390,47 @@ pub(crate) fn check_world(data: &[u8]) -> Reached {
                 published = saved.published.clone();
                 assert_eq!(Published::of(&plugin), published, "restore published other lists");
                 reached.restores += 1;
-                false
+                Touched::default()
+            }
+            10 if !live.is_empty() => {
+                // Falls asleep or wakes.
+                let k = pick % live.len();
+                let entity = live[k].entity;
+                if live[k].asleep {
+                    world.remove_one::<Sleeping>(entity).expect("asleep");
+                } else {
+                    world.insert_one(entity, Sleeping).expect("live");
+                }
+                live[k].asleep = !live[k].asleep;
+                reached.sleeps += usize::from(live[k].sleeping());
+                Touched { sleeping: !live[k].is_static, ..Touched::default() }
             }
             _ => {
+                report_edited_sleepers(&mut plugin, &mut live);
                 published = run_and_check(&mut plugin, &mut world, &live, &published, &mut reached);
-                false
+                Touched::default()
             }
         };
-        if notify && statics_touched {
+        if notify && touched.statics {
             plugin.statics_changed();
         }
+        if notify_sleep && touched.sleeping {
+            plugin.sleepers_changed();
+        }
     }
+    report_edited_sleepers(&mut plugin, &mut live);
     run_and_check(&mut plugin, &mut world, &live, &published, &mut reached);
     reached
+}
+
+/// The plugin never reads a sleeping entity's box by itself: before a run,
+/// the game reports (in either mode) that an entity asleep now had its box
+/// or layers changed since the last run, whatever it was at the time.
+fn report_edited_sleepers(plugin: &mut BroadPhasePlugin, live: &mut [Thing]) {
+    if live.iter().any(|t| t.sleeping() && t.edited) {
+        plugin.sleepers_changed();
+    }
+    for thing in live {
+        thing.edited = false;
+    }
 }

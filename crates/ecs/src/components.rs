@@ -135,6 +135,45 @@ impl Position for Vec3 {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Static;
 
+/// Marker: this entity is asleep (set by the game, or by its physics step
+/// when a body comes to rest; removed to wake it).
+///
+/// A sleeping entity keeps its proxy and its pairs, but its box is not
+/// read again while it sleeps: with
+/// [`SleepChanges::Notify`](crate::SleepChanges::Notify) the frame costs
+/// nothing per sleeping entity, and the default
+/// [`SleepChanges::Detect`](crate::SleepChanges::Detect) costs one
+/// streaming compare of the sleeping entities (about a nanosecond each)
+/// to see which fell asleep, woke, were spawned or despawned. A sleeping
+/// entity moved without waking it is seen only when reported. Its pairs stay
+/// reported, and none of them ends while it sleeps unless the other side
+/// moves away or one of the two is despawned. Unlike two [`Static`]
+/// entities, two sleeping ones that touch are a pair: a pile that falls
+/// asleep keeps its contacts. Waking (removing the marker) costs one read
+/// of its box. An entity with both markers is static.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_ecs::{Aabb, BroadPhasePlugin, Sleeping};
+/// use glam::Vec3;
+/// let mut world = hecs::World::new();
+/// let a = world.spawn((Aabb::new(Vec3::ZERO, Vec3::ONE),));
+/// let b = world.spawn((Aabb::new(Vec3::splat(0.5), Vec3::splat(1.5)),));
+/// let mut plugin = BroadPhasePlugin::new();
+/// plugin.run(&mut world)?;
+///
+/// world.insert_one(a, Sleeping).unwrap(); // both come to rest
+/// world.insert_one(b, Sleeping).unwrap();
+/// plugin.run(&mut world)?;
+/// assert_eq!(plugin.pairs(), [(a, b)]); // still touching
+/// assert!(plugin.ended().is_empty());
+/// assert_eq!(plugin.stats().sleeping_boxes, 2);
+/// # Ok::<(), broadphase_ecs::PluginError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Sleeping;
+
 /// Which layers an entity is on (`member`) and which layers it collides
 /// with (`filter`), as bitmasks.
 ///

@@ -3,7 +3,8 @@
 //!
 //! An entity's box is its [`Aabb`] component if it has one, else its
 //! [`Collider`] placed at its position component `P`. Entities with
-//! [`Static`] go to the static set, the others to the dynamic set.
+//! [`Static`] go to the static set, those with [`Sleeping`] (and not
+//! `Static`) to the sleeping set, the others to the dynamic set.
 //!
 //! Each column (entities, boxes, layers) is read in a pass of its own,
 //! through hecs's per-archetype `fold` (`for_each`): one tight loop per
@@ -18,7 +19,7 @@
 //! lookup, allocates nothing, and, unlike a stored `PreparedQuery`, leaves
 //! the plugin `Send + Sync`.
 
-use crate::{Collider, CollisionLayers, Position, Static};
+use crate::{Collider, CollisionLayers, Position, Sleeping, Static};
 use broadphase_storage::{Aabb, Pool};
 use hecs::{Entity, Query, With, Without, World};
 
@@ -28,16 +29,26 @@ pub(crate) trait Kind {
     type Of<Q: Query>: for<'a> Query<Item<'a> = Q::Item<'a>>;
 }
 
-/// Entities without [`Static`] (a type-level tag, never a value).
+/// Entities with neither [`Static`] nor [`Sleeping`] (a type-level tag,
+/// never a value).
 #[derive(Debug)]
 pub(crate) enum Dynamic {}
+
+/// Entities with [`Sleeping`] and without [`Static`] (a type-level tag,
+/// never a value).
+#[derive(Debug)]
+pub(crate) enum Sleepers {}
 
 /// Entities with [`Static`] (a type-level tag, never a value).
 #[derive(Debug)]
 pub(crate) enum Statics {}
 
 impl Kind for Dynamic {
-    type Of<Q: Query> = Without<Q, &'static Static>;
+    type Of<Q: Query> = Without<Without<Q, &'static Static>, &'static Sleeping>;
+}
+
+impl Kind for Sleepers {
+    type Of<Q: Query> = Without<With<Q, &'static Sleeping>, &'static Static>;
 }
 
 impl Kind for Statics {
@@ -133,6 +144,24 @@ impl Gathered {
         }
     }
 
+    /// Whether `gather::<K, P>` would list exactly these entities (id and
+    /// generation) in this order, whatever their boxes and layers: one
+    /// streaming pass with no branch per entity.
+    pub(crate) fn same_entities_as<K: Kind, P: Position>(&self, world: &mut World) -> bool {
+        if count::<K, P>(world) != self.len() {
+            return false;
+        }
+        let (mut same, mut k) = (true, 0);
+        let stored = &self.entities;
+        let mut check = |e: Entity| {
+            same &= stored[k] == e;
+            k += 1;
+        };
+        world.query_mut::<Boxed<K, Entity>>().into_iter().for_each(&mut check);
+        world.query_mut::<Placed<K, P, Entity>>().into_iter().for_each(&mut check);
+        same
+    }
+
     /// Whether `gather::<K, P>` would produce exactly this set: same
     /// entities (id and generation) in the same order, same boxes, same
     /// layers.
@@ -145,24 +174,11 @@ impl Gathered {
     /// compared by their bits (a `-0.0` that became `0.0` counts as a
     /// change, which costs one re-index and nothing else).
     pub(crate) fn same_as<K: Kind, P: Position>(&self, world: &mut World) -> bool {
+        if !self.same_entities_as::<K, P>(world) {
+            return false;
+        }
         let boxed = world.query_mut::<Boxed<K, ()>>().into_iter().len();
-        if boxed + world.query_mut::<Placed<K, P, ()>>().into_iter().len() != self.len() {
-            return false;
-        }
-
-        let (mut same, mut k) = (true, 0);
-        let stored = &self.entities;
-        let mut check = |e: Entity| {
-            same &= stored[k] == e;
-            k += 1;
-        };
-        world.query_mut::<Boxed<K, Entity>>().into_iter().for_each(&mut check);
-        world.query_mut::<Placed<K, P, Entity>>().into_iter().for_each(&mut check);
-        if !same {
-            return false;
-        }
-
-        let (stored_boxed, stored_placed) = self.boxes.split_at(boxed);
+        let (mut same, (stored_boxed, stored_placed)) = (true, self.boxes.split_at(boxed));
         let mut stored = stored_boxed.iter();
         world.query_mut::<Boxed<K, &Aabb>>().into_iter().for_each(|b| {
             same &= stored.next().is_some_and(|s| same_bits(s, b));
@@ -192,6 +208,12 @@ impl Gathered {
             .for_each(&mut check);
         same
     }
+}
+
+/// How many entities of kind `K` have a box (one look at each archetype).
+pub(crate) fn count<K: Kind, P: Position>(world: &mut World) -> usize {
+    world.query_mut::<Boxed<K, ()>>().into_iter().len()
+        + world.query_mut::<Placed<K, P, ()>>().into_iter().len()
 }
 
 /// Whether some entity of kind `K` with a box has a layer component (one

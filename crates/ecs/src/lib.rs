@@ -22,6 +22,10 @@
 //!   other. Their boxes are read again only when one is added, removed or
 //!   changed ([`StaticChanges`]: detected by the plugin, or reported by the
 //!   game).
+//! - **Sleeping.** Entities with the [`Sleeping`] marker keep their
+//!   proxies and their pairs (two sleeping entities that touch are a pair)
+//!   but are not read while they sleep; waking costs one read. How a run
+//!   learns of sleeping entities spawned or despawned: [`SleepChanges`].
 //! - **Layers.** [`CollisionLayers`] `{ member, filter }`: a pair `(a, b)`
 //!   is kept iff `(a.member & b.filter) != 0 && (b.member & a.filter) != 0`.
 //!   An entity without the component collides with everything. Rejected
@@ -91,22 +95,25 @@ mod contacts;
 mod error;
 mod events;
 mod gather;
+mod kept;
 mod plugin;
 mod profile;
 mod proxies;
 mod publish;
 mod queries;
+mod sleeping;
 mod snapshot;
 mod statics;
 mod stats;
 
 pub use broadphase_storage::{Aabb, InputError};
-pub use components::{Collider, CollisionLayers, Position, Static};
+pub use components::{Collider, CollisionLayers, Position, Sleeping, Static};
 pub use error::PluginError;
 pub use hecs;
 pub use plugin::{BroadPhasePlugin, PluginConfig};
 pub use profile::{frame_mark, profiling_enabled};
 pub use proxies::MAX_ENTITY_ID;
+pub use sleeping::SleepChanges;
 pub use snapshot::PluginSnapshot;
 pub use statics::StaticChanges;
 pub use stats::{FrameStats, StageTimes};

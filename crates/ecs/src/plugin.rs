@@ -4,11 +4,12 @@
 use crate::backend::Backend;
 use crate::contacts::Contacts;
 use crate::events::diff;
-use crate::gather::{Dynamic, Gathered};
+use crate::gather::{Dynamic, Gathered, Sleepers, Statics};
+use crate::kept::KeptSet;
 use crate::profile::{self, plot, zone};
-use crate::proxies::EntityProxies;
-use crate::statics::{StaticSet, still_static};
-use crate::{FrameStats, PluginError, Position, StageTimes, StaticChanges};
+use crate::proxies::{EntityProxies, Set, Sets};
+use crate::statics::still_static;
+use crate::{FrameStats, PluginError, Position, SleepChanges, StageTimes, StaticChanges};
 use broadphase_jobs::JobError;
 use broadphase_persistent::PersistentConfig;
 use broadphase_storage::Pool;
@@ -50,6 +51,8 @@ pub struct PluginConfig {
     pub broad_phase: PersistentConfig,
     /// How changes to static entities are found.
     pub static_changes: StaticChanges,
+    /// How sleeping entities spawned or despawned are found.
+    pub sleep_changes: SleepChanges,
 }
 
 impl Default for PluginConfig {
@@ -58,6 +61,7 @@ impl Default for PluginConfig {
             threads: 0,
             broad_phase: PersistentConfig { margin: 0.0, ..PersistentConfig::default() },
             static_changes: StaticChanges::default(),
+            sleep_changes: SleepChanges::default(),
         }
     }
 }
@@ -115,7 +119,8 @@ impl Default for PluginConfig {
 pub struct BroadPhasePlugin<P: Position = Vec3> {
     pub(crate) config: PluginConfig,
     pub(crate) backend: Backend,
-    pub(crate) statics: StaticSet,
+    pub(crate) statics: KeptSet<Statics>,
+    pub(crate) sleeping: KeptSet<Sleepers>,
     dynamic: Gathered,
     pub(crate) proxies: EntityProxies,
     /// Whether the last published lists were filtered by layers.
@@ -207,7 +212,8 @@ impl<P: Position> BroadPhasePlugin<P> {
             config,
             stats: FrameStats { threads: backend.threads(), ..FrameStats::default() },
             backend,
-            statics: StaticSet::new(&config),
+            statics: KeptSet::new(config.static_changes.into()),
+            sleeping: KeptSet::new(config.sleep_changes.into()),
             dynamic: Gathered::default(),
             proxies: EntityProxies::default(),
             filtered: false,
@@ -254,6 +260,36 @@ impl<P: Position> BroadPhasePlugin<P> {
         self.statics.invalidate();
     }
 
+    /// Reports that an entity was spawned asleep, a sleeping entity was
+    /// despawned, or a sleeping entity's box or layers changed: the next
+    /// run reads the sleeping entities again. Needed only with
+    /// [`SleepChanges::Notify`]; with the default [`SleepChanges::Detect`]
+    /// it just forces a read (which is how a sleeping entity's moved box
+    /// is picked up without waking it).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_ecs::{Aabb, BroadPhasePlugin, Sleeping};
+    /// use glam::Vec3;
+    /// let mut world = hecs::World::new();
+    /// let a = world.spawn((Aabb::new(Vec3::ZERO, Vec3::ONE), Sleeping));
+    /// let b = world.spawn((Aabb::new(Vec3::splat(3.0), Vec3::splat(4.0)),));
+    /// let mut plugin = BroadPhasePlugin::new();
+    /// plugin.run(&mut world)?;
+    /// // Moved while asleep: not read until reported (or woken).
+    /// *world.get::<&mut Aabb>(a).unwrap() = Aabb::new(Vec3::splat(3.5), Vec3::splat(4.5));
+    /// plugin.run(&mut world)?;
+    /// assert!(plugin.pairs().is_empty());
+    /// plugin.sleepers_changed();
+    /// plugin.run(&mut world)?;
+    /// assert_eq!(plugin.pairs(), [(a, b)]);
+    /// # Ok::<(), broadphase_ecs::PluginError>(())
+    /// ```
+    pub fn sleepers_changed(&mut self) {
+        self.sleeping.invalidate();
+    }
+
     /// One frame: reads the boxes from `world`, finds the pairs, and
     /// publishes them with the events since the last successful run.
     ///
@@ -288,30 +324,46 @@ impl<P: Position> BroadPhasePlugin<P> {
             self.dynamic.gather::<Dynamic, P>(world);
         }
         let gathered = Instant::now();
-        let static_gathered = {
+        self.proxies.begin_run();
+        let dynamic_same = self.proxies.dynamic_unchanged(&self.dynamic);
+        let (mut static_gathered, mut sleeping_gathered) = {
             zone!("statics");
-            self.statics.gather_if_changed::<P>(world)
+            // A sleeping entity that woke, or a dynamic one that fell
+            // asleep, changes the dynamic set: the sleeping set is then
+            // compared too, whatever its mode, or the one that fell asleep
+            // would look despawned.
+            let sleeping_stale = !dynamic_same && self.sleeping.notified_or_counted();
+            (
+                self.statics.gather_if_changed::<P>(world, false),
+                self.sleeping.gather_if_changed::<P>(world, sleeping_stale),
+            )
         };
         let synced = Instant::now();
-        let mut static_gathered = static_gathered;
         let failed = |plugin: &mut Self| {
-            // The static entities are read again next run, in case a
-            // failure left their proxies half set; the broad phase's
-            // events of the next update may then name proxies removed in
-            // the failed run, so the next run publishes the difference
-            // from the last published list instead.
+            // The kept sets are read again next run, in case a failure
+            // left their proxies half set; the broad phase's events of the
+            // next update may then name proxies removed in the failed run,
+            // so the next run publishes the difference from the last
+            // published list instead.
             plugin.statics.invalidate();
+            plugin.sleeping.invalidate();
             plugin.filtered = true;
         };
-        if let Err(error) = self.sync(static_gathered) {
+        if let Err(error) = self.sync(dynamic_same, sleeping_gathered, static_gathered) {
             failed(self);
             return Err(error);
         }
-        if self.proxies.static_turned_dynamic && !static_gathered {
-            // Only `Notify` misses a static entity losing `Static`: its
-            // old static set is stale, so read it again now.
-            static_gathered = self.statics.gather_if_stale::<P>(world);
-            if let Err(error) = self.sync(true) {
+        let left = self.proxies.left;
+        let static_stale = left[Set::Static as usize] && !static_gathered;
+        let sleeping_stale = left[Set::Sleeping as usize] && !sleeping_gathered;
+        if static_stale || sleeping_stale {
+            // An entity of a kept set that was not read again is now in
+            // another set (only a mode that trusts the set misses that):
+            // its old set's list is stale, so read it again now.
+            static_gathered |= static_stale && self.statics.gather_if_changed::<P>(world, true);
+            sleeping_gathered |=
+                sleeping_stale && self.sleeping.gather_if_changed::<P>(world, true);
+            if let Err(error) = self.sync(true, sleeping_stale, static_stale) {
                 failed(self);
                 return Err(error);
             }
@@ -325,9 +377,9 @@ impl<P: Position> BroadPhasePlugin<P> {
         // no longer static: read them again and update once more. The
         // events are then the difference from the last published list.
         let mut redone = false;
-        if self.statics.mode() == StaticChanges::Notify && self.stale_static_partner(world) {
-            static_gathered = self.statics.gather_if_stale::<P>(world);
-            let again = self.sync(true).and_then(|()| self.update());
+        if self.statics.notified() && self.stale_static_partner(world) {
+            static_gathered = self.statics.gather_if_changed::<P>(world, true);
+            let again = self.sync(true, false, true).and_then(|()| self.update());
             if let Err(error) = again {
                 failed(self);
                 return Err(error);
@@ -379,12 +431,14 @@ impl<P: Position> BroadPhasePlugin<P> {
         self.stats = FrameStats {
             frame: self.stats.frame + 1,
             dynamic_boxes: self.dynamic.len(),
+            sleeping_boxes: self.sleeping.set.len(),
             static_boxes: self.statics.set.len(),
             pairs: self.pairs.len(),
             started: self.started.len(),
             ended: self.ended.len(),
             static_rebuilt: static_gathered,
             static_rebuilds: self.statics.rebuilds,
+            sleeping_rebuilt: sleeping_gathered,
             threads: self.backend.threads(),
             broad_phase: *self.backend.broad_phase.stats(),
             times,
@@ -394,13 +448,27 @@ impl<P: Position> BroadPhasePlugin<P> {
         Ok(())
     }
 
-    /// Syncs the proxies with the gathered boxes (the static ones too
-    /// when `static_gathered`); the broad phase checks every box.
-    fn sync(&mut self, static_gathered: bool) -> Result<(), PluginError> {
+    /// Syncs the proxies with the gathered boxes (the dynamic ones unless
+    /// `dynamic_same`, the sleeping and static ones when gathered); the
+    /// broad phase checks every box.
+    fn sync(
+        &mut self,
+        dynamic_same: bool,
+        sleeping_gathered: bool,
+        static_gathered: bool,
+    ) -> Result<(), PluginError> {
         zone!("proxies");
-        let statics = static_gathered.then_some(&self.statics.set);
+        let sets = Sets {
+            dynamic: &self.dynamic,
+            dynamic_same,
+            sleeping: sleeping_gathered.then_some(&self.sleeping.set),
+            statics: static_gathered.then_some(&self.statics.set),
+        };
         let Backend { jobs, broad_phase } = &mut self.backend;
-        self.proxies.sync(jobs, broad_phase, &self.dynamic, statics)?;
+        self.proxies.sync(jobs, broad_phase, sets)?;
+        if sleeping_gathered {
+            self.sleeping.confirm();
+        }
         if static_gathered {
             self.statics.confirm();
         }
@@ -437,7 +505,8 @@ impl<P: Position> BroadPhasePlugin<P> {
         let live = |[a, b]: [broadphase_persistent::Proxy; 2]| {
             (proxies.live_entity(a), proxies.live_entity(b))
         };
-        let filtered = self.dynamic.filtered || self.statics.set.filtered;
+        let filtered =
+            self.dynamic.filtered || self.statics.set.filtered || self.sleeping.set.filtered;
         if !filtered && !self.filtered && !proxies.layers_changed && !force_diff {
             let jobs = &self.backend.jobs;
             crate::publish::live_pairs(jobs, proxies, broad_phase.pairs(), &mut self.next)?;
@@ -477,7 +546,8 @@ impl<P: Position> BroadPhasePlugin<P> {
             self.ended.reset();
             self.ended.extend(broad_phase.ended().iter().map(|&pair| entities(pair)));
         }
-        self.filtered = self.dynamic.filtered || self.statics.set.filtered;
+        self.filtered =
+            self.dynamic.filtered || self.statics.set.filtered || self.sleeping.set.filtered;
         std::mem::swap(&mut self.pairs, &mut self.next);
     }
 
@@ -487,6 +557,7 @@ impl<P: Position> BroadPhasePlugin<P> {
     fn plot_stats(&self) {
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         plot!("dynamic boxes", self.stats.dynamic_boxes as f64);
+        plot!("sleeping boxes", self.stats.sleeping_boxes as f64);
         plot!("static boxes", self.stats.static_boxes as f64);
         plot!("pairs", self.stats.pairs as f64);
         plot!("started", self.stats.started as f64);

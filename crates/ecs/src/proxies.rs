@@ -18,13 +18,38 @@ use hecs::Entity;
 /// The largest entity id the plugin accepts (2^24 - 1).
 pub const MAX_ENTITY_ID: u32 = (1 << 24) - 1;
 
+/// The gathered set an entity belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Set {
+    /// Read every run.
+    Dynamic = 0,
+    /// [`Sleeping`](crate::Sleeping): read when the sleeping set changes.
+    Sleeping = 1,
+    /// [`Static`](crate::Static): read when the static set changes.
+    Static = 2,
+}
+
+impl Set {
+    /// The kind of proxy the set's entities have: sleeping entities stay
+    /// dynamic proxies, so their pairs with each other are kept.
+    fn proxy_kind(self) -> ProxyKind {
+        match self {
+            Set::Static => ProxyKind::Static,
+            Set::Dynamic | Set::Sleeping => ProxyKind::Dynamic,
+        }
+    }
+}
+
+/// The three sets' values of something, indexed by [`Set`].
+pub(crate) type PerSet<T> = [T; 3];
+
 /// What the plugin knows of one entity id.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     /// The entity whose proxy the slot holds, if any.
     owner: Option<Entity>,
     proxy: Proxy,
-    kind: ProxyKind,
+    set: Set,
     layers: CollisionLayers,
     /// The frame in which the entity was last gathered.
     seen: u64,
@@ -39,18 +64,20 @@ pub(crate) struct EntityProxies {
     /// `slots[..].owner` for publishing, where every pair names live
     /// proxies and a lookup per proxy must stay in cache.
     owners: Pool<Entity>,
-    /// Last frame's dynamic entities and their proxies, in gather order.
+    /// Last frame's dynamic entities, in gather order.
     dynamic: Pool<Entity>,
-    dynamic_handles: Pool<Proxy>,
-    static_handles: Pool<Proxy>,
+    /// Each set's proxies, in the order of its last gather.
+    handles: PerSet<Pool<Proxy>>,
     /// Proxies removed this frame with their entities, by slot: ended
     /// pairs name them.
     departed: Pool<(Proxy, Entity)>,
     frame: u64,
     /// Whether a layer changed this frame.
     pub(crate) layers_changed: bool,
-    /// Whether an entity known as static was gathered as dynamic.
-    pub(crate) static_turned_dynamic: bool,
+    /// Per kept set (sleeping, static): whether an entity known in it was
+    /// gathered in another set while it was not gathered again, so that
+    /// its gathered list is stale.
+    pub(crate) left: PerSet<bool>,
     /// Whether some dynamic entity had a layer component last frame.
     dynamic_had_layers: bool,
     /// Whether the last sync stopped at an error: its handle lists may
@@ -70,51 +97,69 @@ impl Clone for EntityProxies {
         self.slots.clone_from(&source.slots);
         self.owners.clone_from(&source.owners);
         self.dynamic.clone_from(&source.dynamic);
-        self.dynamic_handles.clone_from(&source.dynamic_handles);
-        self.static_handles.clone_from(&source.static_handles);
+        for (handles, source) in self.handles.iter_mut().zip(&source.handles) {
+            handles.clone_from(source);
+        }
         self.departed.clone_from(&source.departed);
         self.frame = source.frame;
         self.layers_changed = source.layers_changed;
-        self.static_turned_dynamic = source.static_turned_dynamic;
+        self.left = source.left;
         self.dynamic_had_layers = source.dynamic_had_layers;
         self.interrupted = source.interrupted;
     }
 }
 
-/// One gathered set to sync: its entities, kind, and whether it was
-/// gathered anew this frame.
-pub(crate) struct Batch<'a> {
-    pub(crate) set: &'a Gathered,
-    pub(crate) kind: ProxyKind,
+/// This frame's gathered sets, for [`EntityProxies::sync`].
+pub(crate) struct Sets<'a> {
+    pub(crate) dynamic: &'a Gathered,
+    /// Whether the dynamic entities are the same as last frame's (see
+    /// [`EntityProxies::dynamic_unchanged`]).
+    pub(crate) dynamic_same: bool,
+    /// `None` where the set was not gathered again (unchanged).
+    pub(crate) sleeping: Option<&'a Gathered>,
+    pub(crate) statics: Option<&'a Gathered>,
 }
 
 impl EntityProxies {
+    /// Starts a run: what the run's syncs (one, or more when a kept set
+    /// turns out stale) find out adds up until the next run.
+    pub(crate) fn begin_run(&mut self) {
+        self.departed.reset();
+        self.layers_changed = false;
+    }
+
+    /// Whether `dynamic` lists the same entities as last frame's dynamic
+    /// set, and the last sync finished (an interrupted one may have left
+    /// its handle lists half made).
+    pub(crate) fn dynamic_unchanged(&self, dynamic: &Gathered) -> bool {
+        !self.interrupted && dynamic.entities == self.dynamic
+    }
+
     /// Brings the broad phase's proxies in line with this frame's
     /// gathered sets: new entities inserted, entities gone removed, kinds
-    /// and boxes set. `statics` is `None` when the static entities were
-    /// not gathered again (unchanged). A bad box is an error naming its
-    /// entity (the broad phase checks every box it is given).
+    /// and boxes set. A bad box is an error naming its entity (the broad
+    /// phase checks every box it is given).
     pub(crate) fn sync(
         &mut self,
         jobs: &JobSystem,
         broad_phase: &mut PersistentBroadPhase,
-        dynamic: &Gathered,
-        statics: Option<&Gathered>,
+        sets: Sets<'_>,
     ) -> Result<(), PluginError> {
+        let Sets { dynamic, dynamic_same, sleeping, statics } = sets;
         self.frame += 1;
-        self.departed.reset();
-        self.layers_changed = false;
-        self.static_turned_dynamic = false;
-        for set in core::iter::once(dynamic).chain(statics) {
+        self.left = [false; 3];
+        for set in [Some(dynamic), sleeping, statics].into_iter().flatten() {
             if let Some(&entity) = set.entities.iter().find(|e| e.id() > MAX_ENTITY_ID) {
                 return Err(PluginError::EntityIdTooLarge { entity });
             }
         }
-        let dynamic_same = !self.interrupted && dynamic.entities == self.dynamic;
         self.interrupted = true;
+        // Set before anything can fail: an entity inserted below takes its
+        // layers from the set, and a later run must read them again even
+        // if this one stops at a bad box.
+        self.dynamic_had_layers |= dynamic.has_layers();
         if !dynamic_same {
-            self.dynamic_handles.reset();
-            self.assign(broad_phase, Batch { set: dynamic, kind: ProxyKind::Dynamic })?;
+            self.assign(broad_phase, dynamic, Set::Dynamic)?;
             self.dynamic.reset();
             self.dynamic.extend_from_slice(&dynamic.entities);
         }
@@ -124,22 +169,25 @@ impl EntityProxies {
             self.update_layers(dynamic);
         }
         self.dynamic_had_layers = dynamic.has_layers();
-        if let Some(statics) = statics {
-            self.static_handles.reset();
-            self.assign(broad_phase, Batch { set: statics, kind: ProxyKind::Static })?;
-            self.update_layers(statics);
+        for (set, gathered) in [(Set::Sleeping, sleeping), (Set::Static, statics)] {
+            if let Some(gathered) = gathered {
+                self.assign(broad_phase, gathered, set)?;
+                self.update_layers(gathered);
+            }
         }
-        if !dynamic_same || statics.is_some() {
-            self.remove_gone(broad_phase, !dynamic_same, statics.is_some())?;
+        let gathered = [!dynamic_same, sleeping.is_some(), statics.is_some()];
+        if gathered.contains(&true) {
+            self.remove_gone(broad_phase, gathered)?;
         }
         self.departed.sort_unstable_by_key(|(proxy, _)| *proxy);
-        broad_phase
-            .set_aabbs(jobs, &self.dynamic_handles, &dynamic.boxes)
-            .map_err(|error| set_error(error, &dynamic.entities))?;
-        if let Some(statics) = statics {
+        let boxes = [Some(dynamic), sleeping, statics];
+        for (handles, set) in self.handles.iter().zip(boxes) {
+            let Some(set) = set else { continue };
+            // The dynamic boxes are set every run; the others only when
+            // gathered again, and then only the changed ones re-index.
             broad_phase
-                .set_aabbs(jobs, &self.static_handles, &statics.boxes)
-                .map_err(|error| set_error(error, &statics.entities))?;
+                .set_aabbs(jobs, handles, &set.boxes)
+                .map_err(|error| set_error(error, &set.entities))?;
         }
         self.interrupted = false;
         Ok(())
@@ -149,14 +197,13 @@ impl EntityProxies {
     fn assign(
         &mut self,
         broad_phase: &mut PersistentBroadPhase,
-        batch: Batch<'_>,
+        gathered: &Gathered,
+        set: Set,
     ) -> Result<(), PluginError> {
-        let Batch { set, kind } = batch;
-        let handles = match kind {
-            ProxyKind::Dynamic => &mut self.dynamic_handles,
-            ProxyKind::Static => &mut self.static_handles,
-        };
-        for (i, &entity) in set.entities.iter().enumerate() {
+        let handles = &mut self.handles[set as usize];
+        handles.reset();
+        let kind = set.proxy_kind();
+        for (i, &entity) in gathered.entities.iter().enumerate() {
             let id = entity.id() as usize;
             if self.slots.len() <= id {
                 self.slots.resize(id + 1, None);
@@ -165,14 +212,16 @@ impl EntityProxies {
             let slot = &mut self.slots[id];
             let proxy = match slot {
                 Some(known) if known.owner == Some(entity) => {
-                    if known.kind != kind {
-                        self.static_turned_dynamic |= known.kind == ProxyKind::Static;
-                        broad_phase.set_kind(known.proxy, kind).map_err(proxy_error)?;
-                        known.kind = kind;
+                    if known.set != set {
+                        self.left[known.set as usize] = true;
+                        if known.set.proxy_kind() != kind {
+                            broad_phase.set_kind(known.proxy, kind).map_err(proxy_error)?;
+                        }
+                        known.set = set;
                         // Its new set's layers are read only where that set
                         // has layers: it may have none, and it must not
                         // keep the layers of the set it left.
-                        let layers = set.layers(i);
+                        let layers = gathered.layers(i);
                         self.layers_changed |= known.layers != layers;
                         known.layers = layers;
                     }
@@ -189,14 +238,14 @@ impl EntityProxies {
                         }
                     }
                     let proxy = broad_phase
-                        .insert_at(entity.id(), set.boxes[i], kind)
+                        .insert_at(entity.id(), gathered.boxes[i], kind)
                         .map_err(|error| set_error(error, &[entity]))?;
                     self.owners[id] = entity;
                     *slot = Some(Slot {
                         owner: Some(entity),
                         proxy,
-                        kind,
-                        layers: set.layers(i),
+                        set,
+                        layers: gathered.layers(i),
                         seen: 0,
                     });
                     proxy
@@ -211,10 +260,10 @@ impl EntityProxies {
     }
 
     /// Stores each entity's layers, noting whether one changed.
-    fn update_layers(&mut self, set: &Gathered) {
-        for (i, entity) in set.entities.iter().enumerate() {
+    fn update_layers(&mut self, gathered: &Gathered) {
+        for (i, entity) in gathered.entities.iter().enumerate() {
             if let Some(known) = &mut self.slots[entity.id() as usize] {
-                let layers = set.layers(i);
+                let layers = gathered.layers(i);
                 self.layers_changed |= known.layers != layers;
                 known.layers = layers;
             }
@@ -226,17 +275,12 @@ impl EntityProxies {
     fn remove_gone(
         &mut self,
         broad_phase: &mut PersistentBroadPhase,
-        dynamic_gathered: bool,
-        statics_gathered: bool,
+        gathered: PerSet<bool>,
     ) -> Result<(), PluginError> {
         for slot in &mut self.slots {
             let Some(known) = slot else { continue };
             let Some(owner) = known.owner else { continue };
-            let gathered = match known.kind {
-                ProxyKind::Dynamic => dynamic_gathered,
-                ProxyKind::Static => statics_gathered,
-            };
-            if gathered && known.seen != self.frame {
+            if gathered[known.set as usize] && known.seen != self.frame {
                 broad_phase.remove(known.proxy).map_err(proxy_error)?;
                 self.departed.push((known.proxy, owner));
                 known.owner = None;
@@ -279,7 +323,7 @@ impl EntityProxies {
     /// Whether the proxy is static.
     #[inline]
     pub(crate) fn is_static(&self, proxy: Proxy) -> bool {
-        self.slots[proxy.index() as usize].is_some_and(|known| known.kind == ProxyKind::Static)
+        self.slots[proxy.index() as usize].is_some_and(|known| known.set == Set::Static)
     }
 }
 

@@ -10,8 +10,9 @@
 //! published pairs, so a restore merges them again from the snapshot's
 //! pairs, the cost of one run's contacts stage.
 
+use crate::gather::{Sleepers, Statics};
+use crate::kept::KeptSet;
 use crate::proxies::EntityProxies;
-use crate::statics::StaticSet;
 use crate::{BroadPhasePlugin, FrameStats, PluginConfig, PluginError, Position};
 use broadphase_persistent::BroadPhaseSnapshot;
 use broadphase_storage::Pool;
@@ -61,7 +62,8 @@ use hecs::Entity;
 pub struct PluginSnapshot {
     broad_phase: BroadPhaseSnapshot,
     proxies: EntityProxies,
-    statics: StaticSet,
+    statics: KeptSet<Statics>,
+    sleeping: KeptSet<Sleepers>,
     filtered: bool,
     pairs: Pool<(Entity, Entity)>,
     started: Pool<(Entity, Entity)>,
@@ -78,7 +80,8 @@ impl Default for PluginSnapshot {
         Self {
             broad_phase,
             proxies: EntityProxies::default(),
-            statics: StaticSet::new(&config),
+            statics: KeptSet::new(config.static_changes.into()),
+            sleeping: KeptSet::new(config.sleep_changes.into()),
             filtered: false,
             pairs: Pool::new(),
             started: Pool::new(),
@@ -101,6 +104,7 @@ impl Clone for PluginSnapshot {
         self.broad_phase.clone_from(&source.broad_phase);
         self.proxies.clone_from(&source.proxies);
         self.statics.clone_from(&source.statics);
+        self.sleeping.clone_from(&source.sleeping);
         self.filtered = source.filtered;
         self.pairs.clone_from(&source.pairs);
         self.started.clone_from(&source.started);
@@ -183,6 +187,7 @@ impl<P: Position> BroadPhasePlugin<P> {
         self.backend.broad_phase.snapshot_into(&mut snapshot.broad_phase);
         snapshot.proxies.clone_from(&self.proxies);
         snapshot.statics.clone_from(&self.statics);
+        snapshot.sleeping.clone_from(&self.sleeping);
         snapshot.filtered = self.filtered;
         snapshot.pairs.clone_from(&self.pairs);
         snapshot.started.clone_from(&self.started);
@@ -246,6 +251,7 @@ impl<P: Position> BroadPhasePlugin<P> {
         self.config.broad_phase = *snapshot.broad_phase.config();
         self.proxies.clone_from(&snapshot.proxies);
         self.statics.clone_from(&snapshot.statics);
+        self.sleeping.clone_from(&snapshot.sleeping);
         self.filtered = snapshot.filtered;
         self.pairs.clone_from(&snapshot.pairs);
         self.started.clone_from(&snapshot.started);

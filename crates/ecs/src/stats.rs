@@ -87,8 +87,12 @@ impl StageTimes {
 pub struct FrameStats {
     /// How many runs have succeeded, this one included (1 after the first).
     pub frame: u64,
-    /// Boxes of entities without [`Static`](crate::Static).
+    /// Boxes of entities with neither [`Static`](crate::Static) nor
+    /// [`Sleeping`](crate::Sleeping): read this frame.
     pub dynamic_boxes: usize,
+    /// Boxes of entities with [`Sleeping`](crate::Sleeping) (and not
+    /// `Static`), as last read.
+    pub sleeping_boxes: usize,
     /// Boxes of entities with [`Static`](crate::Static).
     pub static_boxes: usize,
     /// Pairs published this frame.
@@ -102,6 +106,9 @@ pub struct FrameStats {
     pub static_rebuilt: bool,
     /// How many times the static entities have been read in all.
     pub static_rebuilds: u64,
+    /// Whether the sleeping entities were read again this frame (one
+    /// fell asleep, woke, was spawned or despawned, or the game said so).
+    pub sleeping_rebuilt: bool,
     /// Threads of the plugin's job system.
     pub threads: usize,
     /// What the persistent broad phase's update did: proxies re-indexed,
