@@ -46,6 +46,32 @@ struct Part {
     failure: Option<InputError>,
 }
 
+/// `clone_from` copies the grid and its slots into the part's own
+/// buffers; the gathered boxes are the build's scratch and are left as
+/// they are.
+impl Clone for Part {
+    fn clone(&self) -> Self {
+        let mut copy = Self {
+            grid: AdaptiveGrid::with_config(*self.grid.config()),
+            ids: AlignedColumn::new(),
+            gathered: Pool::new(),
+            failure: None,
+        };
+        copy.clone_from(self);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.grid.clone_from(&source.grid);
+        if self.ids.capacity() < source.ids.capacity() {
+            self.ids.clear();
+            self.ids.reserve_exact(source.ids.capacity());
+        }
+        self.ids.clone_from(&source.ids);
+        self.failure = source.failure;
+    }
+}
+
 /// One tier: the grids of one kind's enlarged boxes, and what went stale
 /// in them.
 #[derive(Debug)]
@@ -71,6 +97,48 @@ pub(crate) struct Tier {
     debt: u64,
     /// Whether the tier was rebuilt by this update's `prepare`.
     rebuilt_now: bool,
+}
+
+/// `clone_from` copies the grids of the last build, the stale marks and
+/// the debt into the tier's own buffers: the copy is as current, and as
+/// close to its next rebuild, as the original.
+impl Clone for Tier {
+    fn clone(&self) -> Self {
+        let mut copy = Self::new(self.kind);
+        copy.clone_from(self);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        // Parts past `used` hold nothing a query reads: a build rebuilds
+        // them before it uses them.
+        for (k, part) in source.parts[..source.used].iter().enumerate() {
+            match self.parts.get_mut(k) {
+                Some(mine) => mine.clone_from(part),
+                None => self.parts.push(part.clone()),
+            }
+        }
+        self.kind = source.kind;
+        self.used = source.used;
+        self.built = source.built;
+        self.number = source.number;
+        copy(&mut self.dirty, &source.dirty);
+        copy(&mut self.member, &source.member);
+        copy(&mut self.stale, &source.stale);
+        self.debt = source.debt;
+        self.rebuilt_now = source.rebuilt_now;
+    }
+}
+
+/// Copies `from` into `to`, growing `to` to `from`'s room first, as the
+/// grids' copies do: a copy taken every frame stops allocating when the
+/// original stops growing.
+fn copy<T: Copy>(to: &mut Pool<T>, from: &Pool<T>) {
+    if to.capacity() < from.capacity() {
+        to.reset();
+        to.reserve_exact(from.capacity());
+    }
+    to.clone_from(from);
 }
 
 impl Tier {
@@ -192,6 +260,29 @@ impl Tier {
 pub(crate) struct FatIndex {
     config: GridConfig,
     tiers: [Tier; 2],
+}
+
+/// `clone_from` copies into the index's own buffers (see [`Tier`]): a
+/// snapshot keeps the index this way, and a restore puts it back, so the
+/// update after a restore finds the index as the update after the
+/// snapshot did.
+impl Clone for FatIndex {
+    fn clone(&self) -> Self {
+        let mut copy = Self::new(self.config);
+        copy.clone_from(self);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        if self.config != source.config {
+            // Spare grids of another tuning would be rebuilt under it.
+            self.tiers.iter_mut().for_each(|tier| tier.parts.clear());
+        }
+        self.config = source.config;
+        for (tier, from) in self.tiers.iter_mut().zip(&source.tiers) {
+            tier.clone_from(from);
+        }
+    }
 }
 
 impl FatIndex {
