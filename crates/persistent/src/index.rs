@@ -51,12 +51,7 @@ struct Part {
 /// they are.
 impl Clone for Part {
     fn clone(&self) -> Self {
-        let mut copy = Self {
-            grid: AdaptiveGrid::with_config(*self.grid.config()),
-            ids: AlignedColumn::new(),
-            gathered: Pool::new(),
-            failure: None,
-        };
+        let mut copy = Self::new(*self.grid.config());
         copy.clone_from(self);
         copy
     }
@@ -69,6 +64,17 @@ impl Clone for Part {
         }
         self.ids.clone_from(&source.ids);
         self.failure = source.failure;
+    }
+}
+
+impl Part {
+    fn new(config: GridConfig) -> Self {
+        Self {
+            grid: AdaptiveGrid::with_config(config),
+            ids: AlignedColumn::new(),
+            gathered: Pool::new(),
+            failure: None,
+        }
     }
 }
 
@@ -223,12 +229,7 @@ impl Tier {
         };
         let parts = (count / PART_MIN).clamp(1, jobs.threads().min(MAX_PARTS));
         while self.parts.len() < parts {
-            self.parts.push(Part {
-                grid: AdaptiveGrid::with_config(config),
-                ids: AlignedColumn::new(),
-                gathered: Pool::new(),
-                failure: None,
-            });
+            self.parts.push(Part::new(config));
         }
         self.used = parts;
         self.member.reset();
@@ -451,5 +452,41 @@ impl QueryChunk {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every grid of every tier, spare ones included.
+    fn configs(index: &FatIndex) -> Vec<GridConfig> {
+        index.tiers.iter().flat_map(|tier| &tier.parts).map(|part| *part.grid.config()).collect()
+    }
+
+    fn with_spare_parts(config: GridConfig) -> FatIndex {
+        let mut index = FatIndex::new(config);
+        for tier in &mut index.tiers {
+            tier.parts.extend((0..3).map(|_| Part::new(config)));
+        }
+        index
+    }
+
+    #[test]
+    fn a_copy_of_another_tuning_keeps_no_spare_grid_of_the_old_one() {
+        // A later build with more threads would use the spare grids as
+        // they are: they must not keep the tuning the index no longer has.
+        let old = GridConfig { leaf_capacity: 3, ..GridConfig::default() };
+        let mut index = with_spare_parts(old);
+        index.clone_from(&FatIndex::new(GridConfig::default()));
+        assert_eq!(index.config, GridConfig::default());
+        assert!(configs(&index).iter().all(|&c| c == GridConfig::default()));
+    }
+
+    #[test]
+    fn a_copy_of_the_same_tuning_keeps_the_spare_grids() {
+        let mut index = with_spare_parts(GridConfig::default());
+        index.clone_from(&FatIndex::new(GridConfig::default()));
+        assert_eq!(configs(&index).len(), 6);
     }
 }

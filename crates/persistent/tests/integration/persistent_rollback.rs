@@ -18,7 +18,7 @@
 //! incremental and rebuilds nothing when that one did not.
 
 use broadphase_jobs::JobSystem;
-use broadphase_kernel::{Aabb, AdaptiveGrid, brute_force_pairs};
+use broadphase_kernel::{Aabb, AdaptiveGrid, GridConfig, brute_force_pairs};
 use broadphase_partition::GridTreeConfig;
 use broadphase_persistent::{
     BroadPhaseSnapshot, PersistentBroadPhase, PersistentConfig, Proxy, ProxyKind, UpdatePath,
@@ -424,7 +424,8 @@ fn a_big_world_replays_its_merges_in_parts_and_bulk_sets_on_threads() {
 /// candidate again) where the update after the snapshot had been an
 /// incremental one on the kept index. The snapshot now carries the index:
 /// restored into the broad phase that went on, into a new one, and into
-/// one of another tuning (which adopts the snapshot's), the update after
+/// one of another tuning down to its grids, whose own index was built
+/// (it adopts the snapshot's tuning and index), the update after
 /// the restore is incremental, rebuilds no index, and reports what the
 /// first one did, pairs and counts alike.
 #[test]
@@ -460,13 +461,23 @@ fn the_update_after_a_restore_rebuilds_no_index() {
         assert_eq!((first.0.path, first.0.index_rebuilt), (UpdatePath::Incremental, false));
         assert!(first.0.stale > 0 && first.0.reindexed > 0);
 
-        let other_tuning =
-            PersistentConfig { tree: tiny_tree(), margin: 0.0, ..Default::default() };
-        let restored = [
-            world,
-            PersistentBroadPhase::default(),
-            PersistentBroadPhase::with_config(other_tuning),
-        ];
+        // Another tuning, down to the grids, whose index is built.
+        let grid = GridConfig { leaf_capacity: 3, ..GridConfig::default() };
+        let tree = GridTreeConfig { grid, ..tiny_tree() };
+        let mut other = PersistentBroadPhase::with_config(PersistentConfig {
+            tree,
+            margin: 0.0,
+            ..Default::default()
+        });
+        let mut other_draw = Draw { rng: SplitMix64::new(22), side: BIG_SIDE };
+        let proxies: Vec<Proxy> = (0..500)
+            .map(|_| other.insert(other_draw.random_box(), ProxyKind::Dynamic).unwrap())
+            .collect();
+        other.update(&jobs).unwrap();
+        other.set_aabb(proxies[0], other_draw.random_box()).unwrap();
+        other.update(&jobs).unwrap();
+        assert!(other.stats().index_rebuilt);
+        let restored = [world, PersistentBroadPhase::default(), other];
         for (k, mut world) in restored.into_iter().enumerate() {
             world.restore(&saved);
             let mut draw = Draw { rng: at_snapshot.clone(), side: BIG_SIDE };
