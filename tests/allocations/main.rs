@@ -53,6 +53,7 @@ fn warm_frames_allocate_nothing_and_the_heap_stays_flat() {
         jobs_parallel_loops_allocate_nothing::warm_parallel_loops_allocate_nothing => 0,
         kernel_ray_hits_allocate_nothing::warm_all_hits_rays_allocate_nothing => 1,
         kernel_warm_rebuild_allocates_nothing::warm_frames_allocate_nothing => 0,
+        kernel_warm_rebuild_allocates_nothing::warm_copies_allocate_nothing => 1,
         neighbors_parallel_fill_allocates_nothing::warm_parallel_fills_allocate_nothing => 1,
         neighbors_warm_rebuild_allocates_nothing::warm_frames_allocate_nothing => 0,
         partition_warm_frame_allocates_nothing::warm_grid_tree_frames_allocate_nothing => 0,

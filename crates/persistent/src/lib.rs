@@ -11,8 +11,9 @@
 //! the snapshot is warm), and [`PersistentBroadPhase::restore`] puts it
 //! back: the same calls after it give the same handles, pairs, events and
 //! query answers, bit for bit, on any number of threads. A snapshot holds
-//! the logical state (slots, pending calls, kept candidates, published
-//! lists); the index of enlarged boxes is rebuilt by the next update.
+//! the slots, pending calls, kept candidates, published lists and the
+//! index of enlarged boxes, so the update after a restore is as
+//! incremental as the update after the snapshot was.
 //!
 //! ```
 //! use broadphase_jobs::JobSystem;
