@@ -21,7 +21,10 @@ use glam::Vec3;
 /// as it stands, calls since the last update included; handles come back
 /// in the structure's order (slot, then generation). A first-hit ray
 /// allocates nothing; all-hits and box, point and sphere queries use a
-/// short scratch list of their own.
+/// short scratch list of their own. Batches of each
+/// ([`cast_rays`](Self::cast_rays), [`query_aabbs`](Self::query_aabbs), …)
+/// run on all threads of a job system, their scratch kept in the
+/// [`BatchAnswers`](crate::BatchAnswers) they fill.
 ///
 /// # Examples
 ///
