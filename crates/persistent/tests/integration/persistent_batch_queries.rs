@@ -2,7 +2,7 @@
 //! queries and brute force: every batch kind (first-hit and all-hits rays,
 //! boxes, points, spheres, regions, each with and without the caller's
 //! filter) on 1 and 2 threads gives, in input order, exactly what asking
-//! one query at a time gives, over random and adversarial worlds (a pile
+//! one query at a time gives (and 4 and 8 threads what 1 gives), over random and adversarial worlds (a pile
 //! of identical boxes, a lattice of boxes touching face to face with
 //! queries on the faces, huge boxes over tiny and flat ones, far
 //! outliers), with stale index entries and calls pending since the last
@@ -478,4 +478,41 @@ fn a_bad_query_refuses_its_batch_and_names_its_index() {
     let err = view.rays_hits(jobs, &q.rays, &mut ray_batch).unwrap_err();
     assert!(matches!(err, BatchError::Query { index: 700, .. }), "{err:?}");
     assert!(ray_batch.is_empty());
+}
+
+/// Every batch's output on 4 and 8 threads, as on 1: more pieces than
+/// threads, and more threads than the machine has cores.
+#[test]
+fn batches_are_the_same_on_1_to_8_threads() {
+    let one = &job_systems()[0];
+    let mut rng = SplitMix64::new(17);
+    let mut world = PersistentBroadPhase::default();
+    for i in 0..3_000usize {
+        let kind = if i.is_multiple_of(3) { ProxyKind::Static } else { ProxyKind::Dynamic };
+        world.insert(scene_box(Scene::Random, &mut rng, i), kind).unwrap();
+    }
+    world.update(one).unwrap();
+    let q = queries(Scene::Random, &mut rng, 3_000);
+    let view = world.queries(one).unwrap();
+    let answer = |jobs: &JobSystem| {
+        let (mut firsts, mut all_hits, mut found) =
+            (Vec::new(), BatchAnswers::default(), BatchAnswers::default());
+        view.cast_rays_where(jobs, &q.rays, keep, &mut firsts).unwrap();
+        view.rays_hits(jobs, &q.rays, &mut all_hits).unwrap();
+        let mut shapes = Vec::new();
+        view.query_aabbs(jobs, &q.boxes, &mut found).unwrap();
+        shapes.push((found.offsets().to_vec(), found.items().to_vec()));
+        view.query_points(jobs, &q.points, &mut found).unwrap();
+        shapes.push((found.offsets().to_vec(), found.items().to_vec()));
+        view.query_spheres(jobs, &q.spheres, &mut found).unwrap();
+        shapes.push((found.offsets().to_vec(), found.items().to_vec()));
+        view.query_regions(jobs, &q.capsules, &mut found).unwrap();
+        shapes.push((found.offsets().to_vec(), found.items().to_vec()));
+        (firsts, all_hits.offsets().to_vec(), all_hits.items().to_vec(), shapes)
+    };
+    let expected = answer(one);
+    assert!(expected.2.len() > 500, "the rays hit boxes");
+    for threads in [4, 8] {
+        assert!(answer(&JobSystem::new(threads)) == expected, "{threads} threads");
+    }
 }
