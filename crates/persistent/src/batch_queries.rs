@@ -437,7 +437,7 @@ impl QueryView<'_> {
         out: &mut BatchAnswers<T>,
     ) -> Result<(), BatchError> {
         let find = |r: &R, ids: &mut Vec<u32>, found: &mut Vec<Proxy>| {
-            self.append_region(r, ids, found);
+            self.append_region(r, r.bounds(), ids, found);
         };
         self.shapes(jobs, regions, check_region, find, map, out)
     }

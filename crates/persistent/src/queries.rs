@@ -284,8 +284,9 @@ impl QueryView<'_> {
     ) -> Result<(), QueryError> {
         out.clear();
         region.validate()?;
-        region.bounds().validate(0)?;
-        self.append_region(region, &mut Vec::new(), out);
+        let bounds = region.bounds();
+        bounds.validate(0)?;
+        self.append_region(region, bounds, &mut Vec::new(), out);
         Ok(())
     }
 
@@ -309,15 +310,16 @@ impl QueryView<'_> {
     }
 
     /// Appends [`query_with`](Self::query_with) of a region already
-    /// checked (bounds included) to `out`; `ids` is scratch for the grids'
-    /// answers.
+    /// checked to `out`, given its `bounds` (checked too); `ids` is scratch
+    /// for the grids' answers.
     pub(crate) fn append_region(
         &self,
         region: &impl RegionTest,
+        bounds: Aabb,
         ids: &mut Vec<u32>,
         out: &mut Vec<Proxy>,
     ) {
-        let enlarged = Enlarged { region, bounds: region.bounds() };
+        let enlarged = Enlarged { region, bounds };
         let candidates = |grid: &AdaptiveGrid, ids: &mut Vec<u32>| {
             grid.query_with(&enlarged, ids).expect("a checked region is valid");
         };
