@@ -251,7 +251,7 @@ fn scene() -> impl Strategy<Value = Scene> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
 
-    /// Batches past one job's share of queries (256) are cut into pieces
+    /// Batches of more than 256 queries are cut into pieces
     /// on 2 threads; both plugins answer as their single queries do.
     #[test]
     fn plugin_batches_equal_single_queries_and_brute_force(

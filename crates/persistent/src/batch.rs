@@ -7,7 +7,8 @@ use super::slots::Proxy;
 use broadphase_jobs::JobSystem;
 use broadphase_partition::BatchError;
 
-/// Queries per job at least: enough to outweigh handing the job out.
+/// A batch of at most this many queries is one piece, and a piece per
+/// this many more: enough to outweigh handing a job out.
 pub(crate) const CHUNK: usize = 256;
 
 /// Most pieces a batch is cut into.
@@ -140,8 +141,8 @@ impl<T: Send> BatchAnswers<T> {
         for (index, query) in queries.iter().enumerate() {
             check(query, index)?;
         }
-        // Pieces of at least `CHUNK` queries, a few per thread so that a
-        // slow piece does not hold the others up; each fills its own kept
+        // One piece per `CHUNK` queries begun, at most a few per thread
+        // so that a slow piece does not hold the others up; each fills its own kept
         // buffers, joined in query order after. The cut depends on the
         // thread count, the answers do not: each query's is its own.
         let pieces = if jobs.threads() == 1 || queries.len() <= CHUNK {

@@ -340,7 +340,7 @@ fn scene() -> impl Strategy<Value = Scene> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
-    /// Batches past one job's share of queries (256) are cut into pieces
+    /// Batches of more than 256 queries are cut into pieces
     /// on 2 threads; both thread counts answer as the single queries do.
     #[test]
     fn batches_equal_single_queries_and_brute_force(
