@@ -86,6 +86,7 @@
 #![forbid(unsafe_code)]
 
 mod backend;
+mod batch_queries;
 mod components;
 mod contacts;
 mod error;
@@ -100,6 +101,8 @@ mod snapshot;
 mod statics;
 mod stats;
 
+pub use broadphase_partition::BatchError;
+pub use broadphase_persistent::BatchAnswers;
 pub use broadphase_storage::{Aabb, InputError};
 pub use components::{Collider, CollisionLayers, Position, Static};
 pub use error::PluginError;

@@ -56,6 +56,8 @@
 //! - `pair_sort.rs`: the radix sort that puts fresh candidates in order;
 //! - `queries.rs`: rays, boxes, points and spheres against the live
 //!   proxies, through the index;
+//! - `batch.rs`, `batch_queries.rs`: many of those queries in one call,
+//!   on all threads, answered in input order;
 //! - `bulk.rs`: setting many boxes at once, on all threads;
 //! - `snapshot.rs`: snapshots of the state the next updates depend on,
 //!   and restoring one, for rollback;
@@ -63,6 +65,8 @@
 
 #![forbid(unsafe_code)]
 
+mod batch;
+mod batch_queries;
 mod broad_phase;
 mod bulk;
 mod candidates;
@@ -76,6 +80,7 @@ mod queries;
 mod slots;
 mod snapshot;
 
+pub use batch::BatchAnswers;
 pub use broad_phase::{PersistentBroadPhase, UpdatePath, UpdateStats};
 pub use config::PersistentConfig;
 pub use error::ProxyError;
