@@ -19,8 +19,9 @@
 //!   snapshot kept across frames, after each frame (the frame untimed);
 //! - `persistent/restore`: a rollback of one frame: the frame is run
 //!   (untimed), then [`PersistentBroadPhase::restore`] of the snapshot
-//!   taken before it and the same frame again are timed, the restore's
-//!   index rebuild included (compare with `persistent/frame`);
+//!   taken before it and the same frame again are timed (compare with
+//!   `persistent/frame`: the restore copies the index back, and the frame
+//!   after it stays incremental);
 //! - `tree/rebuild`: [`GridTree::find_pairs`] over every box of the frame, what
 //!   a game without coherence runs.
 //!

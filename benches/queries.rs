@@ -35,10 +35,21 @@
 //! which a caller would then still have to cull). Before timing, the first
 //! 20 frustums are checked against brute force.
 //!
+//! Group `persistent_batch`: the same 10,000 short rays and 10,000 boxes
+//! on the persistent broad phase (mixed100k's boxes as proxies, every
+//! fourth static, after one update), each iteration one pass over all of
+//! them: a loop of single queries on the calling thread
+//! (`persistent_batch/cast_ray_loop`, `persistent_batch/query_aabb_loop`)
+//! against one batch on a job system of 1 and 2 threads
+//! (`persistent_batch/cast_rays_{1,2}_threads`,
+//! `persistent_batch/query_aabbs_{1,2}_threads`). Before timing, both
+//! batches are checked against the single queries.
+//!
 //! ```text
 //! cargo bench --bench queries
 //! cargo bench --bench queries -- ray_dedup
 //! cargo bench --bench queries -- frustum
+//! cargo bench --bench queries -- persistent_batch
 //! ```
 
 use std::hint::black_box;
@@ -46,6 +57,7 @@ use std::time::Duration;
 
 use broadphase::grid::{GridConfig, RayDedup};
 use broadphase::oracle::brute_force_ray_hits;
+use broadphase::persistent::{BatchAnswers, PersistentBroadPhase, ProxyKind};
 use broadphase::query::{Frustum, Ray, Sphere, cast_rays};
 use broadphase::{
     Aabb, AdaptiveGrid, JobSystem,
@@ -219,6 +231,66 @@ fn queries(c: &mut Criterion) {
             })
         })
     });
+    group.finish();
+
+    persistent_batch(c, &boxes, &short, &sphere_boxes);
+}
+
+/// Group `persistent_batch`: batches of rays and boxes on the persistent
+/// broad phase against a loop of single queries.
+fn persistent_batch(c: &mut Criterion, boxes: &[Aabb], rays: &[Ray], queries: &[Aabb]) {
+    let jobs = [JobSystem::new(1), JobSystem::new(2)];
+    let mut world = PersistentBroadPhase::default();
+    for (i, &b) in boxes.iter().enumerate() {
+        let kind = if i.is_multiple_of(4) { ProxyKind::Static } else { ProxyKind::Dynamic };
+        world.insert(b, kind).expect("valid scene");
+    }
+    world.update(&jobs[1]).expect("valid scene");
+    let view = world.queries(&jobs[1]).expect("an index");
+    let (mut firsts, mut found, mut single) = (Vec::new(), BatchAnswers::default(), Vec::new());
+    for jobs in &jobs {
+        view.cast_rays(jobs, rays, &mut firsts).expect("valid rays");
+        view.query_aabbs(jobs, queries, &mut found).expect("valid boxes");
+        for i in 0..500 {
+            assert_eq!(firsts[i], view.cast_ray(&rays[i]).expect("valid ray"), "{:?}", rays[i]);
+            view.query_aabb(&queries[i], &mut single).expect("valid box");
+            assert_eq!(found.hits(i), single, "{:?}", queries[i]);
+        }
+    }
+
+    let mut group = c.benchmark_group("persistent_batch");
+    group
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    group.bench_function("cast_ray_loop", |b| {
+        b.iter(|| {
+            rays.iter().filter_map(|r| view.cast_ray(black_box(r)).expect("valid ray")).count()
+        })
+    });
+    group.bench_function("query_aabb_loop", |b| {
+        b.iter(|| {
+            queries.iter().fold(0, |n, q| {
+                view.query_aabb(black_box(q), &mut single).expect("valid box");
+                n + single.len()
+            })
+        })
+    });
+    for jobs in &jobs {
+        let threads = jobs.threads();
+        group.bench_function(format!("cast_rays_{threads}_threads"), |b| {
+            b.iter(|| {
+                view.cast_rays(jobs, black_box(rays), &mut firsts).expect("valid rays");
+                firsts.iter().filter(|h| h.is_some()).count()
+            })
+        });
+        group.bench_function(format!("query_aabbs_{threads}_threads"), |b| {
+            b.iter(|| {
+                view.query_aabbs(jobs, black_box(queries), &mut found).expect("valid boxes");
+                found.items().len()
+            })
+        });
+    }
     group.finish();
 }
 

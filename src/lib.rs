@@ -53,8 +53,8 @@ pub mod tree {
 /// restores it for rollback. See `docs/PERSISTENT.md`.
 pub mod persistent {
     pub use broadphase_persistent::{
-        BroadPhaseSnapshot, PersistentBroadPhase, PersistentConfig, Proxy, ProxyError, ProxyKind,
-        QueryView, UpdatePath, UpdateStats,
+        BatchAnswers, BroadPhaseSnapshot, PersistentBroadPhase, PersistentConfig, Proxy,
+        ProxyError, ProxyKind, QueryView, UpdatePath, UpdateStats,
     };
 }
 

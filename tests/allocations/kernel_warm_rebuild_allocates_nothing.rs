@@ -4,6 +4,11 @@
 //! reuse the grid's pools (reset, not freed) and the caller's buffer: after
 //! two warm-up frames, 28 more frames make zero heap allocations.
 //!
+//! Copies of a kept build (`clone_from`, as a snapshot of a broad phase's
+//! index takes them) allocate nothing once the copy has its source's room:
+//! neither into a copy that saw other builds of the same scene nor back
+//! into the grid the build came from.
+//!
 //! The counting allocator is global to the test binary, so the test holds
 //! `serial()`, and only allocations made by the counting thread
 //! while counting is switched on are counted (the harness's own threads
@@ -83,4 +88,28 @@ pub(crate) fn warm_frames_allocate_nothing() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// sparse20k and dense20k built 10 times each on one grid, the build
+/// copied into a second grid after each and, every other frame, copied
+/// back: no allocation after the first copy.
+pub(crate) fn warm_copies_allocate_nothing() {
+    let scenes = [sparse20k(), dense20k()];
+    let mut grid = AdaptiveGrid::default();
+    let mut copy = AdaptiveGrid::default();
+    let mut kept = 0;
+    for frame in 0..20 {
+        let boxes = &scenes[frame % 2].boxes;
+        let upto = boxes.len() - frame * 97;
+        grid.build(&boxes[..upto]).expect("valid scene");
+        let counted = frame >= 2;
+        let ((), copying) = allocations_during(counted, || copy.clone_from(&grid));
+        assert_eq!(copying, 0, "frame {frame}: the copy allocated");
+        if frame % 2 == 1 {
+            let ((), back) = allocations_during(counted, || grid.clone_from(&copy));
+            assert_eq!(back, 0, "frame {frame}: copying back allocated");
+        }
+        kept += copy.len();
+    }
+    assert!(kept > 0);
 }

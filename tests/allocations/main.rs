@@ -21,6 +21,7 @@ mod kernel_warm_rebuild_allocates_nothing;
 mod neighbors_parallel_fill_allocates_nothing;
 mod neighbors_warm_rebuild_allocates_nothing;
 mod partition_warm_frame_allocates_nothing;
+mod persistent_batch_warm_allocates_nothing;
 mod persistent_snapshot_warm_allocates_nothing;
 mod persistent_warm_update_allocates_nothing;
 mod soak_game_loop;
@@ -53,9 +54,11 @@ fn warm_frames_allocate_nothing_and_the_heap_stays_flat() {
         jobs_parallel_loops_allocate_nothing::warm_parallel_loops_allocate_nothing => 0,
         kernel_ray_hits_allocate_nothing::warm_all_hits_rays_allocate_nothing => 1,
         kernel_warm_rebuild_allocates_nothing::warm_frames_allocate_nothing => 0,
+        kernel_warm_rebuild_allocates_nothing::warm_copies_allocate_nothing => 1,
         neighbors_parallel_fill_allocates_nothing::warm_parallel_fills_allocate_nothing => 1,
         neighbors_warm_rebuild_allocates_nothing::warm_frames_allocate_nothing => 0,
         partition_warm_frame_allocates_nothing::warm_grid_tree_frames_allocate_nothing => 0,
+        persistent_batch_warm_allocates_nothing::warm_persistent_and_plugin_batches_allocate_nothing => 0,
         persistent_snapshot_warm_allocates_nothing::warm_snapshots_and_restores_allocate_nothing => 1,
         persistent_warm_update_allocates_nothing::warm_updates_allocate_nothing_over_a_long_run => 1,
         soak_game_loop::five_thousand_frames_stay_flat_in_memory => 1,

@@ -2,7 +2,10 @@
 //! into a ring, and now and then rolls back a frame and replays it, pays no
 //! allocation for it once the ring's snapshots have their size:
 //! `snapshot_into` copies into the snapshot's own buffers, and `restore`
-//! into the broad phase's. (The frames themselves are the update check's.)
+//! into the broad phase's. That holds with the index of enlarged boxes in
+//! the snapshot: each replayed frame reports what the first one did, so
+//! the index came back as it was. (The frames themselves are the update
+//! check's.)
 //!
 //! Scenario: 40,000 drifting boxes on 1 and 2 threads, a ring of 4
 //! snapshots; after five laps of the ring (a snapshot's lists grow, with
@@ -10,7 +13,7 @@
 //! frame), 40 frames are counted, every fifth one restored and replayed.
 
 use broadphase::JobSystem;
-use broadphase::persistent::{BroadPhaseSnapshot, PersistentBroadPhase, ProxyKind};
+use broadphase::persistent::{BroadPhaseSnapshot, PersistentBroadPhase, ProxyKind, UpdatePath};
 use broadphase_scenes::drift100k;
 use broadphase_testkit::allocations_on_every_thread_during;
 
@@ -28,7 +31,7 @@ pub(crate) fn warm_snapshots_and_restores_allocate_nothing() {
         world.insert_many(&scene.boxes, ProxyKind::Dynamic, &mut handles).unwrap();
         world.update(&jobs).unwrap();
         let mut ring = vec![BroadPhaseSnapshot::default(); RING];
-        let mut replays = 0;
+        let (mut replays, mut incremental) = (0, 0);
         for frame in 0..WARM_UP + 40 {
             scene.step();
             let counted = frame >= WARM_UP;
@@ -39,16 +42,18 @@ pub(crate) fn warm_snapshots_and_restores_allocate_nothing() {
             world.set_aabbs(&jobs, &handles, &scene.boxes).unwrap();
             world.update(&jobs).unwrap();
             if frame % 5 == 4 {
-                let first = world.pairs().to_vec();
+                let (first, first_stats) = (world.pairs().to_vec(), *world.stats());
                 let ((), restoring) =
                     allocations_on_every_thread_during(counted, || world.restore(saved));
                 assert_eq!(restoring, 0, "{threads} threads, frame {frame}: restore allocated");
                 world.set_aabbs(&jobs, &handles, &scene.boxes).unwrap();
                 world.update(&jobs).unwrap();
                 assert_eq!(world.pairs(), first);
+                assert_eq!(world.stats(), &first_stats, "{threads} threads, frame {frame}");
                 replays += usize::from(counted);
+                incremental += usize::from(first_stats.path == UpdatePath::Incremental);
             }
         }
-        assert!(replays > 0 && world.stats().pairs > 0);
+        assert!(replays > 0 && incremental > 0 && world.stats().pairs > 0);
     }
 }

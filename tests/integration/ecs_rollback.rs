@@ -1,8 +1,10 @@
 //! Rollback of the ECS plugin: a snapshot taken after a run, restored
 //! after more frames of spawns, despawns, moves, static and layer changes,
 //! replays the same frames into the same pairs, started, ended, touching
-//! lists and query answers, bit for bit, whether the plugin runs on 1 or 2
-//! threads, with static changes detected or notified.
+//! lists and query answers, bit for bit, and the same broad-phase updates
+//! (path, index rebuilds, counts: the index comes back with the snapshot),
+//! whether the plugin runs on 1 or 2 threads, with static changes
+//! detected or notified.
 //!
 //! The test keeps its own model of the world (each entity's handle and
 //! components) and restores the hecs `World` the way a game would: it
@@ -23,7 +25,7 @@ use broadphase::ecs::{
     StaticChanges,
 };
 use broadphase::glam::Vec3;
-use broadphase::persistent::PersistentConfig;
+use broadphase::persistent::{PersistentConfig, UpdateStats};
 use broadphase::query::Ray;
 use broadphase::tree::GridTreeConfig;
 use broadphase_scenes::SplitMix64;
@@ -101,6 +103,9 @@ enum Output {
         touching: Vec<Vec<Entity>>,
         /// The run's dynamic and static boxes.
         boxes: [usize; 2],
+        /// What the broad phase's update did: its path, whether it rebuilt
+        /// the index, its counts.
+        update: UpdateStats,
     },
     Answered {
         boxes: Vec<Entity>,
@@ -189,6 +194,7 @@ impl Model {
                     ended: plugin.ended().to_vec(),
                     touching: self.ever.iter().map(|&e| plugin.touching(e).to_vec()).collect(),
                     boxes: [plugin.stats().dynamic_boxes, plugin.stats().static_boxes],
+                    update: plugin.stats().broad_phase,
                 }
             }
             Op::Query(aabb, ray) => {
@@ -331,7 +337,7 @@ fn config(threads: usize, notify: bool, margin: f32, tiny: bool) -> PluginConfig
 /// Checks `plugin`, just restored, against what it published at the
 /// snapshot.
 fn check_restored(plugin: &BroadPhasePlugin, at_snapshot: &Output, ever: &[Entity]) {
-    let Output::Ran { pairs, started, ended, touching, boxes } = at_snapshot else {
+    let Output::Ran { pairs, started, ended, touching, boxes, .. } = at_snapshot else {
         unreachable!("a snapshot is taken after a run")
     };
     assert_eq!(plugin.pairs(), pairs);

@@ -59,6 +59,8 @@ fn every_wrapping_variant_returns_its_cause() {
     wraps(&PluginError::Query(query), &query, true);
     wraps(&PluginError::Job(job.clone()), &job, true);
     wraps(&PluginError::Proxy(proxy.clone()), &proxy, true);
+    let batch = BatchError::Query { index: 4, error: query };
+    wraps(&PluginError::Batch(batch.clone()), &batch, true);
     // The entity replaces the box index, so the message rewords the cause.
     wraps(&PluginError::InvalidBox { entity, error: input }, &input, false);
     wraps(&VerletError::Point(point), &point, true);

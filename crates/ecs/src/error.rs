@@ -1,6 +1,7 @@
 //! What `run` reports instead of panicking or dropping a box.
 
 use broadphase_jobs::JobError;
+use broadphase_partition::BatchError;
 use broadphase_persistent::ProxyError;
 use broadphase_storage::{InputError, MAX_BOXES, QueryError};
 use core::fmt;
@@ -75,6 +76,10 @@ pub enum PluginError {
     /// A query box breaks the box contract (its `index` is 0), or a box
     /// was refused for a cause that names no entity.
     Input(InputError),
+    /// A batch of queries was refused: one query of it breaks its
+    /// contract ([`BatchError::Query`] or [`BatchError::Input`] name its
+    /// index in the batch), or a job of it panicked.
+    Batch(BatchError),
 }
 
 impl PluginError {
@@ -138,6 +143,7 @@ impl fmt::Display for PluginError {
             PluginError::Proxy(error) => write!(f, "the broad phase refused a call: {error}"),
             PluginError::Query(error) => write!(f, "a query was refused: {error}"),
             PluginError::Input(error) => write!(f, "a query box was refused: {error}"),
+            PluginError::Batch(error) => write!(f, "a batch of queries failed: {error}"),
         }
     }
 }
@@ -152,6 +158,7 @@ impl std::error::Error for PluginError {
             PluginError::Proxy(error) => Some(error),
             PluginError::Query(error) => Some(error),
             PluginError::Input(error) => Some(error),
+            PluginError::Batch(error) => Some(error),
         }
     }
 }

@@ -90,6 +90,7 @@
 #![forbid(unsafe_code)]
 
 mod backend;
+mod batch_queries;
 mod components;
 mod contacts;
 mod error;
@@ -106,6 +107,8 @@ mod snapshot;
 mod statics;
 mod stats;
 
+pub use broadphase_partition::BatchError;
+pub use broadphase_persistent::BatchAnswers;
 pub use broadphase_storage::{Aabb, InputError};
 pub use components::{Collider, CollisionLayers, Position, Sleeping, Static};
 pub use error::PluginError;

@@ -1,8 +1,8 @@
 //! Snapshots of the plugin for rollback: the broad phase's snapshot and
 //! what the plugin keeps between runs, copied out and back in.
 //!
-//! A snapshot holds the broad phase's logical state
-//! ([`BroadPhaseSnapshot`]), the table of entities and their proxies (with
+//! A snapshot holds the broad phase's state, its index of enlarged boxes
+//! included ([`BroadPhaseSnapshot`]), the table of entities and their proxies (with
 //! last frame's gathered dynamic entities and handles), the static set as
 //! last gathered, the published pairs and events and the frame's counts.
 //! It leaves out the job system, the dynamic boxes (gathered anew each
@@ -203,11 +203,12 @@ impl<P: Position> BroadPhasePlugin<P> {
     /// the world the next run reads must be the one the snapshot was taken
     /// after (the game restores it: see [`PluginSnapshot`]).
     ///
-    /// The state is copied into the plugin's own buffers; the contact
-    /// lists are merged again from the snapshot's pairs on the plugin's
-    /// threads, and the broad phase's index of enlarged boxes is rebuilt
-    /// by the next run (see
-    /// [`PersistentBroadPhase::restore`](broadphase_persistent::PersistentBroadPhase::restore)).
+    /// The state is copied into the plugin's own buffers, the broad
+    /// phase's index of enlarged boxes with it, so the next run's update
+    /// is as incremental as it was the first time round (see
+    /// [`PersistentBroadPhase::restore`](broadphase_persistent::PersistentBroadPhase::restore));
+    /// the contact lists are merged again from the snapshot's pairs on
+    /// the plugin's threads.
     /// The snapshot's broad-phase tuning is adopted
     /// ([`PluginConfig::broad_phase`]); the thread count and
     /// [`PluginConfig::static_changes`] stay the plugin's.

@@ -46,6 +46,38 @@ struct Part {
     failure: Option<InputError>,
 }
 
+/// `clone_from` copies the grid and its slots into the part's own
+/// buffers; the gathered boxes are the build's scratch and are left as
+/// they are.
+impl Clone for Part {
+    fn clone(&self) -> Self {
+        let mut copy = Self::new(*self.grid.config());
+        copy.clone_from(self);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.grid.clone_from(&source.grid);
+        if self.ids.capacity() < source.ids.capacity() {
+            self.ids.clear();
+            self.ids.reserve_exact(source.ids.capacity());
+        }
+        self.ids.clone_from(&source.ids);
+        self.failure = source.failure;
+    }
+}
+
+impl Part {
+    fn new(config: GridConfig) -> Self {
+        Self {
+            grid: AdaptiveGrid::with_config(config),
+            ids: AlignedColumn::new(),
+            gathered: Pool::new(),
+            failure: None,
+        }
+    }
+}
+
 /// One tier: the grids of one kind's enlarged boxes, and what went stale
 /// in them.
 #[derive(Debug)]
@@ -71,6 +103,48 @@ pub(crate) struct Tier {
     debt: u64,
     /// Whether the tier was rebuilt by this update's `prepare`.
     rebuilt_now: bool,
+}
+
+/// `clone_from` copies the grids of the last build, the stale marks and
+/// the debt into the tier's own buffers: the copy is as current, and as
+/// close to its next rebuild, as the original.
+impl Clone for Tier {
+    fn clone(&self) -> Self {
+        let mut copy = Self::new(self.kind);
+        copy.clone_from(self);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        // Parts past `used` hold nothing a query reads: a build rebuilds
+        // them before it uses them.
+        for (k, part) in source.parts[..source.used].iter().enumerate() {
+            match self.parts.get_mut(k) {
+                Some(mine) => mine.clone_from(part),
+                None => self.parts.push(part.clone()),
+            }
+        }
+        self.kind = source.kind;
+        self.used = source.used;
+        self.built = source.built;
+        self.number = source.number;
+        copy(&mut self.dirty, &source.dirty);
+        copy(&mut self.member, &source.member);
+        copy(&mut self.stale, &source.stale);
+        self.debt = source.debt;
+        self.rebuilt_now = source.rebuilt_now;
+    }
+}
+
+/// Copies `from` into `to`, growing `to` to `from`'s room first, as the
+/// grids' copies do: a copy taken every frame stops allocating when the
+/// original stops growing.
+fn copy<T: Copy>(to: &mut Pool<T>, from: &Pool<T>) {
+    if to.capacity() < from.capacity() {
+        to.reset();
+        to.reserve_exact(from.capacity());
+    }
+    to.clone_from(from);
 }
 
 impl Tier {
@@ -155,12 +229,7 @@ impl Tier {
         };
         let parts = (count / PART_MIN).clamp(1, jobs.threads().min(MAX_PARTS));
         while self.parts.len() < parts {
-            self.parts.push(Part {
-                grid: AdaptiveGrid::with_config(config),
-                ids: AlignedColumn::new(),
-                gathered: Pool::new(),
-                failure: None,
-            });
+            self.parts.push(Part::new(config));
         }
         self.used = parts;
         self.member.reset();
@@ -192,6 +261,29 @@ impl Tier {
 pub(crate) struct FatIndex {
     config: GridConfig,
     tiers: [Tier; 2],
+}
+
+/// `clone_from` copies into the index's own buffers (see [`Tier`]): a
+/// snapshot keeps the index this way, and a restore puts it back, so the
+/// update after a restore finds the index as the update after the
+/// snapshot did.
+impl Clone for FatIndex {
+    fn clone(&self) -> Self {
+        let mut copy = Self::new(self.config);
+        copy.clone_from(self);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        if self.config != source.config {
+            // Spare grids of another tuning would be rebuilt under it.
+            self.tiers.iter_mut().for_each(|tier| tier.parts.clear());
+        }
+        self.config = source.config;
+        for (tier, from) in self.tiers.iter_mut().zip(&source.tiers) {
+            tier.clone_from(from);
+        }
+    }
 }
 
 impl FatIndex {
@@ -360,5 +452,41 @@ impl QueryChunk {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every grid of every tier, spare ones included.
+    fn configs(index: &FatIndex) -> Vec<GridConfig> {
+        index.tiers.iter().flat_map(|tier| &tier.parts).map(|part| *part.grid.config()).collect()
+    }
+
+    fn with_spare_parts(config: GridConfig) -> FatIndex {
+        let mut index = FatIndex::new(config);
+        for tier in &mut index.tiers {
+            tier.parts.extend((0..3).map(|_| Part::new(config)));
+        }
+        index
+    }
+
+    #[test]
+    fn a_copy_of_another_tuning_keeps_no_spare_grid_of_the_old_one() {
+        // A later build with more threads would use the spare grids as
+        // they are: they must not keep the tuning the index no longer has.
+        let old = GridConfig { leaf_capacity: 3, ..GridConfig::default() };
+        let mut index = with_spare_parts(old);
+        index.clone_from(&FatIndex::new(GridConfig::default()));
+        assert_eq!(index.config, GridConfig::default());
+        assert!(configs(&index).iter().all(|&c| c == GridConfig::default()));
+    }
+
+    #[test]
+    fn a_copy_of_the_same_tuning_keeps_the_spare_grids() {
+        let mut index = with_spare_parts(GridConfig::default());
+        index.clone_from(&FatIndex::new(GridConfig::default()));
+        assert_eq!(configs(&index).len(), 6);
     }
 }

@@ -11,8 +11,9 @@
 //! the snapshot is warm), and [`PersistentBroadPhase::restore`] puts it
 //! back: the same calls after it give the same handles, pairs, events and
 //! query answers, bit for bit, on any number of threads. A snapshot holds
-//! the logical state (slots, pending calls, kept candidates, published
-//! lists); the index of enlarged boxes is rebuilt by the next update.
+//! the slots, pending calls, kept candidates, published lists and the
+//! index of enlarged boxes, so the update after a restore is as
+//! incremental as the update after the snapshot was.
 //!
 //! ```
 //! use broadphase_jobs::JobSystem;
@@ -55,6 +56,8 @@
 //! - `pair_sort.rs`: the radix sort that puts fresh candidates in order;
 //! - `queries.rs`: rays, boxes, points and spheres against the live
 //!   proxies, through the index;
+//! - `batch.rs`, `batch_queries.rs`: many of those queries in one call,
+//!   on all threads, answered in input order;
 //! - `bulk.rs`: setting many boxes at once, on all threads;
 //! - `snapshot.rs`: snapshots of the state the next updates depend on,
 //!   and restoring one, for rollback;
@@ -62,6 +65,8 @@
 
 #![forbid(unsafe_code)]
 
+mod batch;
+mod batch_queries;
 mod broad_phase;
 mod bulk;
 mod candidates;
@@ -75,6 +80,7 @@ mod queries;
 mod slots;
 mod snapshot;
 
+pub use batch::BatchAnswers;
 pub use broad_phase::{PersistentBroadPhase, UpdatePath, UpdateStats};
 pub use config::PersistentConfig;
 pub use error::ProxyError;

@@ -21,7 +21,10 @@ use glam::Vec3;
 /// as it stands, calls since the last update included; handles come back
 /// in the structure's order (slot, then generation). A first-hit ray
 /// allocates nothing; all-hits and box, point and sphere queries use a
-/// short scratch list of their own.
+/// short scratch list of their own. Batches of each
+/// ([`cast_rays`](Self::cast_rays), [`query_aabbs`](Self::query_aabbs), …)
+/// run on all threads of a job system, their scratch kept in the
+/// [`BatchAnswers`](crate::BatchAnswers) they fill.
 ///
 /// # Examples
 ///
@@ -102,6 +105,15 @@ impl QueryView<'_> {
         keep: impl Fn(Proxy) -> bool,
     ) -> Result<Option<(Proxy, f32)>, QueryError> {
         ray.validate()?;
+        Ok(self.first_hit(ray, keep))
+    }
+
+    /// [`cast_ray_where`](Self::cast_ray_where) for a ray already checked.
+    pub(crate) fn first_hit(
+        &self,
+        ray: &Ray,
+        keep: impl Fn(Proxy) -> bool,
+    ) -> Option<(Proxy, f32)> {
         let boxes = &self.world.slots.boxes;
         let mut best: Option<(f32, Proxy)> = None;
         let mut offer = |t: f32, proxy: Proxy| {
@@ -129,7 +141,7 @@ impl QueryView<'_> {
                 offer(t, proxy);
             }
         }
-        Ok(best.map(|(t, proxy)| (proxy, t)))
+        best.map(|(t, proxy)| (proxy, t))
     }
 
     /// Every proxy `ray` hits, as `(proxy, entry t)`, into `out` (cleared
@@ -140,8 +152,20 @@ impl QueryView<'_> {
     pub fn ray_hits(&self, ray: &Ray, out: &mut Vec<(Proxy, f32)>) -> Result<(), QueryError> {
         out.clear();
         ray.validate()?;
+        self.append_ray_hits(ray, &mut Vec::new(), out);
+        Ok(())
+    }
+
+    /// Appends [`ray_hits`](Self::ray_hits) of a ray already checked to
+    /// `out`, in its order; `grid_hits` is scratch for the grids' answers.
+    pub(crate) fn append_ray_hits(
+        &self,
+        ray: &Ray,
+        grid_hits: &mut Vec<(u32, f32)>,
+        out: &mut Vec<(Proxy, f32)>,
+    ) {
+        let start = out.len();
         let boxes = &self.world.slots.boxes;
-        let mut hits = Vec::new();
         self.world.index.for_each_grid(|grid, slot_of, current| {
             let found = grid.ray_hits_where(
                 ray,
@@ -150,11 +174,11 @@ impl QueryView<'_> {
                     self.indexed(slot, current)?;
                     ray.entry(&boxes[slot as usize])
                 },
-                &mut hits,
+                grid_hits,
             );
             debug_assert!(found.is_ok(), "the ray was checked");
             out.extend(
-                hits.iter().map(|&(id, t)| (self.world.slots.handle(slot_of[id as usize]), t)),
+                grid_hits.iter().map(|&(id, t)| (self.world.slots.handle(slot_of[id as usize]), t)),
             );
         });
         for &slot in self.loose {
@@ -162,8 +186,7 @@ impl QueryView<'_> {
                 out.push((self.world.slots.handle(slot), t));
             }
         }
-        out.sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-        Ok(())
+        out[start..].sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
     }
 
     /// Every proxy whose box overlaps `query`, into `out` (cleared first),
@@ -196,7 +219,7 @@ impl QueryView<'_> {
     pub fn query_aabb(&self, query: &Aabb, out: &mut Vec<Proxy>) -> Result<(), InputError> {
         out.clear();
         query.validate(0)?;
-        self.collect(aabb_candidates(query), |b| b.overlaps(query), out);
+        self.append_aabb(query, &mut Vec::new(), out);
         Ok(())
     }
 
@@ -208,8 +231,7 @@ impl QueryView<'_> {
     pub fn query_point(&self, point: Vec3, out: &mut Vec<Proxy>) -> Result<(), QueryError> {
         out.clear();
         validate_point(point)?;
-        let query = Aabb::new(point, point);
-        self.collect(aabb_candidates(&query), |b| b.overlaps(&query), out);
+        self.append_aabb(&Aabb::new(point, point), &mut Vec::new(), out);
         Ok(())
     }
 
@@ -222,9 +244,7 @@ impl QueryView<'_> {
     pub fn query_sphere(&self, sphere: &Sphere, out: &mut Vec<Proxy>) -> Result<(), QueryError> {
         out.clear();
         sphere.validate()?;
-        // `Sphere::overlaps`, with the bounds made once, not per candidate.
-        let bounds = sphere.bounds();
-        self.collect(aabb_candidates(&bounds), |b| bounds.overlaps(b) && sphere.reaches(b), out);
+        self.append_sphere(sphere, &mut Vec::new(), out);
         Ok(())
     }
 
@@ -266,28 +286,61 @@ impl QueryView<'_> {
         region.validate()?;
         let bounds = region.bounds();
         bounds.validate(0)?;
+        self.append_region(region, bounds, &mut Vec::new(), out);
+        Ok(())
+    }
+
+    /// Appends [`query_aabb`](Self::query_aabb) of a box already checked
+    /// to `out`; `ids` is scratch for the grids' answers.
+    pub(crate) fn append_aabb(&self, query: &Aabb, ids: &mut Vec<u32>, out: &mut Vec<Proxy>) {
+        self.collect(aabb_candidates(query), |b| b.overlaps(query), ids, out);
+    }
+
+    /// Appends [`query_sphere`](Self::query_sphere) of a sphere already
+    /// checked to `out`; `ids` is scratch for the grids' answers.
+    pub(crate) fn append_sphere(&self, sphere: &Sphere, ids: &mut Vec<u32>, out: &mut Vec<Proxy>) {
+        // `Sphere::overlaps`, with the bounds made once, not per candidate.
+        let bounds = sphere.bounds();
+        self.collect(
+            aabb_candidates(&bounds),
+            |b| bounds.overlaps(b) && sphere.reaches(b),
+            ids,
+            out,
+        );
+    }
+
+    /// Appends [`query_with`](Self::query_with) of a region already
+    /// checked to `out`, given its `bounds` (checked too); `ids` is scratch
+    /// for the grids' answers.
+    pub(crate) fn append_region(
+        &self,
+        region: &impl RegionTest,
+        bounds: Aabb,
+        ids: &mut Vec<u32>,
+        out: &mut Vec<Proxy>,
+    ) {
         let enlarged = Enlarged { region, bounds };
         let candidates = |grid: &AdaptiveGrid, ids: &mut Vec<u32>| {
             grid.query_with(&enlarged, ids).expect("a checked region is valid");
         };
-        self.collect(candidates, |b| region.meets(b), out);
-        Ok(())
+        self.collect(candidates, |b| region.meets(b), ids, out);
     }
 
-    /// Every proxy whose box passes `hit`, among the index's candidates
-    /// (which `candidates` finds in each grid) and the loose proxies,
-    /// sorted by handle.
+    /// Appends to `out`, sorted by handle, every proxy whose box passes
+    /// `hit`, among the index's candidates (which `candidates` finds in
+    /// each grid, into `ids`) and the loose proxies.
     fn collect(
         &self,
         mut candidates: impl FnMut(&AdaptiveGrid, &mut Vec<u32>),
         hit: impl Fn(&Aabb) -> bool,
+        ids: &mut Vec<u32>,
         out: &mut Vec<Proxy>,
     ) {
+        let start = out.len();
         let boxes = &self.world.slots.boxes;
-        let mut ids = Vec::new();
         self.world.index.for_each_grid(|grid, slot_of, current| {
-            candidates(grid, &mut ids);
-            for &id in &ids {
+            candidates(grid, ids);
+            for &id in ids.iter() {
                 let slot = slot_of[id as usize];
                 if let Some(proxy) = self.indexed(slot, current)
                     && hit(&boxes[slot as usize])
@@ -301,7 +354,7 @@ impl QueryView<'_> {
                 out.push(self.world.slots.handle(slot));
             }
         }
-        out.sort_unstable();
+        out[start..].sort_unstable();
     }
 }
 

@@ -1,16 +1,19 @@
 //! Snapshots for rollback: the state the next updates depend on, copied
 //! out and back in.
 //!
-//! A snapshot holds the logical state: every slot (boxes, enlarged boxes,
-//! kinds, generations, the free list), the calls queued since the last
-//! update (re-index queue, removals, the marks), the kept candidates with
-//! whether each touched, the published pairs and events, the flags and the
-//! last update's counts. It leaves out the index of enlarged boxes and
-//! every scratch buffer: the candidates, pairs and events do not depend on
-//! how the index is laid out, so a restore drops the index, and the next
-//! update (or [`queries`](PersistentBroadPhase::queries)) builds it again
-//! from the restored enlarged boxes, the cost of one pass of the grid over
-//! them, at most what a full update costs.
+//! A snapshot holds every slot (boxes, enlarged boxes, kinds, generations,
+//! the free list), the calls queued since the last update (re-index queue,
+//! removals, the marks), the kept candidates with whether each touched,
+//! the published pairs and events, the flags and the last update's counts,
+//! and the index of enlarged boxes as it stands: its grids, each tier's
+//! stale list and marks, and what each tier has paid towards its next
+//! rebuild. It leaves out every scratch buffer and the grid tree, which
+//! keeps nothing from one call to the next but its buffers.
+//!
+//! With the index in it, a restore copies the state back and rebuilds
+//! nothing: the update after it finds the index as the update after the
+//! snapshot did, so it is incremental where that one was, rebuilds the
+//! index only where that one did, and costs what it cost.
 
 use super::broad_phase::{PersistentBroadPhase, UpdateStats};
 use super::candidates::Events;
@@ -29,8 +32,9 @@ use broadphase_storage::Pool;
 /// frame, with [`snapshot_into`](PersistentBroadPhase::snapshot_into) into
 /// a snapshot kept in a ring: that copies into the snapshot's own
 /// buffers, and allocates nothing once they are big enough. A snapshot
-/// carries the broad phase's [`PersistentConfig`]; the
-/// default snapshot is the state of [`PersistentBroadPhase::default`].
+/// carries the broad phase's [`PersistentConfig`] and its index of
+/// enlarged boxes, built under that tuning; the default snapshot is the
+/// state of [`PersistentBroadPhase::default`].
 ///
 /// # Examples
 ///
@@ -69,6 +73,7 @@ pub struct BroadPhaseSnapshot {
     candidate_touching: Pool<bool>,
     events: Events,
     stats: UpdateStats,
+    index: FatIndex,
 }
 
 impl Default for BroadPhaseSnapshot {
@@ -85,6 +90,7 @@ impl Default for BroadPhaseSnapshot {
             candidate_touching: Pool::new(),
             events: Events::default(),
             stats: UpdateStats::default(),
+            index: FatIndex::new(config.tree.grid),
         }
     }
 }
@@ -109,6 +115,7 @@ impl Clone for BroadPhaseSnapshot {
         self.candidate_touching.clone_from(&source.candidate_touching);
         self.events.clone_from(&source.events);
         self.stats = source.stats;
+        self.index.clone_from(&source.index);
     }
 }
 
@@ -189,9 +196,12 @@ impl PersistentBroadPhase {
     /// Writes the broad phase's state now into `snapshot`, reusing its
     /// buffers, which grow with room to spare: once they are as big as
     /// the state (a ring of snapshots after a few laps), this allocates
-    /// nothing. It copies every
-    /// slot's boxes and marks (about 54 bytes a slot, 30 with no margin),
-    /// the kept candidates (17 bytes each) and the published lists.
+    /// nothing. It copies every slot's boxes and marks (about 54 bytes a
+    /// slot, 30 with no margin), the kept candidates (17 bytes each), the
+    /// published lists and the index of enlarged boxes (about 60 bytes a
+    /// proxy when built: the grids' boxes, leaves and nodes, and per slot
+    /// each tier's marks; nearly nothing after a full update, which drops
+    /// it).
     ///
     /// # Examples
     ///
@@ -220,6 +230,7 @@ impl PersistentBroadPhase {
         copy(&mut snapshot.events.started, &self.events.started);
         copy(&mut snapshot.events.ended, &self.events.ended);
         snapshot.stats = self.stats;
+        snapshot.index.clone_from(&self.index);
     }
 
     /// Puts the broad phase back in the state `snapshot` was taken in:
@@ -232,14 +243,12 @@ impl PersistentBroadPhase {
     /// out again. The same calls from here give the same outputs, bit for
     /// bit, on any number of threads.
     ///
-    /// The state is copied into the broad phase's own buffers. The index
-    /// of enlarged boxes is not part of a snapshot: the next
-    /// [`update`](Self::update) or [`queries`](Self::queries) rebuilds it
-    /// (reported as [`UpdateStats::index_rebuilt`]), one pass of the grid
-    /// over the enlarged boxes, so a restore and the update after it cost
-    /// at most a full update more than that update alone. Only the index's
-    /// counts ([`UpdateStats::index_rebuilt`], [`UpdateStats::stale`]) may
-    /// then differ from the first time round.
+    /// The state is copied into the broad phase's own buffers, the index
+    /// of enlarged boxes with it: a restore costs about what
+    /// [`snapshot_into`](Self::snapshot_into) does, and the update after
+    /// it does what the update after the snapshot did: incremental where
+    /// that one was, with the same [`UpdateStats`], counts of the index
+    /// ([`UpdateStats::index_rebuilt`], [`UpdateStats::stale`]) included.
     ///
     /// # Examples
     ///
@@ -271,11 +280,12 @@ impl PersistentBroadPhase {
     pub fn restore(&mut self, snapshot: &BroadPhaseSnapshot) {
         crate::profile::zone!("persistent: restore");
         if snapshot.config.tree != self.config.tree {
+            // The tree keeps nothing from one call to the next but its
+            // buffers: only its tuning must be the snapshot's.
             self.tree = GridTree::with_config(snapshot.config.tree);
-            self.index = FatIndex::new(snapshot.config.tree.grid);
-        } else {
-            self.index.invalidate();
         }
+        // Built under the snapshot's tuning, which the broad phase adopts.
+        self.index.clone_from(&snapshot.index);
         self.config = snapshot.config;
         self.margin = Margin::new(snapshot.config.margin, snapshot.config.min_margin);
         self.slots.clone_from(&snapshot.slots);

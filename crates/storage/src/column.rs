@@ -111,7 +111,6 @@ const _: () = {
 /// lo.extend_from_slice(&[-3, 7]);
 /// assert_eq!(lo.iter().max(), Some(&7));
 /// ```
-#[derive(Clone)]
 pub struct AlignedColumn<T: Lane> {
     /// Invariant: `len <= chunks.len() * lanes_per_block::<T>()`. Every
     /// byte in `chunks` is initialised, including those past `len`, and
@@ -119,6 +118,37 @@ pub struct AlignedColumn<T: Lane> {
     chunks: Vec<Chunk>,
     len: usize,
     lanes: PhantomData<T>,
+}
+
+impl<T: Lane> Clone for AlignedColumn<T> {
+    fn clone(&self) -> Self {
+        let mut copy = Self::new();
+        copy.clone_from(self);
+        copy
+    }
+
+    /// Copies `source`'s lanes into the column's own storage: no
+    /// allocation when the column already has room for them (a copy
+    /// taken every frame into the same column allocates nothing once
+    /// warm).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_storage::AlignedColumn;
+    /// let mut source = AlignedColumn::<u32>::new();
+    /// source.extend_from_slice(&[1, 2, 3]);
+    /// let mut copy = AlignedColumn::new();
+    /// copy.reserve(64);
+    /// let room = copy.as_ptr();
+    /// copy.clone_from(&source);
+    /// assert_eq!(copy, source);
+    /// assert_eq!(copy.as_ptr(), room); // its own storage, kept
+    /// ```
+    fn clone_from(&mut self, source: &Self) {
+        self.clear();
+        self.extend_from_slice(source.as_slice());
+    }
 }
 
 impl<T: Lane> Default for AlignedColumn<T> {
@@ -570,6 +600,23 @@ mod tests {
         let cap = xs.capacity();
         assert_eq!(allocations_in(|| fill(&mut xs)), 0);
         assert_eq!(xs.capacity(), cap);
+    }
+
+    #[test]
+    fn clone_from_copies_into_a_warm_column_without_allocating() {
+        let mut source = AlignedColumn::<i16>::new();
+        source.extend((0..300).map(i16::sample));
+        let mut copy = AlignedColumn::<i16>::new();
+        copy.resize(500, 9); // longer before: the copy must shorten it
+        assert_eq!(allocations_in(|| copy.clone_from(&source)), 0);
+        assert_eq!(copy, source);
+        assert!(aligned(&copy));
+        source.truncate(40);
+        assert_eq!(allocations_in(|| copy.clone_from(&source)), 0);
+        assert_eq!(copy[..], source[..]);
+        let fresh = source.clone();
+        assert_eq!(fresh, source);
+        assert!(aligned(&fresh));
     }
 
     #[test]

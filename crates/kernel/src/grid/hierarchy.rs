@@ -104,6 +104,61 @@ pub struct AdaptiveGrid {
     pub(crate) kept: bool,
 }
 
+/// A copy answers [`pairs`](AdaptiveGrid::pairs) and every query as the
+/// original does: it holds the same configuration and kept build (nodes,
+/// leaves and boxes). The build's scratch (the item stack, the split's
+/// lists, the one-leaf columns) is not copied: a build writes it before
+/// reading it.
+///
+/// `clone_from` copies into the grid's own buffers, each first grown to
+/// the source's room: a copy taken every frame (a snapshot kept in a
+/// ring) allocates nothing once the source itself stops growing, and
+/// copying back into the grid the build came from allocates nothing.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_kernel::{AdaptiveGrid, Aabb};
+/// use glam::Vec3;
+/// let boxes = [Aabb::new(Vec3::ZERO, Vec3::ONE), Aabb::new(Vec3::splat(5.0), Vec3::splat(6.0))];
+/// let mut grid = AdaptiveGrid::default();
+/// grid.build(&boxes)?;
+/// let saved = grid.clone();
+/// grid.build(&boxes[..1])?;
+///
+/// grid.clone_from(&saved); // back to the build of both boxes
+/// let mut hits = Vec::new();
+/// grid.query_aabb(&Aabb::new(Vec3::splat(5.5), Vec3::splat(7.0)), &mut hits)?;
+/// assert_eq!(hits, [1]);
+/// # Ok::<(), broadphase_kernel::InputError>(())
+/// ```
+impl Clone for AdaptiveGrid {
+    fn clone(&self) -> Self {
+        let mut copy = Self::with_config(self.config);
+        copy.clone_from(self);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.config = source.config;
+        self.kernel = source.kernel;
+        self.quantizer = source.quantizer;
+        copy_pool(&mut self.builder.nodes, &source.builder.nodes);
+        self.leaves.clone_from(&source.leaves);
+        copy_pool(&mut self.boxes, &source.boxes);
+        self.kept = source.kept;
+    }
+}
+
+/// Copies `from` into `to`, growing `to` to `from`'s room first.
+fn copy_pool<T: Copy>(to: &mut Pool<T>, from: &Pool<T>) {
+    if to.capacity() < from.capacity() {
+        to.reset();
+        to.reserve_exact(from.capacity());
+    }
+    to.clone_from(from);
+}
+
 impl Default for AdaptiveGrid {
     fn default() -> Self {
         Self::with_config(GridConfig::default())

@@ -12,7 +12,7 @@ use super::cpu::Kernel;
 use super::quantize::{Cell, Item};
 use super::sweep::sweep_pairs;
 use super::tiles::tile_pairs;
-use broadphase_storage::{Aabb, AlignedColumn, SENTINEL_ID};
+use broadphase_storage::{Aabb, AlignedColumn, Lane, SENTINEL_ID};
 
 pub(crate) use super::sweep::SweepScratch;
 
@@ -50,6 +50,35 @@ pub(crate) struct LeafColumns {
     /// Owned axes (see [`Cell::owned_axes`]), widened to the coordinates'
     /// 16-bit lanes.
     pub(crate) owned: AlignedColumn<i16>,
+}
+
+/// `clone_from` copies the slots in use into the columns' own storage,
+/// each column first grown to its source's room (see
+/// [`AdaptiveGrid`](super::AdaptiveGrid)'s `clone_from`).
+impl Clone for LeafColumns {
+    fn clone(&self) -> Self {
+        let mut copy = Self::default();
+        copy.clone_from(self);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        let columns =
+            self.lo.iter_mut().chain(&mut self.hi).zip(source.lo.iter().chain(&source.hi));
+        for (to, from) in columns.chain([(&mut self.owned, &source.owned)]) {
+            copy_column(to, from);
+        }
+        copy_column(&mut self.ids, &source.ids);
+    }
+}
+
+/// Copies `from` into `to`, growing `to` to `from`'s room first.
+fn copy_column<T: Lane>(to: &mut AlignedColumn<T>, from: &AlignedColumn<T>) {
+    if to.capacity() < from.capacity() {
+        to.clear();
+        to.reserve_exact(from.capacity());
+    }
+    to.clone_from(from);
 }
 
 impl LeafColumns {

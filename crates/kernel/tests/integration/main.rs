@@ -2,6 +2,7 @@
 //! `pair_output_out_of_memory` keeps a binary of its own). Each module is
 //! named for what it checks or for the input that once broke it.
 
+mod a_copy_answers_as_the_original;
 mod a_new_shape_is_one_impl;
 mod bad_input_is_a_typed_error;
 mod big_leaf_sweep;

@@ -4,6 +4,7 @@
 //! is named for what it checks.
 
 mod fast_unique_dedup;
+mod persistent_batch_queries;
 mod persistent_calls;
 mod persistent_matches_rebuild;
 mod persistent_queries;

@@ -1,8 +1,10 @@
 //! Rollback: a snapshot taken anywhere in a run of calls (after an update
 //! or with calls pending), restored after more calls, makes the same calls
 //! give the same outputs bit for bit: the handles inserts return, pairs,
-//! started, ended, the update's path and counts, box queries and ray hits,
-//! whether the run and the replay use 1 or 2 threads. Handles live at the
+//! started, ended, the update's path and counts (the index's too: whether
+//! it was rebuilt, how many entries were stale), box queries and ray hits
+//! (also as the first call after the restore), whether the run and the
+//! replay use 1 or 2 threads. Handles live at the
 //! snapshot are live again after a restore with their boxes and kinds,
 //! those stale then are stale, and those given out after it are stale;
 //! every replayed update's pairs are the brute-force pairs of the live
@@ -11,10 +13,12 @@
 //! snapshot that `snapshot_into` overwrote), and into a new broad phase of
 //! the default tuning, which adopts the snapshot's. Small random worlds
 //! run as a property test; two big ones (20,000 proxies) replay merges in
-//! parts, bulk sets on all threads and full updates.
+//! parts, bulk sets on all threads and full updates. The update after a
+//! restore finds the index as the update after the snapshot did: it is
+//! incremental and rebuilds nothing when that one did not.
 
 use broadphase_jobs::JobSystem;
-use broadphase_kernel::{Aabb, AdaptiveGrid, brute_force_pairs};
+use broadphase_kernel::{Aabb, AdaptiveGrid, GridConfig, brute_force_pairs};
 use broadphase_partition::GridTreeConfig;
 use broadphase_persistent::{
     BroadPhaseSnapshot, PersistentBroadPhase, PersistentConfig, Proxy, ProxyKind, UpdatePath,
@@ -57,7 +61,8 @@ enum Output {
         started: Vec<[Proxy; 2]>,
         ended: Vec<[Proxy; 2]>,
         path: UpdatePath,
-        counts: [usize; 6],
+        index_rebuilt: bool,
+        counts: [usize; 7],
     },
     Answered {
         boxes: Vec<Proxy>,
@@ -155,10 +160,12 @@ impl Model {
                     started: world.started().to_vec(),
                     ended: world.ended().to_vec(),
                     path: stats.path,
+                    index_rebuilt: stats.index_rebuilt,
                     counts: [
                         stats.proxies,
                         stats.dynamic,
                         stats.reindexed,
+                        stats.stale,
                         stats.candidates,
                         stats.pairs,
                         stats.started + stats.ended,
@@ -250,17 +257,16 @@ impl Draw {
                 Op::Set(proxy, Aabb::new(aabb.min + step, aabb.max + step))
             }
             70..=91 => Op::Update,
-            _ => {
-                let origin = Vec3::new(
-                    -1.0,
-                    self.rng.range_f32(0.0, self.side),
-                    self.rng.range_f32(0.0, self.side),
-                );
-                let dir =
-                    Vec3::new(1.0, self.rng.range_f32(-0.2, 0.2), self.rng.range_f32(-0.2, 0.2));
-                Op::Query(self.random_box(), Ray::new(origin, dir, f32::INFINITY))
-            }
+            _ => self.query(),
         }
+    }
+
+    /// A box query and a ray along x.
+    fn query(&mut self) -> Op {
+        let origin =
+            Vec3::new(-1.0, self.rng.range_f32(0.0, self.side), self.rng.range_f32(0.0, self.side));
+        let dir = Vec3::new(1.0, self.rng.range_f32(-0.2, 0.2), self.rng.range_f32(-0.2, 0.2));
+        Op::Query(self.random_box(), Ray::new(origin, dir, f32::INFINITY))
     }
 }
 
@@ -303,16 +309,21 @@ fn replay(
     }
 }
 
-/// Runs `before` calls, snapshots, runs `after` calls recording their
-/// outputs, then restores and replays them three ways.
-fn rollback(
-    seed: u64,
-    config: PersistentConfig,
-    start: usize,
-    before: usize,
+/// Where the run goes after the snapshot.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    /// Calls after the snapshot, besides the query and the last update.
     after: usize,
+    /// Whether the first call after the snapshot is a query.
+    query_first: bool,
+    /// Threads of the recorded run and of the replays.
     threads: [usize; 2],
-) {
+}
+
+/// Runs `before` calls, snapshots, runs `run.after` calls recording their
+/// outputs, then restores and replays them three ways.
+fn rollback(seed: u64, config: PersistentConfig, start: usize, before: usize, run: Run) {
+    let Run { after, query_first, threads } = run;
     let [record, other] = threads.map(JobSystem::new);
     // Big worlds spread out, to a few partners per proxy.
     let side = if start > 1000 { BIG_SIDE } else { SIDE };
@@ -339,8 +350,13 @@ fn rollback(
     let at_snapshot = model.clone();
     let published = [world.pairs().to_vec(), world.started().to_vec(), world.ended().to_vec()];
 
-    let mut ops = Vec::with_capacity(after);
-    let mut recorded = Vec::with_capacity(after);
+    let mut ops = Vec::with_capacity(after + 2);
+    let mut recorded = Vec::with_capacity(after + 2);
+    if query_first {
+        let query = draw.query();
+        ops.push(query);
+        recorded.push(model.apply(&mut world, &record, query));
+    }
     for _ in 0..after {
         let op = draw.op(&model);
         recorded.push(model.apply(&mut world, &record, op));
@@ -376,7 +392,8 @@ fn tiny_tree() -> GridTreeConfig {
 
 #[test]
 fn a_snapshot_before_the_first_update_replays_it() {
-    rollback(1, PersistentConfig::default(), 40, 0, 60, [1, 2]);
+    let run = Run { after: 60, query_first: false, threads: [1, 2] };
+    rollback(1, PersistentConfig::default(), 40, 0, run);
 }
 
 #[test]
@@ -397,9 +414,77 @@ fn a_big_world_replays_its_merges_in_parts_and_bulk_sets_on_threads() {
     // merge runs in parts on 2 threads, and bulk sets of most proxies
     // check and write on all threads.
     let config = PersistentConfig { tree: tiny_tree(), ..Default::default() };
-    rollback(11, config, 20_000, 60, 120, [2, 1]);
+    rollback(11, config, 20_000, 60, Run { after: 120, query_first: true, threads: [2, 1] });
     let config = PersistentConfig { margin: 0.0, ..Default::default() };
-    rollback(12, config, 20_000, 60, 120, [1, 2]);
+    rollback(12, config, 20_000, 60, Run { after: 120, query_first: false, threads: [1, 2] });
+}
+
+/// Regression: a restore used to drop the index of enlarged boxes, so the
+/// update after it rebuilt the index (and, the first time, found every
+/// candidate again) where the update after the snapshot had been an
+/// incremental one on the kept index. The snapshot now carries the index:
+/// restored into the broad phase that went on, into a new one, and into
+/// one of another tuning down to its grids, whose own index was built
+/// (it adopts the snapshot's tuning and index), the update after
+/// the restore is incremental, rebuilds no index, and reports what the
+/// first one did, pairs and counts alike.
+#[test]
+fn the_update_after_a_restore_rebuilds_no_index() {
+    for threads in [1, 2] {
+        let jobs = JobSystem::new(threads);
+        let mut draw = Draw { rng: SplitMix64::new(21), side: BIG_SIDE };
+        let mut world = PersistentBroadPhase::default();
+        let mut handles = Vec::new();
+        for k in 0..2_000 {
+            let kind = if k % 10 == 0 { ProxyKind::Static } else { ProxyKind::Dynamic };
+            handles.push(world.insert(draw.random_box(), kind).unwrap());
+        }
+        world.update(&jobs).unwrap();
+        assert_eq!(world.stats().path, UpdatePath::Full);
+        // A few proxies jump each frame: incremental updates, the first of
+        // which builds the index.
+        let jump = |world: &mut PersistentBroadPhase, draw: &mut Draw| {
+            for _ in 0..10 {
+                let proxy = handles[draw.rng.below(handles.len())];
+                world.set_aabb(proxy, draw.random_box()).unwrap();
+            }
+            world.update(&jobs).unwrap();
+            (*world.stats(), world.pairs().to_vec(), world.started().to_vec())
+        };
+        let built = jump(&mut world, &mut draw).0;
+        assert_eq!((built.path, built.index_rebuilt), (UpdatePath::Incremental, true));
+        jump(&mut world, &mut draw);
+
+        let saved = world.snapshot();
+        let at_snapshot = draw.rng.clone();
+        let first = jump(&mut world, &mut draw);
+        assert_eq!((first.0.path, first.0.index_rebuilt), (UpdatePath::Incremental, false));
+        assert!(first.0.stale > 0 && first.0.reindexed > 0);
+
+        // Another tuning, down to the grids, whose index is built.
+        let grid = GridConfig { leaf_capacity: 3, ..GridConfig::default() };
+        let tree = GridTreeConfig { grid, ..tiny_tree() };
+        let mut other = PersistentBroadPhase::with_config(PersistentConfig {
+            tree,
+            margin: 0.0,
+            ..Default::default()
+        });
+        let mut other_draw = Draw { rng: SplitMix64::new(22), side: BIG_SIDE };
+        let proxies: Vec<Proxy> = (0..500)
+            .map(|_| other.insert(other_draw.random_box(), ProxyKind::Dynamic).unwrap())
+            .collect();
+        other.update(&jobs).unwrap();
+        other.set_aabb(proxies[0], other_draw.random_box()).unwrap();
+        other.update(&jobs).unwrap();
+        assert!(other.stats().index_rebuilt);
+        let restored = [world, PersistentBroadPhase::default(), other];
+        for (k, mut world) in restored.into_iter().enumerate() {
+            world.restore(&saved);
+            let mut draw = Draw { rng: at_snapshot.clone(), side: BIG_SIDE };
+            let again = jump(&mut world, &mut draw);
+            assert_eq!(again, first, "{threads} threads, broad phase {k}");
+        }
+    }
 }
 
 proptest! {
@@ -414,10 +499,11 @@ proptest! {
         margin in prop_oneof![Just(0.0f32), Just(0.5f32)],
         fraction in prop_oneof![Just(0.0f32), Just(0.25f32), Just(f32::INFINITY)],
         tiny in any::<bool>(),
+        query_first in any::<bool>(),
         threads in prop_oneof![Just([1usize, 2]), Just([2usize, 1])],
     ) {
         let tree = if tiny { tiny_tree() } else { GridTreeConfig::default() };
         let config = PersistentConfig { margin, full_rebuild_fraction: fraction, tree, ..Default::default() };
-        rollback(seed, config, start, before, after, threads);
+        rollback(seed, config, start, before, Run { after, query_first, threads });
     }
 }
