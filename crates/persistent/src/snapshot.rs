@@ -2,7 +2,7 @@
 //! out and back in.
 //!
 //! A snapshot holds the logical state: every slot (boxes, enlarged boxes,
-//! kinds, generations, the free list), the calls queued since the last
+//! kinds, groups, generations, the free list), the calls queued since the last
 //! update (re-index queue, removals, the marks), the kept candidates with
 //! whether each touched, the published pairs and events, the flags and the
 //! last update's counts. It leaves out the index of enlarged boxes and
@@ -190,7 +190,7 @@ impl PersistentBroadPhase {
     /// buffers, which grow with room to spare: once they are as big as
     /// the state (a ring of snapshots after a few laps), this allocates
     /// nothing. It copies every
-    /// slot's boxes and marks (about 54 bytes a slot, 30 with no margin),
+    /// slot's boxes and marks (about 58 bytes a slot, 34 with no margin),
     /// the kept candidates (17 bytes each) and the published lists.
     ///
     /// # Examples
