@@ -202,8 +202,9 @@ impl Sim {
             .into_iter()
             .filter(|&[i, j]| {
                 let (a, b) = (self.known[i as usize], self.known[j as usize]);
-                !(a.kind == ProxyKind::Static && b.kind == ProxyKind::Static)
-                    && !(a.group != 0 && a.group == b.group)
+                let both_static = a.kind == ProxyKind::Static && b.kind == ProxyKind::Static;
+                let one_group = a.group != 0 && a.group == b.group;
+                !both_static && !one_group
             })
             .map(|[i, j]| {
                 let (a, b) = (self.known[i as usize].proxy, self.known[j as usize].proxy);
