@@ -7,6 +7,7 @@
 mod fuzz_input;
 
 mod ecs_bad_box_is_an_error;
+mod ecs_compound_bodies;
 mod ecs_determinism_across_threads;
 mod ecs_events;
 mod ecs_layers;

@@ -75,6 +75,23 @@ pub enum PluginError {
     /// A query box breaks the box contract (its `index` is 0), or a box
     /// was refused for a cause that names no entity.
     Input(InputError),
+    /// A collider's [`ColliderOf`](crate::ColliderOf) names an entity
+    /// that is not alive. If several links are bad, the first one met in
+    /// the world's iteration order is named.
+    DeadBody {
+        /// The entity with the `ColliderOf`.
+        collider: Entity,
+        /// The entity it names.
+        body: Entity,
+    },
+    /// A collider's [`ColliderOf`](crate::ColliderOf) names an entity that
+    /// is itself a collider of another body: bodies are one level deep.
+    NestedBody {
+        /// The entity with the `ColliderOf`.
+        collider: Entity,
+        /// The entity it names, which has a `ColliderOf` of its own.
+        body: Entity,
+    },
 }
 
 impl PluginError {
@@ -138,6 +155,13 @@ impl fmt::Display for PluginError {
             PluginError::Proxy(error) => write!(f, "the broad phase refused a call: {error}"),
             PluginError::Query(error) => write!(f, "a query was refused: {error}"),
             PluginError::Input(error) => write!(f, "a query box was refused: {error}"),
+            PluginError::DeadBody { collider, body } => {
+                write!(f, "entity {collider:?}: its ColliderOf names {body:?}, which is not alive")
+            }
+            PluginError::NestedBody { collider, body } => write!(
+                f,
+                "entity {collider:?}: its ColliderOf names {body:?}, which is a collider of another body (bodies are one level deep)"
+            ),
         }
     }
 }
@@ -152,6 +176,7 @@ impl std::error::Error for PluginError {
             PluginError::Proxy(error) => Some(error),
             PluginError::Query(error) => Some(error),
             PluginError::Input(error) => Some(error),
+            PluginError::DeadBody { .. } | PluginError::NestedBody { .. } => None,
         }
     }
 }

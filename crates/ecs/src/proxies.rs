@@ -240,6 +240,15 @@ impl EntityProxies {
         }
     }
 
+    /// The live proxy in slot `id` (the entity id), if any.
+    #[inline]
+    pub(crate) fn live_proxy(&self, id: u32) -> Option<Proxy> {
+        match self.slots.get(id as usize) {
+            Some(Some(Slot { owner: Some(_), proxy, .. })) => Some(*proxy),
+            _ => None,
+        }
+    }
+
     /// The entity of a live proxy (one the last sync inserted or kept).
     #[inline]
     pub(crate) fn live_entity(&self, proxy: Proxy) -> Entity {
