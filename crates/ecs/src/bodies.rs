@@ -7,8 +7,8 @@
 //! share a group), and the broad phase never pairs two proxies of one
 //! group. Entities outside any compound body keep group 0, no group.
 //!
-//! Each run reads every `ColliderOf` (one query, and two lookups per link
-//! to check its body) before anything changes, so a bad link fails the
+//! Each run reads every `ColliderOf` (one query, and a few array reads
+//! per link to check its body) before anything changes, so a bad link fails the
 //! run with nothing touched. After the proxies are synced, the groups of
 //! the entity ids linked this run or the last are set again (a set to the
 //! same group costs a lookup and nothing else): that covers re-parenting,
@@ -82,6 +82,9 @@ pub(crate) struct Bodies {
     links: Pool<(Entity, Entity)>,
     /// Whether `links` waits to be applied by [`apply`](Self::apply).
     pending: bool,
+    /// By entity id, while links are checked: the collider at that id
+    /// (`Entity::DANGLING` otherwise).
+    colliders: Pool<Entity>,
     /// The ids whose groups the last [`apply`](Self::apply) may have
     /// changed: those linked before it and after it.
     dirty: Pool<u32>,
@@ -107,12 +110,50 @@ impl Bodies {
                 .query_mut::<(Entity, &ColliderOf)>()
                 .into_iter()
                 .for_each(|(collider, &ColliderOf(body))| _ = links.push((collider, body)));
-            for &(collider, body) in self.links.iter() {
-                check(world, collider, body)?;
-            }
+            self.check(world)?;
         }
         self.pending = true;
         Ok(())
+    }
+
+    /// Checks every link: ids in range, a live body that is not itself a
+    /// collider of another body. The colliders are marked in a table by
+    /// id first, so a link costs two array reads and one look at the
+    /// world's entity list, not a component lookup.
+    fn check(&mut self, world: &World) -> Result<(), PluginError> {
+        let Bodies { links, colliders, .. } = self;
+        for &(collider, body) in links.iter() {
+            for entity in [collider, body] {
+                if entity.id() > MAX_ENTITY_ID {
+                    return Err(PluginError::EntityIdTooLarge { entity });
+                }
+            }
+            if collider != body {
+                let id = collider.id() as usize;
+                if colliders.len() <= id {
+                    colliders.resize(id + 1, Entity::DANGLING);
+                }
+                colliders[id] = collider;
+            }
+        }
+        let nested = |body: Entity| colliders.get(body.id() as usize) == Some(&body);
+        let bad = links.iter().find_map(|&(collider, body)| {
+            if collider == body {
+                None
+            } else if !world.contains(body) {
+                Some(PluginError::DeadBody { collider, body })
+            } else if nested(body) {
+                Some(PluginError::NestedBody { collider, body })
+            } else {
+                None
+            }
+        });
+        for &(collider, _) in links.iter() {
+            if let Some(mark) = colliders.get_mut(collider.id() as usize) {
+                *mark = Entity::DANGLING;
+            }
+        }
+        bad.map_or(Ok(()), Err)
     }
 
     /// Makes this run's links (from [`prepare`](Self::prepare)) the
@@ -264,27 +305,6 @@ impl Bodies {
         self.state.clone_from(state);
         self.pending = false;
         self.dirty.reset();
-    }
-}
-
-/// Checks one link: ids in range, a live body that is not itself a
-/// collider of another body.
-fn check(world: &World, collider: Entity, body: Entity) -> Result<(), PluginError> {
-    if collider.id() > MAX_ENTITY_ID {
-        return Err(PluginError::EntityIdTooLarge { entity: collider });
-    }
-    if body == collider {
-        return Ok(());
-    }
-    if !world.contains(body) {
-        return Err(PluginError::DeadBody { collider, body });
-    }
-    if body.id() > MAX_ENTITY_ID {
-        return Err(PluginError::EntityIdTooLarge { entity: body });
-    }
-    match world.get::<&ColliderOf>(body) {
-        Ok(of) if of.0 != body => Err(PluginError::NestedBody { collider, body }),
-        _ => Ok(()),
     }
 }
 
