@@ -12,6 +12,10 @@ use broadphase_jobs::JobSystem;
 use broadphase_partition::{GridTree, PartitionError};
 use broadphase_storage::{Aabb, AlignedColumn, Pool};
 
+/// Most never-used slots a full update reads in place (they pair with
+/// each other: at most about 2,000 pairs to drop).
+const BLANK_IN_PLACE: usize = 64;
+
 /// How the last update found its candidate pairs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum UpdatePath {
@@ -812,8 +816,12 @@ impl PersistentBroadPhase {
         let slots = &self.slots;
         // While few slots are free, the tree reads the enlarged boxes in
         // place, free slots' old boxes too, and their pairs are dropped
-        // by the merge: cheaper than gathering the live ones.
-        let in_place = (slots.len() - slots.live) * 4 <= slots.len();
+        // by the merge: cheaper than gathering the live ones. Slots that
+        // never held a proxy (an ECS's ids of entities without a box) all
+        // sit at one point, and pair with each other: a few are cheap,
+        // many would make the tree's pairs quadratic in their count.
+        let in_place =
+            (slots.len() - slots.live) * 4 <= slots.len() && slots.blank <= BLANK_IN_PLACE;
         if in_place {
             self.tree.try_find_pairs(jobs, slots.indexed(), &mut self.tree_pairs)?;
             // Slot order is the input order, so `i < j` gives `a < b`.

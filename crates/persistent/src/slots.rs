@@ -128,6 +128,10 @@ pub(crate) struct Slots {
     pub(crate) live: usize,
     /// Live dynamic proxies.
     pub(crate) dynamic: usize,
+    /// Free slots that never held a proxy (generation 0): their boxes are
+    /// all `Aabb::default()`, one point, so a tree over them in place
+    /// would pair every one with every other.
+    pub(crate) blank: usize,
 }
 
 /// A snapshot's copy: `clone_from` copies each array into the arrays
@@ -154,6 +158,7 @@ impl Clone for Slots {
         self.free_listed.clone_from(&source.free_listed);
         self.live = source.live;
         self.dynamic = source.dynamic;
+        self.blank = source.blank;
     }
 }
 
@@ -250,6 +255,7 @@ impl Slots {
 
     /// Appends free slots up to `len`.
     fn grow_to(&mut self, len: usize) {
+        self.blank += len.saturating_sub(self.len());
         let empty = Aabb::default();
         self.boxes.resize(len, empty);
         if !self.fat_is_box {
@@ -266,6 +272,10 @@ impl Slots {
     }
 
     fn fill(&mut self, s: usize, aabb: Aabb, fat: Aabb, kind: ProxyKind) {
+        // Saturating: a generation that wrapped to 0 was not counted.
+        self.blank = self.blank.saturating_sub(usize::from(
+            self.state[s] == SlotState::Free && self.generation[s] == 0,
+        ));
         self.boxes[s] = aabb;
         self.set_fat(s, fat);
         self.state[s] = SlotState::of(kind);

@@ -275,6 +275,44 @@ fn proxies_of_one_group_never_pair_and_a_group_change_moves_nothing() {
     assert_eq!(world.started(), [[hull, again], [again, dock]]);
 }
 
+/// Regression: slots that never held a proxy (an ECS's ids of entities
+/// without a box, such as compound bodies' body entities, one in five
+/// here) all hold the default box, one point. A full update that ran the
+/// tree over the slots in place paired every one of them with every
+/// other: 400 million pairs for 30,000 of them, found and then dropped.
+#[test]
+fn many_never_used_slots_do_not_make_a_full_update_quadratic() {
+    broadphase_testkit::within(60, || {
+        let jobs = JobSystem::new(2);
+        let mut world = PersistentBroadPhase::default();
+        let mut live = Vec::new();
+        for k in 0..150_000u32 {
+            if k % 5 != 0 {
+                let x = (k % 1000) as f32 * 2.0;
+                let y = (k / 1000) as f32 * 2.0;
+                let aabb = Aabb::new(Vec3::new(x, y, 0.0), Vec3::new(x + 1.5, y + 1.5, 1.0));
+                live.push(world.insert_at(k, aabb, ProxyKind::Dynamic).unwrap());
+            }
+        }
+        world.update(&jobs).unwrap();
+        assert_eq!(world.stats().path, UpdatePath::Full);
+        assert!(world.pairs().is_empty(), "no box touches another");
+        // Every box moves: full updates again, each as cheap as the first.
+        for step in 1..4 {
+            let boxes: Vec<Aabb> = live
+                .iter()
+                .map(|&p| {
+                    let b = world.aabb(p).unwrap();
+                    Aabb::new(b.min + Vec3::Z * step as f32, b.max + Vec3::Z * step as f32)
+                })
+                .collect();
+            world.set_aabbs(&jobs, &live, &boxes).unwrap();
+            world.update(&jobs).unwrap();
+            assert_eq!(world.stats().path, UpdatePath::Full);
+        }
+    });
+}
+
 #[test]
 fn bulk_sets_on_all_threads_write_every_box_in_any_order() {
     use broadphase_scenes::SplitMix64;
