@@ -177,6 +177,54 @@ fn a_collider_that_loses_and_regains_its_box_stays_in_its_body() {
     let _ = a;
 }
 
+/// Regression: a run that fails part way through syncing the proxies
+/// (a bad box met after a linked collider's new proxy was inserted) must
+/// not leave that proxy without its group when the next run sees the
+/// same links.
+#[test]
+fn a_proxy_inserted_by_a_failed_run_gets_its_group() {
+    let mut world = World::new();
+    let body = world.spawn(());
+    let a = world.spawn((unit(0.0), ColliderOf(body)));
+    let b = world.spawn((ColliderOf(body),)); // linked, no box yet
+    let mut plugin = plugin(1);
+    plugin.run(&mut world).unwrap();
+    world.insert_one(b, unit(0.0)).unwrap();
+    let bad = world.spawn((Aabb::new(Vec3::ONE, Vec3::ZERO),));
+    assert!(
+        matches!(plugin.run(&mut world), Err(PluginError::InvalidBox { entity, .. }) if entity == bad)
+    );
+    world.despawn(bad).unwrap();
+    plugin.run(&mut world).unwrap();
+    assert!(plugin.pairs().is_empty(), "{:?} of one body paired", plugin.pairs());
+    let _ = a;
+}
+
+/// Regression: a replay whose first frame makes the same links as the
+/// run before the restore (a rollback that replays a re-parenting) must
+/// set the groups again: the restore put back the snapshot's groups.
+#[test]
+fn a_replayed_re_parenting_after_a_restore_takes_effect() {
+    let mut world = World::new();
+    let ship = world.spawn(());
+    let hull = world.spawn((unit(0.0), ColliderOf(ship)));
+    let boat = world.spawn((unit(0.5),));
+    let mut plugin = plugin(1);
+    plugin.run(&mut world).unwrap();
+    assert_eq!(plugin.pairs(), [(hull, boat)]);
+    let saved = plugin.snapshot();
+    world.insert_one(boat, ColliderOf(ship)).unwrap(); // docks
+    plugin.run(&mut world).unwrap();
+    assert!(plugin.pairs().is_empty());
+    // Roll back: the game's world as at the snapshot, then the same input.
+    world.remove_one::<ColliderOf>(boat).unwrap();
+    plugin.restore(&saved).unwrap();
+    world.insert_one(boat, ColliderOf(ship)).unwrap();
+    plugin.run(&mut world).unwrap();
+    assert!(plugin.pairs().is_empty(), "{:?}", plugin.pairs());
+    assert_eq!(plugin.body_ended(), [(ship, boat)]);
+}
+
 /// Body entities a random world may link colliders to.
 const BODIES: usize = 4;
 

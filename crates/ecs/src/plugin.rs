@@ -413,6 +413,7 @@ impl<P: Position> BroadPhasePlugin<P> {
         let Backend { jobs, broad_phase } = &mut self.backend;
         self.proxies.sync(jobs, broad_phase, &self.dynamic, statics)?;
         self.bodies.apply(broad_phase, &self.proxies)?;
+        self.proxies.inserted = false;
         if static_gathered {
             self.statics.confirm();
         }

@@ -51,6 +51,10 @@ pub(crate) struct EntityProxies {
     pub(crate) layers_changed: bool,
     /// Whether an entity known as static was gathered as dynamic.
     pub(crate) static_turned_dynamic: bool,
+    /// Whether a sync inserted a proxy since the compound-body stage last
+    /// saw the proxies (it clears this): a sync that fails half way may
+    /// have inserted some.
+    pub(crate) inserted: bool,
     /// Whether some dynamic entity had a layer component last frame.
     dynamic_had_layers: bool,
 }
@@ -73,6 +77,7 @@ impl Clone for EntityProxies {
         self.frame = source.frame;
         self.layers_changed = source.layers_changed;
         self.static_turned_dynamic = source.static_turned_dynamic;
+        self.inserted = source.inserted;
         self.dynamic_had_layers = source.dynamic_had_layers;
     }
 }
@@ -175,6 +180,7 @@ impl EntityProxies {
                         .insert_at(entity.id(), set.boxes[i], kind)
                         .map_err(|error| set_error(error, &[entity]))?;
                     self.owners[id] = entity;
+                    self.inserted = true;
                     *slot = Some(Slot {
                         owner: Some(entity),
                         proxy,
