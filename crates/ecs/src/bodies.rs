@@ -48,6 +48,10 @@ pub(crate) struct BodyState {
     own: bool,
     /// Whether the last published run had links.
     published_active: bool,
+    /// Counts the times the tables were built: the links' version.
+    version: u64,
+    /// The links' version the published body pairs were reduced under.
+    published_version: u64,
     pub(crate) pairs: Pool<(Entity, Entity)>,
     pub(crate) started: Pool<(Entity, Entity)>,
     pub(crate) ended: Pool<(Entity, Entity)>,
@@ -68,6 +72,8 @@ impl Clone for BodyState {
         self.active = source.active;
         self.own = source.own;
         self.published_active = source.published_active;
+        self.version = source.version;
+        self.published_version = source.published_version;
         self.pairs.clone_from(&source.pairs);
         self.started.clone_from(&source.started);
         self.ended.clone_from(&source.ended);
@@ -223,22 +229,32 @@ impl Bodies {
         }
         self.dirty.extend_from_slice(linked);
         *active = !self.links.is_empty();
+        self.state.version = self.state.version.wrapping_add(1);
     }
 
     /// Publishes the body lists of a run whose collider pairs are `pairs`
     /// (sorted, layers applied) and whose last published ones were
-    /// `last_pairs`; `ids` bounds every entity id of `pairs`.
+    /// `last_pairs`; `ids` bounds every entity id of `pairs`. `same`: the
+    /// run started and ended no collider pair, so `pairs` is `last_pairs`.
     pub(crate) fn publish(
         &mut self,
         pairs: &[(Entity, Entity)],
         last_pairs: &[(Entity, Entity)],
         ids: usize,
+        same: bool,
     ) {
         let state = &mut self.state;
         let active = state.active;
         if !active && !state.published_active {
             // No body in play: the body lists are the collider lists.
             state.own = false;
+            return;
+        }
+        if same && state.own && state.published_active && state.published_version == state.version {
+            // The same collider pairs under the same links: the same body
+            // pairs (a world at rest costs nothing more here).
+            state.started.reset();
+            state.ended.reset();
             return;
         }
         crate::profile::zone!("bodies");
@@ -255,6 +271,7 @@ impl Bodies {
         std::mem::swap(&mut state.pairs, &mut self.next);
         state.own = true;
         state.published_active = active;
+        state.published_version = state.version;
     }
 
     /// The body pairs of `pairs` into `next`: each once, `(a, b)` with

@@ -374,7 +374,8 @@ impl<P: Position> BroadPhasePlugin<P> {
             self.contacts.publish();
             // `next` holds the last published pairs now.
             let ids = self.proxies.live_entities().len();
-            self.bodies.publish(&self.pairs, &self.next, ids);
+            let same = self.started.is_empty() && self.ended.is_empty();
+            self.bodies.publish(&self.pairs, &self.next, ids, same);
         }
         let published = Instant::now();
 
