@@ -688,6 +688,19 @@ impl PersistentBroadPhase {
     ///
     /// # Errors
     /// [`ProxyError::Stale`] if `proxy` is not live.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
+    /// use broadphase_storage::Aabb;
+    /// let mut world = PersistentBroadPhase::default();
+    /// let p = world.insert(Aabb::default(), ProxyKind::Dynamic)?;
+    /// assert_eq!(world.group(p)?, 0);
+    /// world.set_group(p, 3)?;
+    /// assert_eq!(world.group(p)?, 3); // set now, applied at the next update
+    /// # Ok::<(), broadphase_persistent::ProxyError>(())
+    /// ```
     pub fn group(&self, proxy: Proxy) -> Result<u32, ProxyError> {
         Ok(self.slots.group[self.slot(proxy, 0)?])
     }
