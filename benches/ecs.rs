@@ -38,6 +38,15 @@
 //!   - `dense20k_contacts`, `dense20k_run`: 20,000 cubes with about 20
 //!     partners each (most sets past their 8 inline slots) and one box
 //!     touching 2,000 of them.
+//! - `ecs_bodies`: compound bodies. 20,000 body entities (no box), each
+//!   with 4 colliders, cubes of half-width 1 at ±0.6 on x and y from the
+//!   body's center, overlapping each other, in a cube of side 150; every
+//!   box nudged by ±1/1024 a frame, as `ecs_contacts` does:
+//!   - `compound20kx4`: each collider has a `ColliderOf` naming its body:
+//!     colliders of one body never pair, and the body pairs are reduced
+//!     from the collider pairs every run;
+//!   - `flat80k`: the same 80,000 boxes and the same 20,000 boxless
+//!     entities, no `ColliderOf` (the pairs within a body are pairs then).
 //!
 //! Before timing, each setup's pairs are checked: the plugin's against the
 //! kernel's mapped to entities, and the static scene's against the
@@ -52,13 +61,16 @@
 //! cargo bench --bench ecs                  # both groups, ~1 minute on 2 cores
 //! cargo bench --bench ecs -- static_scene  # one group
 //! cargo bench --bench ecs -- ecs_contacts  # the contacts stage
+//! cargo bench --bench ecs -- ecs_bodies    # compound bodies
 //! ```
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use broadphase::ecs::hecs::{Entity, World};
-use broadphase::ecs::{Aabb, BroadPhasePlugin, FrameStats, PluginConfig, Static, StaticChanges};
+use broadphase::ecs::{
+    Aabb, BroadPhasePlugin, ColliderOf, FrameStats, PluginConfig, Static, StaticChanges,
+};
 use broadphase::glam::Vec3;
 use broadphase::{AdaptiveGrid, GridTree, JobSystem};
 use broadphase_scenes::{SplitMix64, mixed100k};
@@ -371,13 +383,81 @@ fn ecs_contacts(c: &mut Criterion) {
     group.finish();
 }
 
+/// 20,000 bodies of 4 overlapping unit-half-width cubes each, in a cube
+/// of side 150; the colliders name their body with `ColliderOf` if
+/// `compound`. The same boxes and entities either way.
+fn bodies20k(compound: bool) -> World {
+    let mut rng = SplitMix64::new(3);
+    let mut world = World::new();
+    for _ in 0..20_000 {
+        let body = world.spawn(());
+        let c = Vec3::new(
+            rng.range_f32(2.0, 148.0),
+            rng.range_f32(2.0, 148.0),
+            rng.range_f32(2.0, 148.0),
+        );
+        for (dx, dy) in [(-0.6, -0.6), (0.6, -0.6), (-0.6, 0.6), (0.6, 0.6)] {
+            let aabb = Aabb::from_center_half_extent(c + Vec3::new(dx, dy, 0.0), Vec3::ONE);
+            if compound {
+                world.spawn((aabb, ColliderOf(body)));
+            } else {
+                world.spawn((aabb,));
+            }
+        }
+    }
+    world
+}
+
+/// Compound bodies against the same colliders without `ColliderOf`.
+fn ecs_bodies(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ecs_bodies");
+    configure(&mut group);
+    let (mut flat, mut compound) = (bodies20k(false), bodies20k(true));
+    let (mut flat_plugin, mut compound_plugin) = (BroadPhasePlugin::new(), BroadPhasePlugin::new());
+    flat_plugin.run(&mut flat).expect("valid world");
+    compound_plugin.run(&mut compound).expect("valid world");
+    // Checked before timing: the compound pairs are the flat ones minus
+    // those within a body, and the body pairs are theirs reduced.
+    let body_of = |e: Entity| compound.get::<&ColliderOf>(e).map_or(e, |of| of.0);
+    let across: Vec<(Entity, Entity)> =
+        flat_plugin.pairs().iter().copied().filter(|&(a, b)| body_of(a) != body_of(b)).collect();
+    assert!(across.len() < flat_plugin.pairs().len(), "bodies overlap their own colliders");
+    assert_eq!(compound_plugin.pairs(), across, "pairs across bodies");
+    let mut bodies: Vec<(Entity, Entity)> = across
+        .iter()
+        .map(|&(a, b)| {
+            let (a, b) = (body_of(a), body_of(b));
+            if a < b { (a, b) } else { (b, a) }
+        })
+        .collect();
+    bodies.sort_unstable();
+    bodies.dedup();
+    assert!(!bodies.is_empty(), "bodies touch");
+    assert_eq!(compound_plugin.body_pairs(), bodies, "body pairs");
+    for (name, world, plugin) in [
+        ("compound20kx4", &mut compound, &mut compound_plugin),
+        ("flat80k", &mut flat, &mut flat_plugin),
+    ] {
+        let mut frame = 0;
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                frame += 1;
+                nudge_all(world, frame);
+                plugin.run(black_box(&mut *world)).expect("valid world");
+            })
+        });
+        eprintln!("ecs_bodies/{name} stages: {}", stage_medians(plugin, world, 100));
+    }
+    group.finish();
+}
+
 /// The benchmark groups, in run order. Kept in a private module: the `pub
 /// fn` that `criterion_group!` generates cannot carry a doc comment.
 mod groups {
-    use super::{ecs_contacts, ecs_overhead, static_scene};
+    use super::{ecs_bodies, ecs_contacts, ecs_overhead, static_scene};
     use criterion::criterion_group;
 
-    criterion_group!(benches, ecs_overhead, static_scene, ecs_contacts);
+    criterion_group!(benches, ecs_overhead, static_scene, ecs_contacts, ecs_bodies);
 }
 
 criterion_main!(groups::benches);

@@ -1,8 +1,13 @@
 //! The main job: a game loop on a `hecs` world with the broad-phase plugin.
 //!
 //! N particles of radii 1–4 fly in a slab `[0, L)² × [0, 8)` sized for about
-//! one contact each, bouncing off its walls, past static pillars. Each frame
-//! moves them, runs `BroadPhasePlugin`, and counts the pairs and events;
+//! one contact each, bouncing off its walls, past static pillars. With
+//! `--bodies K` they fly in rigid clusters of K: each cluster is a body
+//! entity (a position and a velocity, no box) and its K particles are its
+//! colliders (`ColliderOf`), placed at offsets from it, overlapping each
+//! other but never reported as a pair. Each frame moves them, runs
+//! `BroadPhasePlugin`, and counts the pairs and events (and the body
+//! pairs);
 //! at the end it prints a summary (boxes, pairs per frame, per-stage median
 //! ms, the `contacts` stage's share of the frame, memory, a count from every
 //! particle's `touching` list) and can draw the last frame from above,
@@ -18,11 +23,17 @@
 //! particles / 20), `--frames N` (default 300), `--threads N` (the plugin's
 //! job system, the main thread included; default 0: one per core),
 //! `--png FILE`, `--seed N`, `--margin X` (the broad phase's margin, a
-//! fraction of each box's largest extent; default: the plugin's, 0).
+//! fraction of each box's largest extent; default: the plugin's, 0),
+//! `--bodies K` (colliders per body, default 1: every particle its own
+//! body, no `ColliderOf`).
+//!
+//! ```text
+//! cargo run --release --example game_loop -- --particles 80000 --bodies 4
+//! ```
 
 use broadphase::ecs::hecs::{Entity, World};
 use broadphase::ecs::{
-    Aabb, BroadPhasePlugin, Collider, FrameStats, PluginConfig, Static, frame_mark,
+    Aabb, BroadPhasePlugin, Collider, ColliderOf, FrameStats, PluginConfig, Static, frame_mark,
 };
 use broadphase::glam::Vec3;
 use broadphase::persistent::UpdatePath;
@@ -46,10 +57,11 @@ struct Args {
     png: Option<String>,
     seed: u64,
     margin: Option<f32>,
+    bodies: usize,
 }
 
 const USAGE: &str = "flags: --particles N, --statics N, --frames N, --threads N, --png FILE, \
-                     --seed N, --margin X (see the file's docs)";
+                     --seed N, --margin X, --bodies K (see the file's docs)";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -60,6 +72,7 @@ fn parse_args() -> Result<Args, String> {
         png: None,
         seed: 1,
         margin: None,
+        bodies: 1,
     };
     let mut it = std::env::args().skip(1);
     let number = |flag: &str, value: Option<String>| -> Result<usize, String> {
@@ -73,6 +86,7 @@ fn parse_args() -> Result<Args, String> {
             "--frames" => args.frames = number("--frames", it.next())?.max(1),
             "--threads" => args.threads = number("--threads", it.next())?,
             "--seed" => args.seed = number("--seed", it.next())? as u64,
+            "--bodies" => args.bodies = number("--bodies", it.next())?.max(1),
             "--margin" => {
                 let value = it.next().ok_or("--margin needs a number")?;
                 let margin = value.parse::<f32>().ok().filter(|m| m.is_finite() && *m >= 0.0);
@@ -104,10 +118,49 @@ fn side_for(particles: usize) -> f32 {
     ((particles.max(2) - 1) as f64 * 106.0).sqrt() as f32
 }
 
-/// Spawns the particles and the static pillars.
-fn spawn_world(args: &Args, side: f32) -> World {
+/// A collider of a cluster: which body (its place in [`Clusters`]) and
+/// where it sits relative to the body's position.
+#[derive(Clone, Copy, Debug)]
+struct Part {
+    body: usize,
+    offset: Vec3,
+}
+
+/// How far a cluster reaches from its position on each axis: it bounces
+/// off the walls as one.
+#[derive(Clone, Copy, Debug)]
+struct Reach(Vec3);
+
+/// The clusters' body entities, and their positions each frame (reused).
+#[derive(Debug, Default)]
+struct Clusters {
+    bodies: Vec<Entity>,
+    positions: Vec<Vec3>,
+}
+
+/// Spawns the particles and the static pillars (and, with `--bodies K`
+/// above 1, the clusters: the particles are then their colliders).
+fn spawn_world(args: &Args, side: f32) -> (World, Clusters) {
     let mut rng = SplitMix64::new(args.seed);
     let mut world = World::new();
+    let mut clusters = Clusters::default();
+    if args.bodies > 1 {
+        spawn_clusters(args, side, &mut rng, &mut world, &mut clusters);
+    } else {
+        spawn_particles(args, side, &mut rng, &mut world);
+    }
+    let pillars = args.statics.unwrap_or(args.particles / 20);
+    world.spawn_batch((0..pillars).map(|_| {
+        let size = Vec3::new(rng.range_f32(2.0, 12.0), rng.range_f32(2.0, 12.0), HEIGHT);
+        let at =
+            Vec3::new(rng.range_f32(0.0, side - size.x), rng.range_f32(0.0, side - size.y), 0.0);
+        (Aabb::new(at, at + size), Static)
+    }));
+    (world, clusters)
+}
+
+/// Every particle its own body, flying alone.
+fn spawn_particles(args: &Args, side: f32, rng: &mut SplitMix64, world: &mut World) {
     world.spawn_batch((0..args.particles).map(|_| {
         let r = rng.range_f32(RADII.0, RADII.1);
         let p = Vec3::new(
@@ -120,22 +173,58 @@ fn spawn_world(args: &Args, side: f32) -> World {
         let speed = rng.range_f32(5.0, 30.0);
         (p, Collider::sphere(r), Velocity(dir.normalize_or(Vec3::X) * speed))
     }));
-    let pillars = args.statics.unwrap_or(args.particles / 20);
-    world.spawn_batch((0..pillars).map(|_| {
-        let size = Vec3::new(rng.range_f32(2.0, 12.0), rng.range_f32(2.0, 12.0), HEIGHT);
-        let at =
-            Vec3::new(rng.range_f32(0.0, side - size.x), rng.range_f32(0.0, side - size.y), 0.0);
-        (Aabb::new(at, at + size), Static)
-    }));
-    world
 }
 
-/// Moves every particle and bounces it off the slab's walls.
-fn integrate(world: &mut World, side: f32) {
+/// `particles / K` clusters of K particles in a row along x, each touching
+/// the next, around a body entity that carries the velocity.
+fn spawn_clusters(
+    args: &Args,
+    side: f32,
+    rng: &mut SplitMix64,
+    world: &mut World,
+    clusters: &mut Clusters,
+) {
+    let k = args.bodies;
+    for body in 0..args.particles / k {
+        let radii: Vec<f32> = (0..k).map(|_| rng.range_f32(RADII.0, RADII.1)).collect();
+        // Centers a little closer than the radii's sum: neighbours overlap.
+        let mut offsets = Vec::with_capacity(k);
+        let mut x = 0.0;
+        for (i, &r) in radii.iter().enumerate() {
+            if i > 0 {
+                x += 0.8 * (radii[i - 1] + r);
+            }
+            offsets.push(Vec3::new(x, 0.0, 0.0));
+        }
+        let middle = Vec3::new(x / 2.0, 0.0, 0.0);
+        let reach = offsets
+            .iter()
+            .zip(&radii)
+            .fold(Vec3::ZERO, |m, (o, &r)| m.max((*o - middle).abs() + Vec3::splat(r)));
+        let reach = reach.min(Vec3::new(side, side, HEIGHT) / 2.0);
+        let p = Vec3::new(
+            rng.range_f32(reach.x, side - reach.x),
+            rng.range_f32(reach.y, side - reach.y),
+            rng.range_f32(reach.z, HEIGHT - reach.z),
+        );
+        let dir =
+            Vec3::new(rng.range_f32(-1.0, 1.0), rng.range_f32(-1.0, 1.0), rng.range_f32(-0.3, 0.3));
+        let speed = rng.range_f32(5.0, 30.0);
+        let entity = world.spawn((p, Reach(reach), Velocity(dir.normalize_or(Vec3::X) * speed)));
+        clusters.bodies.push(entity);
+        for (offset, r) in offsets.into_iter().zip(radii) {
+            let part = Part { body, offset: offset - middle };
+            world.spawn((p + part.offset, Collider::sphere(r), part, ColliderOf(entity)));
+        }
+    }
+}
+
+/// Moves every particle and cluster, bouncing them off the slab's walls,
+/// and places each cluster's colliders around it.
+fn integrate(world: &mut World, side: f32, clusters: &mut Clusters) {
     let hi = Vec3::new(side, side, HEIGHT);
-    for (p, c, v) in world.query_mut::<(&mut Vec3, &Collider, &mut Velocity)>() {
+    let step = |p: &mut Vec3, v: &mut Velocity, r: Vec3| {
         *p += v.0 * DT;
-        let r = c.half_extents;
         for axis in 0..3 {
             if p[axis] < r[axis] {
                 p[axis] = r[axis];
@@ -145,6 +234,22 @@ fn integrate(world: &mut World, side: f32) {
                 v.0[axis] = -v.0[axis].abs();
             }
         }
+    };
+    for (p, c, v) in world.query_mut::<(&mut Vec3, &Collider, &mut Velocity)>() {
+        step(p, v, c.half_extents);
+    }
+    if clusters.bodies.is_empty() {
+        return;
+    }
+    for (p, reach, v) in world.query_mut::<(&mut Vec3, &Reach, &mut Velocity)>() {
+        step(p, v, reach.0);
+    }
+    clusters.positions.clear();
+    for &body in &clusters.bodies {
+        clusters.positions.push(*world.get::<&Vec3>(body).expect("a cluster's body"));
+    }
+    for (p, part) in world.query_mut::<(&mut Vec3, &Part)>() {
+        *p = clusters.positions[part.body] + part.offset;
     }
 }
 
@@ -165,6 +270,10 @@ struct Totals {
     full: usize,
     /// Updates that rebuilt the index of enlarged boxes.
     index_rebuilds: usize,
+    /// Body pairs, started and ended (the collider lists' with no cluster).
+    body_pairs: usize,
+    body_started: usize,
+    body_ended: usize,
 }
 
 impl Default for Totals {
@@ -178,6 +287,9 @@ impl Default for Totals {
             reindexed: 0,
             full: 0,
             index_rebuilds: 0,
+            body_pairs: 0,
+            body_started: 0,
+            body_ended: 0,
         }
     }
 }
@@ -271,7 +383,7 @@ fn main() -> ExitCode {
         }
     };
     let side = side_for(args.particles);
-    let mut world = spawn_world(&args, side);
+    let (mut world, mut clusters) = spawn_world(&args, side);
     let defaults = PluginConfig::default();
     let broad_phase = broadphase::persistent::PersistentConfig {
         margin: args.margin.unwrap_or(defaults.broad_phase.margin),
@@ -292,7 +404,7 @@ fn main() -> ExitCode {
     let started_at = Instant::now();
     for frame in 0..args.frames {
         let t = Instant::now();
-        integrate(&mut world, side);
+        integrate(&mut world, side, &mut clusters);
         let move_ms = t.elapsed().as_secs_f64() * 1e3;
         if let Err(error) = plugin.run(&mut world) {
             eprintln!("error in frame {frame}: {error}");
@@ -302,6 +414,9 @@ fn main() -> ExitCode {
         // read each entity's contacts with plugin.touching(entity).
         let stats = plugin.stats();
         totals.add(stats);
+        totals.body_pairs += plugin.body_pairs().len();
+        totals.body_started += plugin.body_started().len();
+        totals.body_ended += plugin.body_ended().len();
         let mut row = [move_ms; 8];
         for (slot, (_, ms)) in row[1..].iter_mut().zip(stats.times.as_ms()) {
             *slot = ms;
@@ -341,6 +456,16 @@ fn main() -> ExitCode {
         totals.started as f64 / n,
         totals.ended as f64 / n
     );
+    if !clusters.bodies.is_empty() {
+        println!(
+            "body pairs   {:.0} mean per frame among {} bodies of {} colliders; started {:.0}, ended {:.0} per frame",
+            totals.body_pairs as f64 / n,
+            clusters.bodies.len(),
+            args.bodies,
+            totals.body_started as f64 / n,
+            totals.body_ended as f64 / n
+        );
+    }
     println!(
         "broad phase  {:.0} proxies re-indexed per frame (mean); {} full update(s), {} index rebuild(s); {} candidate pairs kept (last frame)",
         totals.reindexed as f64 / n,

@@ -6,13 +6,14 @@
 //! had before. (The runs themselves are the warm frame check's.)
 //!
 //! Scenario: 4,000 bodies moving on a periodic path, some with layers, and
-//! a few static ones, on 1 and 2 threads; a ring of 4 snapshots; after five
+//! a few static ones, on 1 and 2 threads, and on 2 threads with every four
+//! of them the colliders of one compound body; a ring of 4 snapshots; after five
 //! laps of the ring, 40 frames are counted, every fifth one restored and
 //! replayed.
 
 use broadphase::ecs::hecs::World;
 use broadphase::ecs::{
-    Aabb, BroadPhasePlugin, CollisionLayers, PluginConfig, PluginSnapshot, Static,
+    Aabb, BroadPhasePlugin, ColliderOf, CollisionLayers, PluginConfig, PluginSnapshot, Static,
 };
 use broadphase::glam::Vec3;
 use broadphase_scenes::SplitMix64;
@@ -23,10 +24,12 @@ const WARM_UP: usize = 5 * RING;
 const PERIOD: usize = 8;
 
 pub(crate) fn warm_plugin_snapshots_and_restores_allocate_nothing() {
-    for threads in [1, 2] {
+    for (threads, compound) in [(1, false), (2, false), (2, true)] {
         let mut rng = SplitMix64::new(11);
         let mut world = World::new();
         let mut bodies = Vec::new();
+        let owners: Vec<_> =
+            (0..if compound { 1_000 } else { 0 }).map(|_| world.spawn(())).collect();
         for k in 0..4_000 {
             let at = Vec3::new(
                 rng.range_f32(0.0, 60.0),
@@ -39,6 +42,9 @@ pub(crate) fn warm_plugin_snapshots_and_restores_allocate_nothing() {
             } else {
                 world.spawn((aabb,))
             };
+            if compound {
+                world.insert_one(entity, ColliderOf(owners[k / 4])).unwrap();
+            }
             bodies.push((entity, at));
         }
         for k in 0..20 {
@@ -66,6 +72,7 @@ pub(crate) fn warm_plugin_snapshots_and_restores_allocate_nothing() {
             assert_eq!(saving, 0, "{threads} threads, frame {frame}: snapshot_into allocated");
             if frame % 5 == 4 {
                 let first = plugin.pairs().to_vec();
+                let first_bodies = plugin.body_pairs().to_vec();
                 place(&mut world, frame + 1);
                 plugin.run(&mut world).unwrap();
                 let (result, restoring) =
@@ -73,9 +80,13 @@ pub(crate) fn warm_plugin_snapshots_and_restores_allocate_nothing() {
                 result.unwrap();
                 assert_eq!(restoring, 0, "{threads} threads, frame {frame}: restore allocated");
                 assert_eq!(plugin.pairs(), first);
+                assert_eq!(plugin.body_pairs(), first_bodies);
                 replays += usize::from(counted);
             }
         }
         assert!(replays > 0 && plugin.stats().pairs > 0);
+        if compound {
+            assert!(plugin.body_pairs().len() < plugin.pairs().len(), "bodies reduce the pairs");
+        }
     }
 }

@@ -1,7 +1,9 @@
 //! Regression: a warm ECS frame allocates nothing, on any thread. With the
 //! same entities every frame (dynamic bodies moving on a periodic path,
 //! layers on some, a static entity that changes every fourth frame, so
-//! the statics are read again), after two periods of warm-up, 12 more runs
+//! the statics are read again; and in one case compound bodies of four
+//! colliders, some re-parented every frame), after two periods of
+//! warm-up, 12 more runs
 //! of the plugin (three periods) make zero heap allocations: every buffer (gathered
 //! boxes, the proxies and their candidate pairs, pairs, events, the
 //! index, the tree's jobs and split buffers, hecs's query caches) is
@@ -13,8 +15,8 @@
 
 use broadphase::ecs::hecs::World;
 use broadphase::ecs::{
-    Aabb, BroadPhasePlugin, Collider, CollisionLayers, PluginConfig, SleepChanges, Sleeping,
-    Static, StaticChanges,
+    Aabb, BroadPhasePlugin, Collider, ColliderOf, CollisionLayers, PluginConfig, SleepChanges,
+    Sleeping, Static, StaticChanges,
 };
 use broadphase::glam::Vec3;
 use broadphase::persistent::PersistentConfig;
@@ -33,7 +35,7 @@ const COUNTED: usize = 12;
 pub(crate) fn warm_ecs_frames_allocate_nothing() {
     for static_changes in [StaticChanges::Detect, StaticChanges::Notify] {
         let config = PluginConfig { threads: 1, static_changes, ..PluginConfig::default() };
-        let per_frame = warm_frames(config, 4_000, 60.0, true, false);
+        let per_frame = warm_frames(config, 4_000, 60.0, true, false, false);
         let total: usize = per_frame.iter().sum();
         assert_eq!(total, 0, "{config:?}: allocations per warm frame: {per_frame:?}");
     }
@@ -41,13 +43,13 @@ pub(crate) fn warm_ecs_frames_allocate_nothing() {
     // the sleeping set is read again, its proxies kept and woken.
     for sleep_changes in [SleepChanges::Detect, SleepChanges::Notify] {
         let config = PluginConfig { threads: 2, sleep_changes, ..PluginConfig::default() };
-        let per_frame = warm_frames(config, 16_000, 60.0, true, true);
+        let per_frame = warm_frames(config, 16_000, 60.0, true, true, false);
         let total: usize = per_frame.iter().sum();
         assert_eq!(total, 0, "{sleep_changes:?}: allocations per warm frame: {per_frame:?}");
     }
     for threads in [2, 4] {
         let config = PluginConfig { threads, ..PluginConfig::default() };
-        let per_frame = warm_frames(config, 16_000, 60.0, true, false);
+        let per_frame = warm_frames(config, 16_000, 60.0, true, false, false);
         let total: usize = per_frame.iter().sum();
         assert_eq!(total, 0, "{threads} threads above the threshold: {per_frame:?}");
     }
@@ -59,9 +61,17 @@ pub(crate) fn warm_ecs_frames_allocate_nothing() {
     for margin in [0.0, 0.5] {
         let broad_phase = PersistentConfig { margin, ..PersistentConfig::default() };
         let config = PluginConfig { threads: 2, broad_phase, ..PluginConfig::default() };
-        let per_frame = warm_frames(config, 20_000, 35.0, false, false);
+        let per_frame = warm_frames(config, 20_000, 35.0, false, false, false);
         let total: usize = per_frame.iter().sum();
         assert_eq!(total, 0, "a dense world on 2 threads, margin {margin}: {per_frame:?}");
+    }
+    // Compound bodies: the groups set again, the body pairs reduced and
+    // diffed every frame, with re-parenting.
+    for threads in [1, 2] {
+        let config = PluginConfig { threads, ..PluginConfig::default() };
+        let per_frame = warm_frames(config, 16_000, 40.0, true, false, true);
+        let total: usize = per_frame.iter().sum();
+        assert_eq!(total, 0, "compound bodies on {threads} threads: {per_frame:?}");
     }
     growth_is_bounded_then_zero();
 }
@@ -103,7 +113,8 @@ fn growth_is_bounded_then_zero() {
 
 /// Runs the scene with `dynamic` moving bodies in a cube of side `side`,
 /// a quarter with layers if `layers`, an eighth falling asleep in the
-/// second half of each period if `sleepers`; returns each counted frame's
+/// second half of each period if `sleepers`, every four of them the
+/// colliders of one body if `compound`; returns each counted frame's
 /// allocations.
 fn warm_frames(
     config: PluginConfig,
@@ -111,10 +122,13 @@ fn warm_frames(
     side: f32,
     layers: bool,
     sleepers: bool,
+    compound: bool,
 ) -> Vec<usize> {
     let mut rng = SplitMix64::new(99);
     let mut world = World::new();
     let mut homes = Vec::new();
+    let bodies: Vec<_> =
+        (0..if compound { dynamic / 4 } else { 0 }).map(|_| world.spawn(())).collect();
     for i in 0..dynamic {
         let home =
             Vec3::new(rng.range_f32(0.0, side), rng.range_f32(0.0, side), rng.range_f32(0.0, side));
@@ -124,6 +138,9 @@ fn warm_frames(
         } else {
             world.spawn((home, collider))
         };
+        if compound {
+            world.insert_one(e, ColliderOf(bodies[i / 4])).unwrap();
+        }
         homes.push((e, home));
     }
     let statics: Vec<_> = (0..2_000)
@@ -140,6 +157,7 @@ fn warm_frames(
     let mut plugin = BroadPhasePlugin::with_config(config);
     let mut per_frame = Vec::with_capacity(COUNTED);
     let (mut rebuilds, mut started, mut ended, mut asleep_frames) = (0, 0, 0, 0);
+    let (mut body_started, mut body_ended) = (0, 0);
     // With a margin, proxies leave it at different frames: the first
     // rebuild of the kept index comes later, so the warm-up is longer.
     let warm_up = if config.broad_phase.margin > 0.0 { 4 * WARM_UP } else { WARM_UP };
@@ -162,6 +180,13 @@ fn warm_frames(
             plugin.sleepers_changed();
         }
         world.get::<&mut Aabb>(statics[7]).unwrap().min.x = if phase == 0.0 { 0.5 } else { 0.0 };
+        if compound {
+            // Every 16th collider moves to the next body and back.
+            for (k, &(e, _)) in homes.iter().enumerate().step_by(16) {
+                let body = bodies[(k / 4 + frame % 2) % bodies.len()];
+                world.get::<&mut ColliderOf>(e).unwrap().0 = body;
+            }
+        }
 
         let (result, allocations) =
             allocations_on_every_thread_during(frame >= warm_up, || plugin.run(&mut world));
@@ -173,7 +198,13 @@ fn warm_frames(
             asleep_frames += usize::from(s.sleeping_boxes > 0);
             started += s.started;
             ended += s.ended;
+            body_started += plugin.body_started().len();
+            body_ended += plugin.body_ended().len();
         }
+    }
+    if compound {
+        assert!(plugin.body_pairs().len() < plugin.pairs().len(), "bodies reduce the pairs");
+        assert!(body_started > 0 && body_ended > 0, "body events happen every frame");
     }
     assert!(plugin.stats().pairs > 1_000, "a busy scene: {}", plugin.stats().pairs);
     if !layers {

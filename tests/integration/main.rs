@@ -10,6 +10,7 @@ mod fuzz_world;
 
 mod ecs_bad_box_is_an_error;
 mod ecs_batch_queries;
+mod ecs_compound_bodies;
 mod ecs_determinism_across_threads;
 mod ecs_events;
 mod ecs_fuzz_regressions;

@@ -1,5 +1,6 @@
 //! The components the plugin reads: a box, or a position plus a collider
-//! extent; the `Static` marker; collision layers.
+//! extent; the `Static` marker; collision layers; the body a collider
+//! belongs to.
 
 use broadphase_storage::Aabb;
 use glam::Vec3;
@@ -251,3 +252,46 @@ impl Default for CollisionLayers {
         Self::ALL
     }
 }
+
+/// Ties a collider entity to the body it is part of: colliders of one body
+/// never pair with each other, and their pairs with other bodies are also
+/// reported once per body pair
+/// ([`body_pairs`](crate::BroadPhasePlugin::body_pairs)).
+///
+/// hecs has no hierarchy, so the link is this component on each collider,
+/// naming its body. The hierarchy is one level deep:
+///
+/// - an entity without `ColliderOf` is its own body (and so is one whose
+///   `ColliderOf` names itself);
+/// - the body entity may have a box of its own, which is then one more
+///   collider of the body, or none;
+/// - the body must be alive, and must not be a collider of another body
+///   itself: either is a [`PluginError`](crate::PluginError)
+///   ([`DeadBody`](crate::PluginError::DeadBody),
+///   [`NestedBody`](crate::PluginError::NestedBody)) naming the collider,
+///   never a panic or a collider silently dropped.
+///
+/// Adding, changing or removing the component takes effect at the next
+/// [`run`](crate::BroadPhasePlugin::run). Layers
+/// ([`CollisionLayers`]) apply per collider.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_ecs::{Aabb, BroadPhasePlugin, ColliderOf};
+/// use glam::Vec3;
+///
+/// let mut world = hecs::World::new();
+/// let ship = world.spawn(()); // a body with no box of its own
+/// let hull = world.spawn((Aabb::new(Vec3::ZERO, Vec3::splat(2.0)), ColliderOf(ship)));
+/// let wing = world.spawn((Aabb::new(Vec3::ONE, Vec3::splat(3.0)), ColliderOf(ship)));
+/// let rock = world.spawn((Aabb::new(Vec3::splat(1.5), Vec3::splat(2.5)),));
+///
+/// let mut plugin = BroadPhasePlugin::new();
+/// plugin.run(&mut world)?;
+/// assert_eq!(plugin.pairs(), [(hull, rock), (wing, rock)]); // hull and wing overlap, but never pair
+/// assert_eq!(plugin.body_pairs(), [(ship, rock)]); // once per body pair
+/// # Ok::<(), broadphase_ecs::PluginError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ColliderOf(pub hecs::Entity);

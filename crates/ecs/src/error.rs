@@ -80,6 +80,23 @@ pub enum PluginError {
     /// contract ([`BatchError::Query`] or [`BatchError::Input`] name its
     /// index in the batch), or a job of it panicked.
     Batch(BatchError),
+    /// A collider's [`ColliderOf`](crate::ColliderOf) names an entity
+    /// that is not alive. If several links are bad, the first one met in
+    /// the world's iteration order is named.
+    DeadBody {
+        /// The entity with the `ColliderOf`.
+        collider: Entity,
+        /// The entity it names.
+        body: Entity,
+    },
+    /// A collider's [`ColliderOf`](crate::ColliderOf) names an entity that
+    /// is itself a collider of another body: bodies are one level deep.
+    NestedBody {
+        /// The entity with the `ColliderOf`.
+        collider: Entity,
+        /// The entity it names, which has a `ColliderOf` of its own.
+        body: Entity,
+    },
 }
 
 impl PluginError {
@@ -144,6 +161,13 @@ impl fmt::Display for PluginError {
             PluginError::Query(error) => write!(f, "a query was refused: {error}"),
             PluginError::Input(error) => write!(f, "a query box was refused: {error}"),
             PluginError::Batch(error) => write!(f, "a batch of queries failed: {error}"),
+            PluginError::DeadBody { collider, body } => {
+                write!(f, "entity {collider:?}: its ColliderOf names {body:?}, which is not alive")
+            }
+            PluginError::NestedBody { collider, body } => write!(
+                f,
+                "entity {collider:?}: its ColliderOf names {body:?}, which is a collider of another body (bodies are one level deep)"
+            ),
         }
     }
 }
@@ -159,6 +183,7 @@ impl std::error::Error for PluginError {
             PluginError::Query(error) => Some(error),
             PluginError::Input(error) => Some(error),
             PluginError::Batch(error) => Some(error),
+            PluginError::DeadBody { .. } | PluginError::NestedBody { .. } => None,
         }
     }
 }

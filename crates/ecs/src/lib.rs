@@ -30,6 +30,16 @@
 //!   is kept iff `(a.member & b.filter) != 0 && (b.member & a.filter) != 0`.
 //!   An entity without the component collides with everything. Rejected
 //!   pairs are dropped before any output.
+//! - **Compound bodies.** [`ColliderOf`]`(body)` ties a collider entity to
+//!   its body (one level deep; an entity without it is its own body).
+//!   Colliders of one body never pair: each gets the body's group in the
+//!   broad phase, which never makes a candidate pair within a group.
+//!   [`body_pairs`](BroadPhasePlugin::body_pairs),
+//!   [`body_started`](BroadPhasePlugin::body_started) and
+//!   [`body_ended`](BroadPhasePlugin::body_ended) give each body pair
+//!   once; a link to a dead body or to another body's collider is a
+//!   [`PluginError`]. With no `ColliderOf` in the world, the body lists
+//!   are the collider lists, at no cost.
 //! - **Output.** [`pairs`](BroadPhasePlugin::pairs) (this frame),
 //!   [`started`](BroadPhasePlugin::started) and
 //!   [`ended`](BroadPhasePlugin::ended) (from the broad phase, or by
@@ -91,6 +101,7 @@
 
 mod backend;
 mod batch_queries;
+mod bodies;
 mod components;
 mod contacts;
 mod error;
@@ -110,7 +121,7 @@ mod stats;
 pub use broadphase_partition::BatchError;
 pub use broadphase_persistent::BatchAnswers;
 pub use broadphase_storage::{Aabb, InputError};
-pub use components::{Collider, CollisionLayers, Position, Sleeping, Static};
+pub use components::{Collider, ColliderOf, CollisionLayers, Position, Sleeping, Static};
 pub use error::PluginError;
 pub use hecs;
 pub use plugin::{BroadPhasePlugin, PluginConfig};

@@ -2,6 +2,7 @@
 //! phase, publish pairs and events.
 
 use crate::backend::Backend;
+use crate::bodies::Bodies;
 use crate::contacts::Contacts;
 use crate::events::diff;
 use crate::gather::{Dynamic, Gathered, Sleepers, Statics};
@@ -80,7 +81,10 @@ impl Default for PluginConfig {
 /// despawned ones, and updates. [`Static`](crate::Static) entities are
 /// read again only when one is added, removed or changed. Pairs of two
 /// static entities are left out, as are pairs whose
-/// [`CollisionLayers`](crate::CollisionLayers) don't match.
+/// [`CollisionLayers`](crate::CollisionLayers) don't match and pairs of
+/// two colliders of one body ([`ColliderOf`](crate::ColliderOf)), whose
+/// pairs with other bodies are also published per body
+/// ([`body_pairs`](Self::body_pairs)).
 ///
 /// Pairs and events are `(Entity, Entity)` in a deterministic order: each
 /// pair `(a, b)` has `a < b` (by `Entity`'s `Ord`: id, then generation),
@@ -132,6 +136,8 @@ pub struct BroadPhasePlugin<P: Position = Vec3> {
     pub(crate) ended: Pool<(Entity, Entity)>,
     /// Every entity's partners in `pairs`, for `touching`.
     pub(crate) contacts: Contacts,
+    /// Compound bodies: the links, the groups, the body lists.
+    pub(crate) bodies: Bodies,
     pub(crate) stats: FrameStats,
     _position: PhantomData<fn() -> P>,
 }
@@ -222,6 +228,7 @@ impl<P: Position> BroadPhasePlugin<P> {
             started: Pool::new(),
             ended: Pool::new(),
             contacts,
+            bodies: Bodies::default(),
             _position: PhantomData,
         }
     }
@@ -300,7 +307,10 @@ impl<P: Position> BroadPhasePlugin<P> {
     /// [`PluginError::InvalidBox`] naming an entity whose box has a NaN or
     /// infinite coordinate or `min > max`;
     /// [`PluginError::EntityIdTooLarge`] for an entity id past
-    /// [`MAX_ENTITY_ID`](crate::MAX_ENTITY_ID). The frame is then skipped:
+    /// [`MAX_ENTITY_ID`](crate::MAX_ENTITY_ID);
+    /// [`PluginError::DeadBody`] or [`PluginError::NestedBody`] naming a
+    /// collider whose [`ColliderOf`](crate::ColliderOf) is bad (checked
+    /// before anything else). The frame is then skipped:
     /// what the plugin publishes stays as it was (see [`PluginError`]).
     ///
     /// # Examples
@@ -319,6 +329,8 @@ impl<P: Position> BroadPhasePlugin<P> {
     pub fn run(&mut self, world: &mut World) -> Result<(), PluginError> {
         zone!("broadphase");
         let start = Instant::now();
+        // Bad links fail the run before anything changes.
+        self.bodies.prepare(world)?;
         {
             zone!("gather");
             self.dynamic.gather::<Dynamic, P>(world);
@@ -416,6 +428,10 @@ impl<P: Position> BroadPhasePlugin<P> {
             zone!("publish");
             self.publish_events(diffed);
             self.contacts.publish();
+            // `next` holds the last published pairs now.
+            let ids = self.proxies.live_entities().len();
+            let same = self.started.is_empty() && self.ended.is_empty();
+            self.bodies.publish(&self.pairs, &self.next, ids, same);
         }
         let published = Instant::now();
 
@@ -466,6 +482,8 @@ impl<P: Position> BroadPhasePlugin<P> {
         };
         let Backend { jobs, broad_phase } = &mut self.backend;
         self.proxies.sync(jobs, broad_phase, sets)?;
+        self.bodies.apply(broad_phase, &self.proxies)?;
+        self.proxies.inserted = false;
         if sleeping_gathered {
             self.sleeping.confirm();
         }

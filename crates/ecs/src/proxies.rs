@@ -78,6 +78,10 @@ pub(crate) struct EntityProxies {
     /// gathered in another set while it was not gathered again, so that
     /// its gathered list is stale.
     pub(crate) left: PerSet<bool>,
+    /// Whether a sync inserted a proxy since the compound-body stage last
+    /// saw the proxies (it clears this): a sync that fails half way may
+    /// have inserted some.
+    pub(crate) inserted: bool,
     /// Whether some dynamic entity had a layer component last frame.
     dynamic_had_layers: bool,
     /// Whether the last sync stopped at an error: its handle lists may
@@ -104,6 +108,7 @@ impl Clone for EntityProxies {
         self.frame = source.frame;
         self.layers_changed = source.layers_changed;
         self.left = source.left;
+        self.inserted = source.inserted;
         self.dynamic_had_layers = source.dynamic_had_layers;
         self.interrupted = source.interrupted;
     }
@@ -241,6 +246,7 @@ impl EntityProxies {
                         .insert_at(entity.id(), gathered.boxes[i], kind)
                         .map_err(|error| set_error(error, &[entity]))?;
                     self.owners[id] = entity;
+                    self.inserted = true;
                     *slot = Some(Slot {
                         owner: Some(entity),
                         proxy,
@@ -298,6 +304,15 @@ impl EntityProxies {
                 let at = self.departed.partition_point(|(p, _)| *p < proxy);
                 self.departed[at].1
             }
+        }
+    }
+
+    /// The live proxy in slot `id` (the entity id), if any.
+    #[inline]
+    pub(crate) fn live_proxy(&self, id: u32) -> Option<Proxy> {
+        match self.slots.get(id as usize) {
+            Some(Some(Slot { owner: Some(_), proxy, .. })) => Some(*proxy),
+            _ => None,
         }
     }
 

@@ -2,14 +2,16 @@
 //! what the plugin keeps between runs, copied out and back in.
 //!
 //! A snapshot holds the broad phase's state, its index of enlarged boxes
-//! included ([`BroadPhaseSnapshot`]), the table of entities and their proxies (with
-//! last frame's gathered dynamic entities and handles), the static set as
-//! last gathered, the published pairs and events and the frame's counts.
+//! included ([`BroadPhaseSnapshot`]), the table of entities and their
+//! proxies (with last frame's gathered dynamic entities and handles), the
+//! static and sleeping sets as last gathered, the published pairs and
+//! events, the compound-body links and body lists, and the frame's counts.
 //! It leaves out the job system, the dynamic boxes (gathered anew each
 //! run) and the per-entity contact lists: those are a function of the
 //! published pairs, so a restore merges them again from the snapshot's
 //! pairs, the cost of one run's contacts stage.
 
+use crate::bodies::BodyState;
 use crate::gather::{Sleepers, Statics};
 use crate::kept::KeptSet;
 use crate::proxies::EntityProxies;
@@ -23,7 +25,8 @@ use hecs::Entity;
 /// it over a world in the same state give the same
 /// [`pairs`](BroadPhasePlugin::pairs), [`started`](BroadPhasePlugin::started),
 /// [`ended`](BroadPhasePlugin::ended), [`touching`](BroadPhasePlugin::touching)
-/// lists and query answers, bit for bit, on any number of threads.
+/// lists, body lists ([`body_pairs`](BroadPhasePlugin::body_pairs) and its
+/// events) and query answers, bit for bit, on any number of threads.
 ///
 /// The world is the game's to restore: the same entities (the same
 /// `Entity` handles, respawned with `World::spawn_at` where needed) with
@@ -68,6 +71,7 @@ pub struct PluginSnapshot {
     pairs: Pool<(Entity, Entity)>,
     started: Pool<(Entity, Entity)>,
     ended: Pool<(Entity, Entity)>,
+    bodies: BodyState,
     stats: FrameStats,
 }
 
@@ -86,6 +90,7 @@ impl Default for PluginSnapshot {
             pairs: Pool::new(),
             started: Pool::new(),
             ended: Pool::new(),
+            bodies: BodyState::default(),
             stats: FrameStats::default(),
         }
     }
@@ -109,6 +114,7 @@ impl Clone for PluginSnapshot {
         self.pairs.clone_from(&source.pairs);
         self.started.clone_from(&source.started);
         self.ended.clone_from(&source.ended);
+        self.bodies.clone_from(&source.bodies);
         self.stats = source.stats;
     }
 }
@@ -163,7 +169,9 @@ impl<P: Position> BroadPhasePlugin<P> {
     /// once they are as big as the state (a ring of snapshots after a few
     /// laps), this allocates nothing. It copies the broad phase's state
     /// ([`PersistentBroadPhase::snapshot_into`]), the entity table (about
-    /// 48 bytes per entity id), the static set and the published lists.
+    /// 48 bytes per entity id), the static set, the published lists and,
+    /// with compound bodies, their links (12 bytes per entity id) and
+    /// body lists.
     ///
     /// [`PersistentBroadPhase::snapshot_into`]: broadphase_persistent::PersistentBroadPhase::snapshot_into
     ///
@@ -192,6 +200,7 @@ impl<P: Position> BroadPhasePlugin<P> {
         snapshot.pairs.clone_from(&self.pairs);
         snapshot.started.clone_from(&self.started);
         snapshot.ended.clone_from(&self.ended);
+        snapshot.bodies.clone_from(&self.bodies.state);
         snapshot.stats = self.stats;
     }
 
@@ -257,6 +266,7 @@ impl<P: Position> BroadPhasePlugin<P> {
         self.pairs.clone_from(&snapshot.pairs);
         self.started.clone_from(&snapshot.started);
         self.ended.clone_from(&snapshot.ended);
+        self.bodies.restore(&snapshot.bodies);
         self.stats = snapshot.stats;
         Ok(())
     }

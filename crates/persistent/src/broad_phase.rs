@@ -12,6 +12,10 @@ use broadphase_jobs::JobSystem;
 use broadphase_partition::{GridTree, PartitionError};
 use broadphase_storage::{Aabb, AlignedColumn, Pool};
 
+/// Most never-used slots a full update reads in place (they pair with
+/// each other: at most about 2,000 pairs to drop).
+const BLANK_IN_PLACE: usize = 64;
+
 /// How the last update found its candidate pairs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum UpdatePath {
@@ -102,7 +106,8 @@ pub struct UpdateStats {
 /// [`ended`](Self::ended).
 ///
 /// - **Exact.** The pairs are always those a full rebuild on the true
-///   boxes would report, minus the pairs of two static proxies: candidates
+///   boxes would report, minus the pairs of two static proxies and those
+///   of two proxies of one group ([`set_group`](Self::set_group)): candidates
 ///   come from the enlarged boxes, and every candidate with a changed box
 ///   is tested on the true boxes at each update. Overlap is inclusive.
 /// - **Cheap when little moves.** A dynamic proxy is indexed by its box
@@ -636,6 +641,70 @@ impl PersistentBroadPhase {
         Ok(())
     }
 
+    /// Puts a proxy in a group: two proxies of the same non-zero group
+    /// never pair (the parts of one compound body, say), as two static
+    /// proxies never do. Group 0, every proxy's at insertion, is no
+    /// group. A change is applied at the next update, as a change of kind
+    /// is: the proxy is re-indexed, its pairs with its new group's
+    /// members end, and those with its old group's members start where
+    /// the boxes overlap. Setting the group it has does nothing.
+    ///
+    /// # Errors
+    /// [`ProxyError::Stale`] if `proxy` is not live; nothing changes then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_jobs::JobSystem;
+    /// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
+    /// use broadphase_storage::Aabb;
+    /// let jobs = JobSystem::new(1);
+    /// let mut world = PersistentBroadPhase::default();
+    /// let hull = world.insert(Aabb::default(), ProxyKind::Dynamic)?;
+    /// let turret = world.insert(Aabb::default(), ProxyKind::Dynamic)?;
+    /// world.update(&jobs)?;
+    /// assert_eq!(world.pairs(), [[hull, turret]]);
+    ///
+    /// world.set_group(hull, 7)?;
+    /// world.set_group(turret, 7)?; // one ship: its parts never pair
+    /// world.update(&jobs)?;
+    /// assert_eq!((world.ended(), world.group(turret)?), (&[[hull, turret]][..], 7));
+    /// assert!(world.pairs().is_empty());
+    /// # Ok::<(), broadphase_persistent::ProxyError>(())
+    /// ```
+    pub fn set_group(&mut self, proxy: Proxy, group: u32) -> Result<(), ProxyError> {
+        let slot = self.slot(proxy, 0)?;
+        if self.slots.group[slot] != group {
+            self.slots.group[slot] = group;
+            self.slots.changed.set(slot);
+            self.queue_slot(slot as u32);
+            self.touched = true;
+        }
+        Ok(())
+    }
+
+    /// The proxy's group, as last set (0, no group, unless
+    /// [`set_group`](Self::set_group) set another).
+    ///
+    /// # Errors
+    /// [`ProxyError::Stale`] if `proxy` is not live.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
+    /// use broadphase_storage::Aabb;
+    /// let mut world = PersistentBroadPhase::default();
+    /// let p = world.insert(Aabb::default(), ProxyKind::Dynamic)?;
+    /// assert_eq!(world.group(p)?, 0);
+    /// world.set_group(p, 3)?;
+    /// assert_eq!(world.group(p)?, 3); // set now, applied at the next update
+    /// # Ok::<(), broadphase_persistent::ProxyError>(())
+    /// ```
+    pub fn group(&self, proxy: Proxy) -> Result<u32, ProxyError> {
+        Ok(self.slots.group[self.slot(proxy, 0)?])
+    }
+
     /// The live slot of `proxy`, or the error naming it at `position`.
     #[inline]
     fn slot(&self, proxy: Proxy, position: usize) -> Result<usize, ProxyError> {
@@ -659,7 +728,8 @@ impl PersistentBroadPhase {
     }
 
     /// Every overlapping pair as of the last update, `[a, b]` with
-    /// `a < b`, sorted; pairs of two static proxies are left out.
+    /// `a < b`, sorted; pairs of two static proxies, and of two proxies
+    /// of one group, are left out.
     pub fn pairs(&self) -> &[[Proxy; 2]] {
         &self.events.pairs
     }
@@ -670,7 +740,8 @@ impl PersistentBroadPhase {
     }
 
     /// The pairs before the last update that are no longer pairs, sorted:
-    /// the boxes separated, a proxy was removed, or both became static.
+    /// the boxes separated, a proxy was removed, both became static, or
+    /// both joined one group.
     /// A removed proxy's handle appears here with the generation it had.
     pub fn ended(&self) -> &[[Proxy; 2]] {
         &self.events.ended
@@ -758,8 +829,12 @@ impl PersistentBroadPhase {
         let slots = &self.slots;
         // While few slots are free, the tree reads the enlarged boxes in
         // place, free slots' old boxes too, and their pairs are dropped
-        // by the merge: cheaper than gathering the live ones.
-        let in_place = (slots.len() - slots.live) * 4 <= slots.len();
+        // by the merge: cheaper than gathering the live ones. Slots that
+        // never held a proxy (an ECS's ids of entities without a box) all
+        // sit at one point, and pair with each other: a few are cheap,
+        // many would make the tree's pairs quadratic in their count.
+        let in_place =
+            (slots.len() - slots.live) * 4 <= slots.len() && slots.blank <= BLANK_IN_PLACE;
         if in_place {
             self.tree.try_find_pairs(jobs, slots.indexed(), &mut self.tree_pairs)?;
             // Slot order is the input order, so `i < j` gives `a < b`.
@@ -827,10 +902,11 @@ impl PersistentBroadPhase {
         self.fresh.extend(self.tree_pairs.iter().filter_map(|&[i, j]| {
             let (a, b) = (ids[i as usize], ids[j as usize]);
             let (sa, sb) = (a as usize, b as usize);
-            let moved = slots.queued.get(sa) || slots.queued.get(sb);
+            let moved = slots.queued.get(sa) | slots.queued.get(sb);
             let both_static =
-                slots.state[sa] == SlotState::Static && slots.state[sb] == SlotState::Static;
-            (moved && !both_static).then_some(if a < b { [a, b] } else { [b, a] })
+                (slots.state[sa] == SlotState::Static) & (slots.state[sb] == SlotState::Static);
+            let keep = moved & !both_static & !slots.same_group(sa, sb);
+            keep.then_some(if a < b { [a, b] } else { [b, a] })
         }));
         Ok(())
     }

@@ -1,6 +1,8 @@
 //! The candidate pairs kept across updates: every pair of proxies (not
-//! both static) whose enlarged boxes overlap, sorted, each with whether
-//! the true boxes overlapped at the last update.
+//! both static, not of one group) whose enlarged boxes overlap, sorted,
+//! each with whether the true boxes overlapped at the last update. A
+//! proxy whose kind or group changed is re-indexed: its old pairs go, and
+//! the fresh ones, made without the excluded pairs, come back.
 
 use super::Proxy;
 use super::full_merge::{FullMerge, MergeOut};
@@ -272,7 +274,8 @@ impl Candidates {
     }
 
     /// Replaces every candidate with `fresh` (slots, each once, in any
-    /// order; pairs with a free slot or of two static proxies are dropped)
+    /// order; pairs with a free slot, of two static proxies or of one
+    /// group are dropped)
     /// and writes the overlapping pairs and the events in pair order: the
     /// merge of a full update, where every old pair is either fresh again
     /// or gone. See `full_merge.rs`.

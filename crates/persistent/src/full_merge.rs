@@ -24,7 +24,8 @@ const PARALLEL_MIN: usize = 32 * 1024;
 /// Most parts a merge is cut into.
 const MAX_PARTS: usize = 16;
 
-/// A fresh pair is kept (two live proxies, not both static).
+/// A fresh pair is kept (two live proxies, not both static, not of one
+/// group).
 const KEEP: u8 = 1;
 /// A fresh pair's true boxes overlap.
 const TOUCHING: u8 = 2;
@@ -40,8 +41,8 @@ impl Resolved {
     /// Resolves `fresh` (slots). No branch per pair and no per-item
     /// capacity check: the random reads of one pair overlap with the next
     /// pairs' instead of waiting on a jump. A full update pairs free
-    /// slots' leftover boxes and static pairs too (cheaper than leaving
-    /// them out of the tree); their flags drop them.
+    /// slots' leftover boxes, static pairs and pairs of one group too
+    /// (cheaper than leaving them out of the tree); their flags drop them.
     fn resolve(&mut self, fresh: &[[u32; 2]], slots: &Slots) {
         self.pairs.reset();
         self.flags.reset();
@@ -49,7 +50,8 @@ impl Resolved {
             let (sa, sb) = (slots.state[a as usize], slots.state[b as usize]);
             let keep = sa.is_live()
                 & sb.is_live()
-                & !((sa == SlotState::Static) & (sb == SlotState::Static));
+                & !((sa == SlotState::Static) & (sb == SlotState::Static))
+                & !slots.same_group(a as usize, b as usize);
             // Two exact proxies touch: their enlarged boxes, which the
             // tree found overlapping, are their boxes, which are then not
             // read (the common case with a margin of 0).

@@ -444,7 +444,8 @@ impl QueryChunk {
                         let keep = state.is_live()
                             && tier.is_current(o)
                             && !slots.queued.get(o)
-                            && !(is_static && state == SlotState::Static);
+                            && !(is_static && state == SlotState::Static)
+                            && !slots.same_group(s, o);
                         if keep {
                             pairs.push(if slot < other { [slot, other] } else { [other, slot] });
                         }

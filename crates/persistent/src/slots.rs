@@ -110,6 +110,10 @@ pub(crate) struct Slots {
     /// a plain allocation does in place where an over-aligned one copies.
     pub(crate) generation: Pool<u32>,
     pub(crate) state: Pool<SlotState>,
+    /// The proxy's group: two proxies of the same non-zero group never
+    /// pair (0 is no group). A `Pool` for the reason `generation` is one;
+    /// read per candidate pair, beside `state`.
+    pub(crate) group: Pool<u32>,
     /// The true box changed since the last update.
     pub(crate) changed: Bits,
     /// Queued for re-indexing at the next update.
@@ -124,6 +128,10 @@ pub(crate) struct Slots {
     pub(crate) live: usize,
     /// Live dynamic proxies.
     pub(crate) dynamic: usize,
+    /// Free slots that never held a proxy (generation 0): their boxes are
+    /// all `Aabb::default()`, one point, so a tree over them in place
+    /// would pair every one with every other.
+    pub(crate) blank: usize,
 }
 
 /// A snapshot's copy: `clone_from` copies each array into the arrays
@@ -142,6 +150,7 @@ impl Clone for Slots {
         self.exact.clone_from(&source.exact);
         self.generation.clone_from(&source.generation);
         self.state.clone_from(&source.state);
+        self.group.clone_from(&source.group);
         self.changed.clone_from(&source.changed);
         self.queued.clone_from(&source.queued);
         self.removed.clone_from(&source.removed);
@@ -149,6 +158,7 @@ impl Clone for Slots {
         self.free_listed.clone_from(&source.free_listed);
         self.live = source.live;
         self.dynamic = source.dynamic;
+        self.blank = source.blank;
     }
 }
 
@@ -245,6 +255,7 @@ impl Slots {
 
     /// Appends free slots up to `len`.
     fn grow_to(&mut self, len: usize) {
+        self.blank += len.saturating_sub(self.len());
         let empty = Aabb::default();
         self.boxes.resize(len, empty);
         if !self.fat_is_box {
@@ -252,6 +263,7 @@ impl Slots {
         }
         self.generation.resize(len, 0);
         self.state.resize(len, SlotState::Free);
+        self.group.resize(len, 0);
         self.exact.grow_to(len);
         self.changed.grow_to(len);
         self.queued.grow_to(len);
@@ -260,9 +272,14 @@ impl Slots {
     }
 
     fn fill(&mut self, s: usize, aabb: Aabb, fat: Aabb, kind: ProxyKind) {
+        // Saturating: a generation that wrapped to 0 was not counted.
+        self.blank = self.blank.saturating_sub(usize::from(
+            self.state[s] == SlotState::Free && self.generation[s] == 0,
+        ));
         self.boxes[s] = aabb;
         self.set_fat(s, fat);
         self.state[s] = SlotState::of(kind);
+        self.group[s] = 0;
         self.live += 1;
         self.dynamic += usize::from(kind == ProxyKind::Dynamic);
     }
@@ -310,6 +327,14 @@ impl Slots {
         self.dynamic -= usize::from(self.state[slot] == SlotState::Dynamic);
         self.dynamic += usize::from(kind == ProxyKind::Dynamic);
         self.state[slot] = SlotState::of(kind);
+    }
+
+    /// Whether slots `a` and `b` share a group, so never pair: no
+    /// branch, for the loops that make candidate pairs.
+    #[inline(always)]
+    pub(crate) fn same_group(&self, a: usize, b: usize) -> bool {
+        let (ga, gb) = (self.group[a], self.group[b]);
+        (ga == gb) & (ga != 0)
     }
 
     /// Replaces `boxes` and `ids` with every live slot's enlarged box and

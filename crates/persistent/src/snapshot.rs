@@ -1,7 +1,7 @@
 //! Snapshots for rollback: the state the next updates depend on, copied
 //! out and back in.
 //!
-//! A snapshot holds every slot (boxes, enlarged boxes, kinds, generations,
+//! A snapshot holds every slot (boxes, enlarged boxes, kinds, groups, generations,
 //! the free list), the calls queued since the last update (re-index queue,
 //! removals, the marks), the kept candidates with whether each touched,
 //! the published pairs and events, the flags and the last update's counts,
@@ -196,8 +196,8 @@ impl PersistentBroadPhase {
     /// Writes the broad phase's state now into `snapshot`, reusing its
     /// buffers, which grow with room to spare: once they are as big as
     /// the state (a ring of snapshots after a few laps), this allocates
-    /// nothing. It copies every slot's boxes and marks (about 54 bytes a
-    /// slot, 30 with no margin), the kept candidates (17 bytes each), the
+    /// nothing. It copies every slot's boxes and marks (about 58 bytes a
+    /// slot, 34 with no margin), the kept candidates (17 bytes each), the
     /// published lists and the index of enlarged boxes (about 60 bytes a
     /// proxy when built: the grids' boxes, leaves and nodes, and per slot
     /// each tier's marks; nearly nothing after a full update, which drops

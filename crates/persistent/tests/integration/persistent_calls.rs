@@ -1,7 +1,7 @@
 //! The persistent broad phase's calls one by one: stable handles and their
 //! staleness, typed errors that change nothing, bulk calls on both the
 //! calling thread and all threads, the no-margin rule for jumping proxies,
-//! boxes at the ends of the `f32` range, and static proxies.
+//! boxes at the ends of the `f32` range, static proxies, and groups.
 
 use broadphase_jobs::JobSystem;
 use broadphase_kernel::{Aabb, InputError};
@@ -229,6 +229,88 @@ fn static_proxies_never_pair_with_each_other() {
     assert_eq!(world.enlarged_aabb(wall).unwrap(), unit_at(10.5));
     assert_eq!(world.pairs(), [[wall, ball]]);
     assert_eq!(world.stats().path, UpdatePath::Full, "one of three re-indexed is over a quarter");
+}
+
+#[test]
+fn proxies_of_one_group_never_pair_and_a_group_change_moves_nothing() {
+    let jobs = JobSystem::new(2);
+    // The incremental path alone, so each change below is re-indexed
+    // like a kind change rather than recomputed by a full update.
+    let config = PersistentConfig { full_rebuild_fraction: f32::INFINITY, ..Default::default() };
+    let mut world = PersistentBroadPhase::with_config(config);
+    let hull = world.insert(unit_at(0.0), ProxyKind::Dynamic).unwrap();
+    let wing = world.insert(unit_at(0.5), ProxyKind::Dynamic).unwrap();
+    let dock = world.insert(unit_at(0.75), ProxyKind::Static).unwrap();
+    world.set_group(hull, 1).unwrap();
+    world.set_group(wing, 1).unwrap();
+    world.update(&jobs).unwrap();
+    assert_eq!(world.pairs(), [[hull, dock], [wing, dock]], "one ship's parts never pair");
+
+    // The wing leaves the ship: the pair starts, though nothing moved.
+    world.set_group(wing, 0).unwrap();
+    world.update(&jobs).unwrap();
+    assert_eq!(world.started(), [[hull, wing]]);
+    assert!(world.ended().is_empty());
+
+    // The dock joins the hull's group: a static proxy's group counts too.
+    world.set_group(dock, 1).unwrap();
+    world.update(&jobs).unwrap();
+    assert_eq!(world.ended(), [[hull, dock]]);
+    assert_eq!(world.pairs(), [[hull, wing], [wing, dock]]);
+
+    // Setting the group a proxy has is no change at all.
+    world.set_group(dock, 1).unwrap();
+    world.update(&jobs).unwrap();
+    assert_eq!(world.stats().path, UpdatePath::Unchanged);
+
+    // A removed proxy's handle is refused, and its group goes with it.
+    world.remove(wing).unwrap();
+    let stale = ProxyError::Stale { proxy: wing, position: 0 };
+    assert_eq!(world.set_group(wing, 1), Err(stale.clone()));
+    assert_eq!(world.group(wing), Err(stale));
+    world.update(&jobs).unwrap();
+    let again = world.insert(unit_at(0.5), ProxyKind::Dynamic).unwrap();
+    assert_eq!((again.index(), world.group(again).unwrap()), (wing.index(), 0));
+    world.update(&jobs).unwrap();
+    assert_eq!(world.started(), [[hull, again], [again, dock]]);
+}
+
+/// Regression: slots that never held a proxy (an ECS's ids of entities
+/// without a box, such as compound bodies' body entities, one in five
+/// here) all hold the default box, one point. A full update that ran the
+/// tree over the slots in place paired every one of them with every
+/// other: 400 million pairs for 30,000 of them, found and then dropped.
+#[test]
+fn many_never_used_slots_do_not_make_a_full_update_quadratic() {
+    broadphase_testkit::within(60, || {
+        let jobs = JobSystem::new(2);
+        let mut world = PersistentBroadPhase::default();
+        let mut live = Vec::new();
+        for k in 0..150_000u32 {
+            if k % 5 != 0 {
+                let x = (k % 1000) as f32 * 2.0;
+                let y = (k / 1000) as f32 * 2.0;
+                let aabb = Aabb::new(Vec3::new(x, y, 0.0), Vec3::new(x + 1.5, y + 1.5, 1.0));
+                live.push(world.insert_at(k, aabb, ProxyKind::Dynamic).unwrap());
+            }
+        }
+        world.update(&jobs).unwrap();
+        assert_eq!(world.stats().path, UpdatePath::Full);
+        assert!(world.pairs().is_empty(), "no box touches another");
+        // Every box moves: full updates again, each as cheap as the first.
+        for step in 1..4 {
+            let boxes: Vec<Aabb> = live
+                .iter()
+                .map(|&p| {
+                    let b = world.aabb(p).unwrap();
+                    Aabb::new(b.min + Vec3::Z * step as f32, b.max + Vec3::Z * step as f32)
+                })
+                .collect();
+            world.set_aabbs(&jobs, &live, &boxes).unwrap();
+            world.update(&jobs).unwrap();
+            assert_eq!(world.stats().path, UpdatePath::Full);
+        }
+    });
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //! the live proxies' true boxes (pairs of two static proxies left out),
 //! and `started` / `ended` exactly the difference from the update before.
 //! Motions cover drifting, teleporting, growing, shrinking, sleeping and
-//! waking proxies, inserts, removals and kind changes; configurations
+//! waking proxies, inserts, removals, kind changes and group changes
+//! (proxies of one non-zero group never pair); configurations
 //! cover margins of 0 (every move re-indexes), the incremental path only,
 //! the full path only, and a tree that splits tiny inputs on all threads.
 
@@ -24,6 +25,8 @@ struct Known {
     proxy: Proxy,
     aabb: Aabb,
     kind: ProxyKind,
+    /// 0 (no group) unless the motion regroups.
+    group: u32,
 }
 
 /// How a simulated world moves.
@@ -44,6 +47,9 @@ struct Motion {
     churn: u32,
     /// Kind change.
     flip: u32,
+    /// Group change, to one of a few groups or none; 0 leaves every proxy
+    /// without a group (and draws no random number for it).
+    regroup: u32,
 }
 
 /// How a frame's boxes are given to the broad phase.
@@ -85,6 +91,11 @@ impl Sim {
         (self.rng.below(1000) as u32) < per_mille
     }
 
+    /// No group or one of three, so that groups are crowded.
+    fn random_group(&mut self) -> u32 {
+        self.rng.below(4) as u32
+    }
+
     fn random_kind(&mut self) -> ProxyKind {
         if self.roll(200) { ProxyKind::Static } else { ProxyKind::Dynamic }
     }
@@ -105,7 +116,12 @@ impl Sim {
                     let (aabb, kind) = (self.random_box(), self.random_kind());
                     let proxy = world.insert_at(entry.proxy.index(), aabb, kind).unwrap();
                     assert_eq!(proxy.generation(), entry.proxy.generation().wrapping_add(1));
-                    self.known[k] = Known { proxy, aabb, kind };
+                    assert_eq!(
+                        world.group(proxy).unwrap(),
+                        0,
+                        "a reused slot starts with no group"
+                    );
+                    self.known[k] = Known { proxy, aabb, kind, group: 0 };
                     k += 1;
                 } else {
                     self.known.swap_remove(k);
@@ -118,6 +134,10 @@ impl Sim {
                     ProxyKind::Static => ProxyKind::Dynamic,
                 };
                 world.set_kind(entry.proxy, entry.kind).unwrap();
+            }
+            if m.regroup > 0 && self.roll(m.regroup) {
+                entry.group = self.random_group();
+                world.set_group(entry.proxy, entry.group).unwrap();
             }
             let dynamic = entry.kind == ProxyKind::Dynamic;
             let mut aabb = entry.aabb;
@@ -162,7 +182,9 @@ impl Sim {
                 } else {
                     world.insert(aabb, kind).unwrap()
                 };
-                self.known.push(Known { proxy, aabb, kind });
+                let group = if m.regroup > 0 { self.random_group() } else { 0 };
+                world.set_group(proxy, group).unwrap();
+                self.known.push(Known { proxy, aabb, kind, group });
             }
         }
     }
@@ -180,7 +202,9 @@ impl Sim {
             .into_iter()
             .filter(|&[i, j]| {
                 let (a, b) = (self.known[i as usize], self.known[j as usize]);
-                !(a.kind == ProxyKind::Static && b.kind == ProxyKind::Static)
+                let both_static = a.kind == ProxyKind::Static && b.kind == ProxyKind::Static;
+                let one_group = a.group != 0 && a.group == b.group;
+                !both_static && !one_group
             })
             .map(|[i, j]| {
                 let (a, b) = (self.known[i as usize].proxy, self.known[j as usize].proxy);
@@ -216,7 +240,9 @@ fn run(
         let aabb = sim.random_box();
         let kind = sim.random_kind();
         let proxy = world.insert(aabb, kind).unwrap();
-        sim.known.push(Known { proxy, aabb, kind });
+        let group = if motion.regroup > 0 { sim.random_group() } else { 0 };
+        world.set_group(proxy, group).unwrap();
+        sim.known.push(Known { proxy, aabb, kind, group });
     }
     let mut before: BTreeSet<[Proxy; 2]> = BTreeSet::new();
     let mut paths = [0; 5];
@@ -253,12 +279,36 @@ fn run(
     paths
 }
 
-const DRIFT: Motion =
-    Motion { side: 40.0, size: 4.0, drift: 900, teleport: 2, resize: 5, churn: 3, flip: 1 };
-const CHAOS: Motion =
-    Motion { side: 20.0, size: 5.0, drift: 500, teleport: 100, resize: 100, churn: 50, flip: 20 };
-const ASLEEP: Motion =
-    Motion { side: 40.0, size: 4.0, drift: 20, teleport: 0, resize: 0, churn: 0, flip: 0 };
+const DRIFT: Motion = Motion {
+    side: 40.0,
+    size: 4.0,
+    drift: 900,
+    teleport: 2,
+    resize: 5,
+    churn: 3,
+    flip: 1,
+    regroup: 0,
+};
+const CHAOS: Motion = Motion {
+    side: 20.0,
+    size: 5.0,
+    drift: 500,
+    teleport: 100,
+    resize: 100,
+    churn: 50,
+    flip: 20,
+    regroup: 0,
+};
+const ASLEEP: Motion = Motion {
+    side: 40.0,
+    size: 4.0,
+    drift: 20,
+    teleport: 0,
+    resize: 0,
+    churn: 0,
+    flip: 0,
+    regroup: 0,
+};
 
 fn tiny_tree() -> GridTreeConfig {
     GridTreeConfig { split_threshold: 32, ..GridTreeConfig::default() }
@@ -340,6 +390,29 @@ fn big_updates_merge_in_parts_on_all_threads() {
 }
 
 #[test]
+fn groups_drop_and_restore_their_pairs_on_both_paths() {
+    within(240, || {
+        // Crowded groups changing every few frames, with kind flips and
+        // churn: pairs of one group must leave and come back exactly, on
+        // the incremental path (re-indexed like a kind change), the full
+        // one, and in parts on several threads.
+        let grouped = Motion { regroup: 60, ..CHAOS };
+        let paths = run(10, 300, 200, grouped, PersistentConfig::default(), 2, Calls::Single);
+        assert!(paths[1] > 0 && paths[2] > 0, "{paths:?}");
+        let never_full =
+            PersistentConfig { full_rebuild_fraction: f32::INFINITY, ..Default::default() };
+        run(11, 300, 200, grouped, never_full, 3, Calls::Bulk);
+        let zero_margin = PersistentConfig { margin: 0.0, ..Default::default() };
+        run(12, 300, 200, Motion { regroup: 20, ..DRIFT }, zero_margin, 1, Calls::Bulk);
+        let dense = Motion { side: 60.0, regroup: 30, ..CHAOS };
+        for fraction in [0.0, f32::INFINITY] {
+            let config = PersistentConfig { full_rebuild_fraction: fraction, ..Default::default() };
+            run(13, 20_000, 8, dense, config, 3, Calls::Bulk);
+        }
+    });
+}
+
+#[test]
 fn parallel_passes_on_tiny_inputs_stay_exact() {
     within(120, || {
         let config = PersistentConfig { tree: tiny_tree(), ..Default::default() };
@@ -378,8 +451,9 @@ proptest! {
         side in prop_oneof![Just(1.0f32), 5.0f32..50.0],
         threads in 1usize..4,
         bulk in any::<bool>(),
+        regroup in prop_oneof![Just(0u32), 1u32..200],
     ) {
-        let motion = Motion { side, size: 3.0, drift: 600, teleport: 30, resize: 30, churn: 40, flip: 10 };
+        let motion = Motion { side, size: 3.0, drift: 600, teleport: 30, resize: 30, churn: 40, flip: 10, regroup };
         let config = PersistentConfig { margin, full_rebuild_fraction: fraction, tree: tiny_tree(), ..Default::default() };
         run(seed, start, 40, motion, config, threads, if bulk { Calls::Bulk } else { Calls::Single });
     }

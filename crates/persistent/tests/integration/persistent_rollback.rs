@@ -507,3 +507,28 @@ proptest! {
         rollback(seed, config, start, before, Run { after, query_first, threads });
     }
 }
+
+/// The groups are part of a snapshot: a restore brings back each proxy's
+/// group, and the updates after it pair (or not) as the first time.
+#[test]
+fn a_restore_brings_back_the_groups() {
+    let jobs = JobSystem::new(2);
+    let unit = |x: f32| Aabb::new(Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 1.0, 1.0));
+    let mut world = PersistentBroadPhase::default();
+    let a = world.insert(unit(0.0), ProxyKind::Dynamic).unwrap();
+    let b = world.insert(unit(0.5), ProxyKind::Dynamic).unwrap();
+    world.set_group(a, 1).unwrap();
+    world.set_group(b, 1).unwrap();
+    world.update(&jobs).unwrap();
+    let saved = world.snapshot();
+    world.set_group(b, 2).unwrap();
+    world.update(&jobs).unwrap();
+    assert_eq!(world.started(), [[a, b]]);
+
+    world.restore(&saved);
+    assert_eq!(world.group(b).unwrap(), 1);
+    assert!(world.pairs().is_empty());
+    world.set_aabb(b, unit(0.25)).unwrap(); // moves, still in a's group
+    world.update(&jobs).unwrap();
+    assert!(world.pairs().is_empty() && world.started().is_empty());
+}
