@@ -102,3 +102,29 @@ fn layers_given_in_a_failed_run_are_read_again_when_removed() {
     plugin.run(&mut world).unwrap();
     assert_eq!(plugin.pairs(), [(a, bad)]);
 }
+
+#[test]
+fn a_run_failed_on_a_bad_link_still_reads_the_kept_sets_next_time() {
+    use broadphase::ecs::{ColliderOf, Sleeping};
+    let mut world = World::new();
+    let mut plugin = two_threads();
+    let sleeper = world.spawn((Aabb::new(Vec3::ZERO, Vec3::ONE), Sleeping));
+    let wall = world.spawn((Aabb::new(Vec3::splat(0.5), Vec3::splat(2.0)), Static));
+    plugin.run(&mut world).unwrap();
+    assert_eq!(plugin.pairs(), [(sleeper, wall)]);
+    // Made static and moved away (no report needed: it is static), while
+    // a link to a despawned body fails the run before anything is read.
+    world.insert_one(sleeper, Static).unwrap();
+    *world.get::<&mut Aabb>(sleeper).unwrap() = Aabb::new(Vec3::splat(5.0), Vec3::splat(6.0));
+    let gone = world.spawn(());
+    world.despawn(gone).unwrap();
+    let collider = world.spawn((Aabb::new(Vec3::splat(-9.0), Vec3::splat(-8.0)), ColliderOf(gone)));
+    let error = plugin.run(&mut world).unwrap_err();
+    assert!(matches!(error, PluginError::DeadBody { .. }), "{error:?}");
+    // Asleep again, and the link fixed: its box is the moved one.
+    world.remove_one::<Static>(sleeper).unwrap();
+    world.remove_one::<ColliderOf>(collider).unwrap();
+    plugin.run(&mut world).unwrap();
+    assert!(plugin.pairs().is_empty());
+    assert_eq!(plugin.ended(), [(sleeper, wall)]);
+}

@@ -80,12 +80,15 @@ fn random_bytes_pass_the_world_check() {
         reached.failed_runs += one.failed_runs;
         reached.restores += one.restores;
         reached.sleeps += one.sleeps;
+        reached.body_pairs_merged += one.body_pairs_merged;
+        reached.links += one.links;
     }
     // The check means something only if the decoder still makes all three.
     assert!(reached.runs_with_pairs > 100, "{reached:?}");
     assert!(reached.failed_runs > 30, "{reached:?}");
     assert!(reached.restores > 30, "{reached:?}");
     assert!(reached.sleeps > 30, "{reached:?}");
+    assert!(reached.links > 30 && reached.body_pairs_merged > 10, "{reached:?}");
 }
 
 #[test]

@@ -1,24 +1,26 @@
 //! Decoding arbitrary bytes into a game's frames — spawns, despawns, moves,
-//! `Static`, `Sleeping` and layer changes, snapshots and restores, runs —
-//! and the check
+//! `Static`, `Sleeping`, layer and `ColliderOf` changes, snapshots and
+//! restores, runs — and the check
 //! every run of the ECS plugin must pass. Shared, by `#[path]`, between the
 //! cargo-fuzz target (`fuzz/fuzz_targets/ecs_world.rs`) and the stable test
 //! that replays the committed corpus (`tests/integration/fuzz_corpus_replays.rs`).
 //!
 //! The check keeps its own model of the world (each entity's components)
 //! and, after every run, compares the plugin with brute force over the
-//! model: a typed [`PluginError::InvalidBox`] naming an entity whose box is
-//! bad, with the published lists left as they were; otherwise exactly the
-//! overlapping pairs (layers matching, not both static), `started` and
-//! `ended` as the difference from the last published list, and every
-//! entity's `touching` list. A restore rebuilds the world at the
+//! model: a typed [`PluginError::DeadBody`] or [`PluginError::NestedBody`]
+//! naming a collider whose link is bad, else [`PluginError::InvalidBox`]
+//! naming an entity whose box is bad, with the published lists left as
+//! they were; otherwise exactly the overlapping pairs (layers matching, not
+//! both static, not two colliders of one body), `started` and `ended` as
+//! the difference from the last published list, every entity's `touching`
+//! list, and the body pairs and body events derived from the pairs. A restore rebuilds the world at the
 //! snapshot's handles (as a game rolling back would) and must publish the
 //! snapshot's lists again.
 
 use broadphase::ecs::hecs::{Entity, EntityBuilder, World};
 use broadphase::ecs::{
-    Aabb, BroadPhasePlugin, Collider, CollisionLayers, PluginConfig, PluginError, PluginSnapshot,
-    SleepChanges, Sleeping, Static, StaticChanges,
+    Aabb, BroadPhasePlugin, Collider, ColliderOf, CollisionLayers, PluginConfig, PluginError,
+    PluginSnapshot, SleepChanges, Sleeping, Static, StaticChanges,
 };
 use broadphase::glam::Vec3;
 use broadphase::persistent::PersistentConfig;
@@ -75,6 +77,8 @@ struct Thing {
     is_static: bool,
     asleep: bool,
     layers: Option<CollisionLayers>,
+    /// The body its `ColliderOf` names, if it has one.
+    body: Option<Entity>,
     /// Its box or layers changed since the last run.
     edited: bool,
 }
@@ -95,6 +99,9 @@ impl Thing {
         if let Some(layers) = self.layers {
             builder.add(layers);
         }
+        if let Some(body) = self.body {
+            builder.add(ColliderOf(body));
+        }
         match at {
             Some(entity) => {
                 world.spawn_at(entity, builder.build());
@@ -106,6 +113,11 @@ impl Thing {
 
     fn layers(&self) -> CollisionLayers {
         self.layers.unwrap_or_default()
+    }
+
+    /// The body it belongs to: the one its `ColliderOf` names, or itself.
+    fn body_entity(&self) -> Entity {
+        self.body.unwrap_or(self.entity)
     }
 
     /// Whether the plugin counts it among the sleeping entities.
@@ -172,6 +184,9 @@ struct Published {
     pairs: Vec<(Entity, Entity)>,
     started: Vec<(Entity, Entity)>,
     ended: Vec<(Entity, Entity)>,
+    body_pairs: Vec<(Entity, Entity)>,
+    body_started: Vec<(Entity, Entity)>,
+    body_ended: Vec<(Entity, Entity)>,
 }
 
 impl Published {
@@ -180,6 +195,9 @@ impl Published {
             pairs: plugin.pairs().to_vec(),
             started: plugin.started().to_vec(),
             ended: plugin.ended().to_vec(),
+            body_pairs: plugin.body_pairs().to_vec(),
+            body_started: plugin.body_started().to_vec(),
+            body_ended: plugin.body_ended().to_vec(),
         }
     }
 }
@@ -196,7 +214,10 @@ fn expected_pairs(live: &[Thing]) -> Vec<(Entity, Entity)> {
     let mut pairs = Vec::new();
     for (i, a) in live.iter().enumerate() {
         for b in &live[i + 1..] {
-            if (a.is_static && b.is_static) || !a.layers().interacts_with(&b.layers()) {
+            if (a.is_static && b.is_static)
+                || !a.layers().interacts_with(&b.layers())
+                || a.body_entity() == b.body_entity()
+            {
                 continue;
             }
             if a.shape.aabb().overlaps(&b.shape.aabb()) {
@@ -206,6 +227,42 @@ fn expected_pairs(live: &[Thing]) -> Vec<(Entity, Entity)> {
     }
     pairs.sort_unstable();
     pairs
+}
+
+/// Each pair of bodies of `pairs` once, `(a, b)` with `a < b`, sorted.
+fn body_pairs_of(pairs: &[(Entity, Entity)], live: &[Thing]) -> Vec<(Entity, Entity)> {
+    let body = |e: Entity| live.iter().find(|t| t.entity == e).expect("live").body_entity();
+    let mut bodies: Vec<_> = pairs
+        .iter()
+        .map(|&(a, b)| {
+            let (a, b) = (body(a), body(b));
+            (a.min(b), a.max(b))
+        })
+        .collect();
+    bodies.sort_unstable();
+    bodies.dedup();
+    bodies
+}
+
+/// The link error a run must fail with, if some link is bad: whether it
+/// names a collider whose link is bad.
+fn bad_link(live: &[Thing], error: &PluginError) -> Option<bool> {
+    let linked = |t: &Thing| t.body.filter(|&b| b != t.entity);
+    let dead = |t: &Thing| linked(t).is_some_and(|b| !live.iter().any(|o| o.entity == b));
+    let nested = |t: &Thing| {
+        linked(t).is_some_and(|b| live.iter().any(|o| o.entity == b && linked(o).is_some()))
+    };
+    let any_bad = live.iter().any(|t| dead(t) || nested(t));
+    let named_right = match *error {
+        PluginError::DeadBody { collider, body } => {
+            live.iter().any(|t| t.entity == collider && t.body == Some(body) && dead(t))
+        }
+        PluginError::NestedBody { collider, body } => {
+            live.iter().any(|t| t.entity == collider && t.body == Some(body) && nested(t))
+        }
+        _ => return any_bad.then_some(false),
+    };
+    Some(named_right)
 }
 
 /// `now` minus `then`, both sorted.
@@ -222,6 +279,10 @@ pub(crate) struct Reached {
     pub(crate) restores: usize,
     /// Entities that fell asleep (not counting those spawned asleep).
     pub(crate) sleeps: usize,
+    /// Runs where some body pair stood for several collider pairs.
+    pub(crate) body_pairs_merged: usize,
+    /// `ColliderOf` components added or changed.
+    pub(crate) links: usize,
 }
 
 /// Runs the plugin once and checks it against brute force over `live`;
@@ -234,7 +295,20 @@ fn run_and_check(
     reached: &mut Reached,
 ) -> Published {
     let bad = live.iter().find(|t| t.shape.aabb().validate(0).is_err());
-    match plugin.run(world) {
+    let outcome = plugin.run(world);
+    let link_error = outcome.as_ref().err().and_then(|error| bad_link(live, error));
+    if let Some(named_right) = link_error {
+        // Links are checked first: a bad one fails the run whatever else.
+        assert!(named_right, "a bad link, but the run gave {outcome:?}");
+        assert_eq!(Published::of(plugin), *before, "a failed run changed the lists");
+        reached.failed_runs += 1;
+        return before.clone();
+    }
+    let ok_links = |error: &PluginError| {
+        !matches!(error, PluginError::DeadBody { .. } | PluginError::NestedBody { .. })
+    };
+    assert!(outcome.as_ref().err().is_none_or(ok_links), "no bad link: {outcome:?}");
+    match outcome {
         Err(PluginError::InvalidBox { entity, .. }) => {
             let named = live.iter().find(|t| t.entity == entity);
             assert!(
@@ -266,6 +340,11 @@ fn run_and_check(
         touching.sort_unstable();
         assert_eq!(touching, partners, "touching({:?})", thing.entity);
     }
+    let bodies = body_pairs_of(&expected, live);
+    assert_eq!(now.body_pairs, bodies, "body pairs");
+    assert_eq!(now.body_started, minus(&bodies, &before.body_pairs), "body started");
+    assert_eq!(now.body_ended, minus(&before.body_pairs, &bodies), "body ended");
+    reached.body_pairs_merged += usize::from(bodies.len() < expected.len());
     now
 }
 
@@ -294,6 +373,7 @@ pub(crate) fn check_world(data: &[u8]) -> Reached {
     let mut live: Vec<Thing> = Vec::new();
     let mut published = Published::default();
     let mut saved: Option<Saved> = None;
+    let mut despawned: Vec<Entity> = Vec::new();
     let mut reached = Reached::default();
 
     let mut ops = 0;
@@ -301,7 +381,7 @@ pub(crate) fn check_world(data: &[u8]) -> Reached {
         ops += 1;
         let op = bytes.u8();
         let pick = usize::from(bytes.u8());
-        let touched = match op % 12 {
+        let touched = match op % 14 {
             0 | 1 if live.len() < MAX_ENTITIES => {
                 let mut thing = Thing {
                     entity: Entity::DANGLING,
@@ -309,6 +389,7 @@ pub(crate) fn check_world(data: &[u8]) -> Reached {
                     is_static: op & 0x10 != 0,
                     asleep: op & 0x20 != 0,
                     layers: layers(&mut bytes),
+                    body: None,
                     edited: false,
                 };
                 thing.entity = thing.spawn(&mut world, None);
@@ -318,6 +399,15 @@ pub(crate) fn check_world(data: &[u8]) -> Reached {
             2 if !live.is_empty() => {
                 let thing = live.swap_remove(pick % live.len());
                 world.despawn(thing.entity).expect("a live entity");
+                despawned.push(thing.entity);
+                if op & 0xc0 != 0 {
+                    // The game mostly unlinks the colliders of a despawned
+                    // body (else their links are dead until it does).
+                    for collider in live.iter_mut().filter(|t| t.body == Some(thing.entity)) {
+                        world.remove_one::<ColliderOf>(collider.entity).expect("linked");
+                        collider.body = None;
+                    }
+                }
                 thing.touches()
             }
             3 | 4 if !live.is_empty() => {
@@ -404,6 +494,38 @@ pub(crate) fn check_world(data: &[u8]) -> Reached {
                 live[k].asleep = !live[k].asleep;
                 reached.sleeps += usize::from(live[k].sleeping());
                 Touched { sleeping: !live[k].is_static, ..Touched::default() }
+            }
+            12 if !live.is_empty() => {
+                // Links a collider to a body (itself, another entity, one
+                // despawned), or unlinks it.
+                let k = pick % live.len();
+                let entity = live[k].entity;
+                let choice = bytes.u8();
+                let target = usize::from(choice & 0x7f) % (live.len() + 2);
+                let body = if choice & 0x80 == 0 {
+                    // Mostly a link the plugin accepts: to an entity that
+                    // is no collider of another, from one that is no body.
+                    let is_body = live.iter().any(|t| t.body == Some(entity) && t.entity != entity);
+                    let bodies: Vec<Entity> = live
+                        .iter()
+                        .filter(|t| t.body.is_none_or(|b| b == t.entity))
+                        .map(|t| t.entity)
+                        .collect();
+                    (!is_body && !bodies.is_empty()).then(|| bodies[target % bodies.len()])
+                } else {
+                    match target {
+                        t if t < live.len() => Some(live[t].entity),
+                        t if t == live.len() => None,
+                        _ => despawned.last().copied(),
+                    }
+                };
+                match body {
+                    Some(body) => world.insert_one(entity, ColliderOf(body)).expect("live"),
+                    None => _ = world.remove_one::<ColliderOf>(entity),
+                }
+                live[k].body = body;
+                reached.links += usize::from(body.is_some());
+                Touched::default()
             }
             _ => {
                 report_edited_sleepers(&mut plugin, &mut live);

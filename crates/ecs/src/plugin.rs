@@ -329,8 +329,15 @@ impl<P: Position> BroadPhasePlugin<P> {
     pub fn run(&mut self, world: &mut World) -> Result<(), PluginError> {
         zone!("broadphase");
         let start = Instant::now();
-        // Bad links fail the run before anything changes.
-        self.bodies.prepare(world)?;
+        // Bad links fail the run before anything changes. The kept sets
+        // are still read again next run: this one did not look at them,
+        // and what changed in them since the last run (a static entity
+        // moved, then put to sleep) must not be lost.
+        if let Err(error) = self.bodies.prepare(world) {
+            self.statics.invalidate();
+            self.sleeping.invalidate();
+            return Err(error);
+        }
         {
             zone!("gather");
             self.dynamic.gather::<Dynamic, P>(world);
