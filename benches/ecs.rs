@@ -27,6 +27,14 @@
 //!     [`StaticChanges::Notify`] (the game reports static changes);
 //!   - `all_dynamic_101k`: the same 101,000 entities, none static (the
 //!     target: `static100k_dynamic1k` costs about what `dynamic1k` does).
+//! - `sleeping_scene`: `static_scene`'s 1,000 movers beside mixed100k's
+//!   100,000 boxes marked `Sleeping` (kept, with their 22,239 pairs among
+//!   each other, and not read):
+//!   - `dynamic1k`: the 1,000 movers alone (as in `static_scene`);
+//!   - `asleep100k_dynamic1k`: with the sleepers, default
+//!     [`SleepChanges::Detect`] (every run compares the sleeping entities);
+//!   - `asleep100k_dynamic1k_notify`: the same with
+//!     [`SleepChanges::Notify`] (the target: at most 1.5 × `dynamic1k`).
 //! - `ecs_contacts`: the `contacts` stage (every entity's partners merged
 //!   from the pairs into sharded sets and laid out for `touching`), timed
 //!   from the plugin's own `FrameStats::times` (criterion's `iter_custom`),
@@ -60,6 +68,7 @@
 //! ```text
 //! cargo bench --bench ecs                  # both groups, ~1 minute on 2 cores
 //! cargo bench --bench ecs -- static_scene  # one group
+//! cargo bench --bench ecs -- sleeping_scene # 100,000 sleeping entities
 //! cargo bench --bench ecs -- ecs_contacts  # the contacts stage
 //! cargo bench --bench ecs -- ecs_bodies    # compound bodies
 //! ```
@@ -69,7 +78,8 @@ use std::time::{Duration, Instant};
 
 use broadphase::ecs::hecs::{Entity, World};
 use broadphase::ecs::{
-    Aabb, BroadPhasePlugin, ColliderOf, FrameStats, PluginConfig, Static, StaticChanges,
+    Aabb, BroadPhasePlugin, ColliderOf, FrameStats, PluginConfig, SleepChanges, Sleeping, Static,
+    StaticChanges,
 };
 use broadphase::glam::Vec3;
 use broadphase::{AdaptiveGrid, GridTree, JobSystem};
@@ -238,6 +248,60 @@ fn movers() -> Vec<Aabb> {
             Aabb::from_center_half_extent(c, Vec3::splat(width * 0.5))
         })
         .collect()
+}
+
+/// The movers, and mixed100k's boxes marked `Sleeping`.
+fn sleeping_world() -> World {
+    let mut world = World::new();
+    world.spawn_batch(movers().into_iter().map(|b| (b, Mover)));
+    world.spawn_batch(mixed100k().boxes.into_iter().map(|b| (b, Sleeping)));
+    world
+}
+
+/// 1,000 movers alone, and beside 100,000 sleeping entities (detected and
+/// notified).
+fn sleeping_scene(c: &mut Criterion) {
+    let notify = PluginConfig { sleep_changes: SleepChanges::Notify, ..PluginConfig::default() };
+    let worlds = [
+        ("dynamic1k", static_world(false, false), PluginConfig::default()),
+        ("asleep100k_dynamic1k", sleeping_world(), PluginConfig::default()),
+        ("asleep100k_dynamic1k_notify", sleeping_world(), notify),
+    ];
+    let mut setups: Vec<(&str, World, BroadPhasePlugin)> = worlds
+        .into_iter()
+        .map(|(name, mut world, config)| {
+            let mut plugin = BroadPhasePlugin::with_config(config);
+            plugin.run(&mut world).expect("valid world");
+            (name, world, plugin)
+        })
+        .collect();
+    // Checked before timing: sleeping entities pair as awake ones do.
+    let mut all = static_world(true, false);
+    let mut awake = BroadPhasePlugin::new();
+    awake.run(&mut all).expect("valid world");
+    for (name, _, plugin) in &setups[1..] {
+        assert_eq!(plugin.pairs(), awake.pairs(), "{name}: differs from all awake");
+        assert_eq!(plugin.stats().sleeping_boxes, 100_000, "{name}");
+    }
+
+    let mut group = c.benchmark_group("sleeping_scene");
+    configure(&mut group);
+    for (name, world, plugin) in &mut setups {
+        let mut frame = 0;
+        group.bench_function(*name, |b| {
+            b.iter(|| {
+                frame += 1;
+                move_movers(world, frame);
+                plugin.run(black_box(world)).expect("valid world");
+                black_box(plugin.pairs().len())
+            })
+        });
+    }
+    group.finish();
+    for (name, world, plugin) in &mut setups {
+        eprintln!("sleeping_scene/{name} stages: {}", stage_medians(plugin, world, 100));
+        assert!(!plugin.stats().sleeping_rebuilt, "{name}: the sleeping set was read again");
+    }
 }
 
 /// The movers, and mixed100k's boxes (marked static or not), or not.
@@ -454,10 +518,10 @@ fn ecs_bodies(c: &mut Criterion) {
 /// The benchmark groups, in run order. Kept in a private module: the `pub
 /// fn` that `criterion_group!` generates cannot carry a doc comment.
 mod groups {
-    use super::{ecs_bodies, ecs_contacts, ecs_overhead, static_scene};
+    use super::{ecs_bodies, ecs_contacts, ecs_overhead, sleeping_scene, static_scene};
     use criterion::criterion_group;
 
-    criterion_group!(benches, ecs_overhead, static_scene, ecs_contacts, ecs_bodies);
+    criterion_group!(benches, ecs_overhead, static_scene, sleeping_scene, ecs_contacts, ecs_bodies);
 }
 
 criterion_main!(groups::benches);

@@ -25,15 +25,19 @@
 //! `--png FILE`, `--seed N`, `--margin X` (the broad phase's margin, a
 //! fraction of each box's largest extent; default: the plugin's, 0),
 //! `--bodies K` (colliders per body, default 1: every particle its own
-//! body, no `ColliderOf`).
+//! body, no `ColliderOf`), `--sleep F` (the fraction of bodies, 0 to 1,
+//! that rest where they were spawned, marked `Sleeping`: the plugin keeps
+//! their pairs without reading them; default 0).
 //!
 //! ```text
 //! cargo run --release --example game_loop -- --particles 80000 --bodies 4
+//! cargo run --release --example game_loop -- --particles 100000 --sleep 0.9
 //! ```
 
-use broadphase::ecs::hecs::{Entity, World};
+use broadphase::ecs::hecs::{Entity, Without, World};
 use broadphase::ecs::{
-    Aabb, BroadPhasePlugin, Collider, ColliderOf, FrameStats, PluginConfig, Static, frame_mark,
+    Aabb, BroadPhasePlugin, Collider, ColliderOf, FrameStats, PluginConfig, Sleeping, Static,
+    frame_mark,
 };
 use broadphase::glam::Vec3;
 use broadphase::persistent::UpdatePath;
@@ -58,10 +62,11 @@ struct Args {
     seed: u64,
     margin: Option<f32>,
     bodies: usize,
+    sleep: f32,
 }
 
 const USAGE: &str = "flags: --particles N, --statics N, --frames N, --threads N, --png FILE, \
-                     --seed N, --margin X, --bodies K (see the file's docs)";
+                     --seed N, --margin X, --bodies K, --sleep F (see the file's docs)";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -73,6 +78,7 @@ fn parse_args() -> Result<Args, String> {
         seed: 1,
         margin: None,
         bodies: 1,
+        sleep: 0.0,
     };
     let mut it = std::env::args().skip(1);
     let number = |flag: &str, value: Option<String>| -> Result<usize, String> {
@@ -92,6 +98,12 @@ fn parse_args() -> Result<Args, String> {
                 let margin = value.parse::<f32>().ok().filter(|m| m.is_finite() && *m >= 0.0);
                 args.margin =
                     Some(margin.ok_or(format!("--margin: '{value}' is not a number >= 0"))?);
+            }
+            "--sleep" => {
+                let value = it.next().ok_or("--sleep needs a number")?;
+                let sleep = value.parse::<f32>().ok().filter(|f| (0.0..=1.0).contains(f));
+                args.sleep =
+                    sleep.ok_or(format!("--sleep: '{value}' is not a fraction from 0 to 1"))?;
             }
             "--png" => args.png = Some(it.next().ok_or("--png needs a file name")?),
             "--help" | "-h" => {
@@ -219,8 +231,31 @@ fn spawn_clusters(
     }
 }
 
-/// Moves every particle and cluster, bouncing them off the slab's walls,
-/// and places each cluster's colliders around it.
+/// Puts the first `fraction` of the bodies (particles, or clusters with
+/// their colliders) to sleep where they are; returns how many colliders
+/// sleep.
+fn put_to_sleep(world: &mut World, fraction: f32, clusters: &Clusters) -> usize {
+    let mut sleepers: Vec<Entity> = if clusters.bodies.is_empty() {
+        let particles: Vec<Entity> =
+            world.query_mut::<(Entity, &Velocity)>().into_iter().map(|(e, _)| e).collect();
+        let count = (particles.len() as f32 * fraction).round() as usize;
+        particles[..count].to_vec()
+    } else {
+        let count = (clusters.bodies.len() as f32 * fraction).round() as usize;
+        let parts = world.query_mut::<(Entity, &Part)>().into_iter();
+        parts.filter(|(_, part)| part.body < count).map(|(e, _)| e).collect()
+    };
+    let colliders = sleepers.len();
+    let bodies = (clusters.bodies.len() as f32 * fraction).round() as usize;
+    sleepers.extend_from_slice(&clusters.bodies[..bodies]);
+    for entity in sleepers {
+        world.insert_one(entity, Sleeping).expect("just spawned");
+    }
+    colliders
+}
+
+/// Moves every particle and cluster that is awake, bouncing them off the
+/// slab's walls, and places each cluster's colliders around it.
 fn integrate(world: &mut World, side: f32, clusters: &mut Clusters) {
     let hi = Vec3::new(side, side, HEIGHT);
     let step = |p: &mut Vec3, v: &mut Velocity, r: Vec3| {
@@ -235,13 +270,15 @@ fn integrate(world: &mut World, side: f32, clusters: &mut Clusters) {
             }
         }
     };
-    for (p, c, v) in world.query_mut::<(&mut Vec3, &Collider, &mut Velocity)>() {
+    let awake = world.query_mut::<Without<(&mut Vec3, &Collider, &mut Velocity), &Sleeping>>();
+    for (p, c, v) in awake {
         step(p, v, c.half_extents);
     }
     if clusters.bodies.is_empty() {
         return;
     }
-    for (p, reach, v) in world.query_mut::<(&mut Vec3, &Reach, &mut Velocity)>() {
+    for (p, reach, v) in world.query_mut::<Without<(&mut Vec3, &Reach, &mut Velocity), &Sleeping>>()
+    {
         step(p, v, reach.0);
     }
     clusters.positions.clear();
@@ -384,6 +421,7 @@ fn main() -> ExitCode {
     };
     let side = side_for(args.particles);
     let (mut world, mut clusters) = spawn_world(&args, side);
+    let asleep = put_to_sleep(&mut world, args.sleep, &clusters);
     let defaults = PluginConfig::default();
     let broad_phase = broadphase::persistent::PersistentConfig {
         margin: args.margin.unwrap_or(defaults.broad_phase.margin),
@@ -438,8 +476,20 @@ fn main() -> ExitCode {
     let n = args.frames as f64;
     println!(
         "world        {} particles (radii {}-{}) + {} static pillars in a {:.0} x {:.0} x {:.0} slab",
-        last.dynamic_boxes, RADII.0, RADII.1, last.static_boxes, side, side, HEIGHT
+        last.dynamic_boxes + last.sleeping_boxes,
+        RADII.0,
+        RADII.1,
+        last.static_boxes,
+        side,
+        side,
+        HEIGHT
     );
+    if asleep > 0 {
+        println!(
+            "sleeping     {} particles at rest (Sleeping: kept, not read); {} moving",
+            last.sleeping_boxes, last.dynamic_boxes
+        );
+    }
     println!(
         "frames       {} in {:.2} s ({} thread{}, profile: {})",
         args.frames,
