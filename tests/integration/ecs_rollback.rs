@@ -1,7 +1,8 @@
 //! Rollback of the ECS plugin: a snapshot taken after a run, restored
-//! after more frames of spawns, despawns, moves, static and layer changes,
-//! replays the same frames into the same pairs, started, ended, touching
-//! lists and query answers, bit for bit, and the same broad-phase updates
+//! after more frames of spawns, despawns, moves, static, sleeping, layer
+//! and body-link changes, replays the same frames into the same pairs,
+//! started, ended, touching lists, body lists and query answers, bit for
+//! bit, and the same broad-phase updates
 //! (path, index rebuilds, counts: the index comes back with the snapshot),
 //! whether the plugin runs on 1 or 2 threads, with static changes
 //! detected or notified.
@@ -21,8 +22,8 @@
 use crate::ecs_support::expected_pairs;
 use broadphase::ecs::hecs::{Entity, EntityBuilder, World};
 use broadphase::ecs::{
-    Aabb, BroadPhasePlugin, Collider, CollisionLayers, PluginConfig, PluginSnapshot, Static,
-    StaticChanges,
+    Aabb, BroadPhasePlugin, Collider, ColliderOf, CollisionLayers, PluginConfig, PluginSnapshot,
+    SleepChanges, Sleeping, Static, StaticChanges,
 };
 use broadphase::glam::Vec3;
 use broadphase::persistent::{PersistentConfig, UpdateStats};
@@ -48,6 +49,9 @@ struct Thing {
     shape: Shape,
     is_static: bool,
     layers: Option<CollisionLayers>,
+    asleep: bool,
+    /// The body its `ColliderOf` names.
+    body: Option<Entity>,
 }
 
 impl Thing {
@@ -64,6 +68,12 @@ impl Thing {
         }
         if let Some(layers) = self.layers {
             builder.add(layers);
+        }
+        if self.asleep {
+            builder.add(Sleeping);
+        }
+        if let Some(body) = self.body {
+            builder.add(ColliderOf(body));
         }
         match at {
             Some(entity) => {
@@ -85,7 +95,10 @@ enum Op {
     Move(Entity, Shape),
     SetStatic(Entity, bool),
     SetLayers(Entity, Option<CollisionLayers>),
+    SetAsleep(Entity, bool),
+    SetBody(Entity, Option<Entity>),
     StaticsChanged,
+    SleepersChanged,
     Run,
     Query(Aabb, Ray),
 }
@@ -103,6 +116,9 @@ enum Output {
         touching: Vec<Vec<Entity>>,
         /// The run's dynamic and static boxes.
         boxes: [usize; 2],
+        body_pairs: Vec<(Entity, Entity)>,
+        body_started: Vec<(Entity, Entity)>,
+        body_ended: Vec<(Entity, Entity)>,
         /// What the broad phase's update did: its path, whether it rebuilt
         /// the index, its counts.
         update: UpdateStats,
@@ -182,8 +198,31 @@ impl Model {
                 self.live[k].layers = layers;
                 Output::Done
             }
+            Op::SetAsleep(entity, asleep) => {
+                if asleep {
+                    world.insert_one(entity, Sleeping).unwrap();
+                } else {
+                    world.remove_one::<Sleeping>(entity).unwrap();
+                }
+                let k = self.find(entity);
+                self.live[k].asleep = asleep;
+                Output::Done
+            }
+            Op::SetBody(entity, body) => {
+                match body {
+                    Some(body) => world.insert_one(entity, ColliderOf(body)).unwrap(),
+                    None => _ = world.remove_one::<ColliderOf>(entity),
+                }
+                let k = self.find(entity);
+                self.live[k].body = body;
+                Output::Done
+            }
             Op::StaticsChanged => {
                 plugin.statics_changed();
+                Output::Done
+            }
+            Op::SleepersChanged => {
+                plugin.sleepers_changed();
                 Output::Done
             }
             Op::Run => {
@@ -194,6 +233,9 @@ impl Model {
                     ended: plugin.ended().to_vec(),
                     touching: self.ever.iter().map(|&e| plugin.touching(e).to_vec()).collect(),
                     boxes: [plugin.stats().dynamic_boxes, plugin.stats().static_boxes],
+                    body_pairs: plugin.body_pairs().to_vec(),
+                    body_started: plugin.body_started().to_vec(),
+                    body_ended: plugin.body_ended().to_vec(),
                     update: plugin.stats().broad_phase,
                 }
             }
@@ -216,6 +258,9 @@ struct Draw {
     /// A static entity changed since the last run (with `notify`, the
     /// game says so before the run).
     statics_dirty: bool,
+    /// A sleeping entity was edited (reported in either mode) or, with
+    /// `notify`, the sleeping set changed since the last run.
+    sleepers_dirty: bool,
 }
 
 impl Draw {
@@ -265,7 +310,21 @@ impl Draw {
             shape: self.shape_like(None),
             is_static: self.rng.below(5) == 0,
             layers: self.layers(),
+            asleep: self.rng.below(6) == 0,
+            body: None,
         }
+    }
+
+    /// A body for `collider`'s link the plugin accepts (an entity that is
+    /// no collider of another, for a collider that is no body), or none.
+    fn body_for(&mut self, model: &Model, collider: Entity) -> Option<Entity> {
+        let is_body = model.live.iter().any(|t| t.body == Some(collider));
+        let bodies: Vec<Entity> =
+            model.live.iter().filter(|t| t.body.is_none()).map(|t| t.entity).collect();
+        if is_body || self.rng.below(4) == 0 {
+            return None;
+        }
+        Some(bodies[self.rng.below(bodies.len())])
     }
 
     fn op(&mut self, model: &Model) -> Op {
@@ -273,12 +332,24 @@ impl Draw {
         if model.live.is_empty() || roll < 8 {
             let thing = self.thing();
             self.statics_dirty |= thing.is_static;
+            self.sleepers_dirty |= self.notify && thing.asleep;
             return Op::Spawn(thing, None);
         }
         let thing = model.live[self.rng.below(model.live.len())];
         self.statics_dirty |= thing.is_static;
+        // Edits of a sleeping entity are reported in either mode; the
+        // sleeping set's changes only with `notify`.
+        let sleeping = thing.asleep && !thing.is_static;
+        self.sleepers_dirty |= (self.notify || matches!(roll, 17..=69)) && sleeping;
         match roll {
-            8..=13 => Op::Despawn(thing.entity),
+            8..=13 => {
+                if model.live.iter().any(|t| t.body == Some(thing.entity)) {
+                    // A body despawned unlinks its colliders first.
+                    let collider = model.live.iter().find(|t| t.body == Some(thing.entity));
+                    return Op::SetBody(collider.expect("found").entity, None);
+                }
+                Op::Despawn(thing.entity)
+            }
             14..=16 => {
                 self.statics_dirty = true;
                 Op::SetStatic(thing.entity, !thing.is_static)
@@ -296,11 +367,19 @@ impl Draw {
                     },
                 )
             }
-            70..=72 => Op::StaticsChanged,
+            70..=71 => Op::StaticsChanged,
+            72 => {
+                self.sleepers_dirty |= self.notify && !thing.is_static;
+                Op::SetAsleep(thing.entity, !thing.asleep)
+            }
+            95..=96 => Op::SetBody(thing.entity, self.body_for(model, thing.entity)),
             73..=94 => {
                 if self.notify && self.statics_dirty {
                     self.statics_dirty = false;
                     Op::StaticsChanged
+                } else if self.sleepers_dirty {
+                    self.sleepers_dirty = false;
+                    Op::SleepersChanged
                 } else {
                     Op::Run
                 }
@@ -330,19 +409,20 @@ fn config(threads: usize, notify: bool, margin: f32, tiny: bool) -> PluginConfig
         threads,
         broad_phase: PersistentConfig { margin, tree, ..PluginConfig::default().broad_phase },
         static_changes: if notify { StaticChanges::Notify } else { StaticChanges::Detect },
-        ..PluginConfig::default()
+        sleep_changes: if notify { SleepChanges::Notify } else { SleepChanges::Detect },
     }
 }
 
 /// Checks `plugin`, just restored, against what it published at the
 /// snapshot.
 fn check_restored(plugin: &BroadPhasePlugin, at_snapshot: &Output, ever: &[Entity]) {
-    let Output::Ran { pairs, started, ended, touching, boxes, .. } = at_snapshot else {
+    let Output::Ran { pairs, started, ended, touching, boxes, body_pairs, .. } = at_snapshot else {
         unreachable!("a snapshot is taken after a run")
     };
     assert_eq!(plugin.pairs(), pairs);
     assert_eq!(plugin.started(), started);
     assert_eq!(plugin.ended(), ended);
+    assert_eq!(plugin.body_pairs(), body_pairs);
     assert_eq!([plugin.stats().dynamic_boxes, plugin.stats().static_boxes], *boxes);
     for (k, &entity) in ever.iter().enumerate() {
         let want: &[Entity] = touching.get(k).map_or(&[], Vec::as_slice);
@@ -378,7 +458,8 @@ fn rollback(
     make: impl Fn(usize) -> PluginConfig,
     notify: bool,
 ) {
-    let mut draw = Draw { rng: SplitMix64::new(seed), notify, statics_dirty: false };
+    let mut draw =
+        Draw { rng: SplitMix64::new(seed), notify, statics_dirty: false, sleepers_dirty: false };
     let mut world = World::new();
     let mut plugin = BroadPhasePlugin::with_config(make(threads[0]));
     let mut model = Model::default();
@@ -399,6 +480,10 @@ fn rollback(
         model.apply(&mut world, &mut plugin, Op::StaticsChanged);
         draw.statics_dirty = false;
     }
+    if draw.sleepers_dirty {
+        model.apply(&mut world, &mut plugin, Op::SleepersChanged);
+        draw.sleepers_dirty = false;
+    }
     let published = model.apply(&mut world, &mut plugin, Op::Run);
     let snapshot = plugin.snapshot();
     plugin.snapshot_into(&mut reused);
@@ -415,7 +500,7 @@ fn rollback(
         ops.push(op);
         recorded.push(out);
     }
-    for op in [Op::StaticsChanged, Op::Run] {
+    for op in [Op::StaticsChanged, Op::SleepersChanged, Op::Run] {
         recorded.push(model.apply(&mut world, &mut plugin, op));
         ops.push(op);
     }
