@@ -9,4 +9,6 @@ use libfuzzer_sys::fuzz_target;
 #[path = "../../tests/support/fuzz_world.rs"]
 mod fuzz_world;
 
-fuzz_target!(|data: &[u8]| _ = fuzz_world::check_world(data));
+fuzz_target!(|data: &[u8]| {
+    fuzz_world::check_world(data);
+});

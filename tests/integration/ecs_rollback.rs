@@ -103,8 +103,10 @@ enum Op {
     Query(Aabb, Ray),
 }
 
-/// What an op gave; floats as bits.
+/// What an op gave; floats as bits. A test record, a few hundred per
+/// case: its size does not matter.
 #[derive(Debug, PartialEq)]
+#[allow(clippy::large_enum_variant)]
 enum Output {
     Spawned(Entity),
     Done,
