@@ -1,5 +1,6 @@
 //! Regression: a batch of queries on the persistent broad phase, or
 //! through the plugin, the same size as one before it allocates nothing,
+//! and so do single queries (their scratch is kept in the broad phase),
 //! on any thread: first-hit rays write into the caller's vector, the other
 //! batches into `BatchAnswers`'s kept lists, and each job's scratch is
 //! kept with its piece. The world has proxies set since its last update,
@@ -62,6 +63,7 @@ pub(crate) fn warm_persistent_and_plugin_batches_allocate_nothing() {
             world.set_aabb(proxy, broadphase::Aabb::new(b.min + 3.0, b.max + 3.0)).unwrap();
         }
         let (mut firsts, mut mapped) = (Vec::new(), Vec::new());
+        let (mut one_ray, mut one_query) = (Vec::new(), Vec::new());
         let (mut all_hits, mut found, mut found_mapped) =
             (BatchAnswers::default(), BatchAnswers::default(), BatchAnswers::default());
         let mut frame = |count: bool| {
@@ -78,6 +80,14 @@ pub(crate) fn warm_persistent_and_plugin_batches_allocate_nothing() {
                 view.query_points(&jobs, &q.points, &mut found).unwrap();
                 view.query_spheres(&jobs, &q.spheres, &mut found).unwrap();
                 view.query_regions(&jobs, &q.capsules, &mut found).unwrap();
+                // Single queries too: their scratch is kept in the world.
+                for k in 0..200 {
+                    view.ray_hits(&q.rays[k], &mut one_ray).unwrap();
+                    view.query_aabb(&q.boxes[k], &mut one_query).unwrap();
+                    view.query_point(q.points[k], &mut one_query).unwrap();
+                    view.query_sphere(&q.spheres[k], &mut one_query).unwrap();
+                    view.query_with(&q.capsules[k], &mut one_query).unwrap();
+                }
             })
             .1
         };
@@ -98,6 +108,7 @@ pub(crate) fn warm_persistent_and_plugin_batches_allocate_nothing() {
         plugin.run(&mut world).unwrap();
         let layers = CollisionLayers::new(1, u32::MAX);
         let mut firsts = Vec::new();
+        let (mut one_ray, mut one_query) = (Vec::new(), Vec::new());
         let (mut all_hits, mut found) = (BatchAnswers::default(), BatchAnswers::default());
         let mut frame = |count: bool| {
             allocations_on_every_thread_during(count, || {
@@ -109,6 +120,11 @@ pub(crate) fn warm_persistent_and_plugin_batches_allocate_nothing() {
                 plugin.query_points(&q.points, layers, &mut found).unwrap();
                 plugin.query_spheres(&q.spheres, layers, &mut found).unwrap();
                 plugin.query_regions(&q.capsules, layers, |_, _| true, &mut found).unwrap();
+                for k in 0..200 {
+                    plugin.ray_hits(&q.rays[k], layers, &mut one_ray).unwrap();
+                    plugin.query_aabb(&q.boxes[k], layers, &mut one_query).unwrap();
+                    plugin.query_sphere(&q.spheres[k], layers, &mut one_query).unwrap();
+                }
             })
             .1
         };

@@ -139,6 +139,10 @@ pub struct BroadPhasePlugin<P: Position = Vec3> {
     /// Compound bodies: the links, the groups, the body lists.
     pub(crate) bodies: Bodies,
     pub(crate) stats: FrameStats,
+    /// Scratch of the single queries, kept so that they allocate nothing
+    /// once warm.
+    pub(crate) query_proxies: Vec<broadphase_persistent::Proxy>,
+    pub(crate) query_hits: Vec<(broadphase_persistent::Proxy, f32)>,
     _position: PhantomData<fn() -> P>,
 }
 
@@ -229,6 +233,8 @@ impl<P: Position> BroadPhasePlugin<P> {
             ended: Pool::new(),
             contacts,
             bodies: Bodies::default(),
+            query_proxies: Vec::new(),
+            query_hits: Vec::new(),
             _position: PhantomData,
         }
     }

@@ -27,9 +27,9 @@ impl<P: Position> BroadPhasePlugin<P> {
         ask: impl FnOnce(&QueryView<'_>, &mut Vec<Proxy>) -> Result<(), PluginError>,
     ) -> Result<(), PluginError> {
         out.clear();
-        let (view, proxies) = self.view()?;
-        let mut found = Vec::new();
-        ask(&view, &mut found)?;
+        let Self { backend, proxies, query_proxies: found, .. } = self;
+        let view = backend.broad_phase.queries(&backend.jobs).map_err(proxy_error)?;
+        ask(&view, found)?;
         out.extend(
             found
                 .iter()
@@ -106,9 +106,9 @@ impl<P: Position> BroadPhasePlugin<P> {
         out: &mut Vec<(Entity, f32)>,
     ) -> Result<(), PluginError> {
         out.clear();
-        let (view, proxies) = self.view()?;
-        let mut hits = Vec::new();
-        view.ray_hits(ray, &mut hits).map_err(PluginError::Query)?;
+        let Self { backend, proxies, query_hits: hits, .. } = self;
+        let view = backend.broad_phase.queries(&backend.jobs).map_err(proxy_error)?;
+        view.ray_hits(ray, hits).map_err(PluginError::Query)?;
         out.extend(
             hits.iter()
                 .filter(|&&(p, _)| layers.interacts_with(&proxies.layers(p)))

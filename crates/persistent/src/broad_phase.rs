@@ -7,10 +7,12 @@ use super::config::PersistentConfig;
 use super::error::ProxyError;
 use super::index::{FatIndex, QUERY_CHUNK, QueryChunk};
 use super::pair_sort::PairSort;
+use super::queries::QueryScratch;
 use super::slots::{MAX_PROXIES, Margin, Proxy, ProxyKind, SlotState, Slots};
 use broadphase_jobs::JobSystem;
 use broadphase_partition::{GridTree, PartitionError};
 use broadphase_storage::{Aabb, AlignedColumn, Pool};
+use parking_lot::Mutex;
 
 /// Most never-used slots a full update reads in place (they pair with
 /// each other: at most about 2,000 pairs to drop).
@@ -181,6 +183,8 @@ pub struct PersistentBroadPhase {
     pair_sort: PairSort,
     /// The live slots a query tests one by one (see `queries.rs`).
     pub(super) query_loose: Pool<u32>,
+    /// A single query's scratch (see `queries.rs`).
+    pub(super) query_scratch: Mutex<QueryScratch>,
     gathered: Pool<Aabb>,
     gathered_ids: AlignedColumn<u32>,
     tree_pairs: Vec<[u32; 2]>,
@@ -224,6 +228,7 @@ impl PersistentBroadPhase {
             fresh: Vec::new(),
             pair_sort: PairSort::default(),
             query_loose: Pool::new(),
+            query_scratch: Mutex::new(QueryScratch::default()),
             gathered: Pool::new(),
             gathered_ids: AlignedColumn::new(),
             tree_pairs: Vec::new(),

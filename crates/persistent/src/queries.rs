@@ -75,7 +75,25 @@ impl PersistentBroadPhase {
     }
 }
 
+/// The grids' answers to one query before they become proxies: kept in
+/// the broad phase so that single queries on a warm view allocate nothing.
+#[derive(Debug, Default)]
+pub(crate) struct QueryScratch {
+    ids: Vec<u32>,
+    hits: Vec<(u32, f32)>,
+}
+
 impl QueryView<'_> {
+    /// Runs `query` with the broad phase's kept scratch, or, while another
+    /// thread's query holds it, with a fresh one (a view is shared across
+    /// threads; only then does a single query allocate).
+    fn with_scratch<R>(&self, query: impl FnOnce(&mut QueryScratch) -> R) -> R {
+        match self.world.query_scratch.try_lock() {
+            Some(mut kept) => query(&mut kept),
+            None => query(&mut QueryScratch::default()),
+        }
+    }
+
     /// The proxy of a slot the index answered for, if it is live and its
     /// entry there is current (the proxy's box is inside it).
     #[inline]
@@ -152,7 +170,7 @@ impl QueryView<'_> {
     pub fn ray_hits(&self, ray: &Ray, out: &mut Vec<(Proxy, f32)>) -> Result<(), QueryError> {
         out.clear();
         ray.validate()?;
-        self.append_ray_hits(ray, &mut Vec::new(), out);
+        self.with_scratch(|scratch| self.append_ray_hits(ray, &mut scratch.hits, out));
         Ok(())
     }
 
@@ -219,7 +237,7 @@ impl QueryView<'_> {
     pub fn query_aabb(&self, query: &Aabb, out: &mut Vec<Proxy>) -> Result<(), InputError> {
         out.clear();
         query.validate(0)?;
-        self.append_aabb(query, &mut Vec::new(), out);
+        self.with_scratch(|scratch| self.append_aabb(query, &mut scratch.ids, out));
         Ok(())
     }
 
@@ -231,7 +249,8 @@ impl QueryView<'_> {
     pub fn query_point(&self, point: Vec3, out: &mut Vec<Proxy>) -> Result<(), QueryError> {
         out.clear();
         validate_point(point)?;
-        self.append_aabb(&Aabb::new(point, point), &mut Vec::new(), out);
+        let point = Aabb::new(point, point);
+        self.with_scratch(|scratch| self.append_aabb(&point, &mut scratch.ids, out));
         Ok(())
     }
 
@@ -244,7 +263,7 @@ impl QueryView<'_> {
     pub fn query_sphere(&self, sphere: &Sphere, out: &mut Vec<Proxy>) -> Result<(), QueryError> {
         out.clear();
         sphere.validate()?;
-        self.append_sphere(sphere, &mut Vec::new(), out);
+        self.with_scratch(|scratch| self.append_sphere(sphere, &mut scratch.ids, out));
         Ok(())
     }
 
@@ -286,7 +305,7 @@ impl QueryView<'_> {
         region.validate()?;
         let bounds = region.bounds();
         bounds.validate(0)?;
-        self.append_region(region, bounds, &mut Vec::new(), out);
+        self.with_scratch(|scratch| self.append_region(region, bounds, &mut scratch.ids, out));
         Ok(())
     }
 
