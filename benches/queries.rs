@@ -29,8 +29,9 @@
 //! Group `frustum`: 100 view frustums (from random points toward random
 //! points, vertical field of view 1 rad, aspect 1.5, near 1, far 300) over
 //! the same 100,000 static boxes, each iteration one pass over the 100:
-//! `frustum/query_with` (the conservative plane test on every candidate of
-//! the frustum's bounds, `AdaptiveGrid::query_with`) against
+//! `frustum/query_with` (the conservative plane test over the frustum's
+//! bounds, `AdaptiveGrid::query_with`: planes dropped below cells inside
+//! them, the rest tested on the candidates' quantized corners) against
 //! `frustum/query_box_over_bounds` (the box query over the same bounds,
 //! which a caller would then still have to cull). Before timing, the first
 //! 20 frustums are checked against brute force.

@@ -17,7 +17,10 @@ use glam::{DVec3, DVec4, Mat4, Vec3, Vec4};
 /// over [`overlaps`](Self::overlaps) accepts. (Being conservative, it
 /// cannot skip the hierarchy's cells by plane: a big box that straddles two
 /// planes' outsides passes the test in no cell of its own. A query walks
-/// the bounds; see [`RegionTest`].)
+/// the bounds, and, given the planes by
+/// [`plane_test`](RegionTest::plane_test), drops a plane below a cell that
+/// lies inside it and decides most boxes from their quantized corners; see
+/// [`RegionTest`].)
 ///
 /// Planes are kept in `f64`, and the tests run in `f64`.
 ///
@@ -171,7 +174,9 @@ impl Frustum {
 }
 
 /// A frustum as a region: [`Frustum::overlaps`]. It keeps the default
-/// [`may_meet`](RegionTest::may_meet), since its test is conservative.
+/// [`may_meet`](RegionTest::may_meet), since its test is conservative, and
+/// gives its planes as its [`plane_test`](RegionTest::plane_test) unless
+/// they bound no point (then nothing is met, whatever the planes say).
 impl RegionTest for Frustum {
     #[inline]
     fn bounds(&self) -> Aabb {
@@ -181,6 +186,11 @@ impl RegionTest for Frustum {
     #[inline]
     fn meets(&self, aabb: &Aabb) -> bool {
         self.overlaps(aabb)
+    }
+
+    #[inline]
+    fn plane_test(&self) -> Option<&[DVec4]> {
+        (!self.empty).then_some(&self.planes[..])
     }
 }
 

@@ -2,6 +2,7 @@
 //! it, so that a new shape is one `impl` in one file.
 
 use crate::{Aabb, QueryError, Sphere};
+use glam::DVec4;
 
 /// A query region: what a structure needs from a shape to find every box
 /// it meets.
@@ -76,6 +77,22 @@ pub trait RegionTest {
 
     /// Whether the region meets `aabb`: the exact test a query answers by.
     fn meets(&self, aabb: &Aabb) -> bool;
+
+    /// The planes [`meets`](Self::meets) is made of, where it is the
+    /// conservative plane test of [`Frustum`](crate::Frustum):
+    /// `Some(planes)` promises that `meets(aabb)` is exactly "`aabb`
+    /// overlaps [`bounds`](Self::bounds), and for every plane `(n, w)`
+    /// (as `DVec4::new(nx, ny, nz, w)`) the corner `p` of `aabb` furthest
+    /// along `n` (its max on an axis where `n >= 0`, else its min) has
+    /// `n.dot(p) + w >= 0`", computed so, in `f64`, with `n` and `p` as
+    /// `DVec3`. A walk may then decide most boxes from their quantized
+    /// boxes, and drops a plane for every box of a cell that lies inside
+    /// it, calling [`meets`](Self::meets) only where that is too close to
+    /// call. The default, `None`: every candidate is tested by `meets`.
+    #[inline]
+    fn plane_test(&self) -> Option<&[DVec4]> {
+        None
+    }
 
     /// Checks the shape's own contract (a radius, a plane) before a query.
     /// The default accepts every value.

@@ -10,6 +10,8 @@ mod hierarchy;
 mod leaf;
 mod pairs;
 pub mod parts;
+#[allow(unsafe_code, reason = "the plane walk compiled for AVX2 by token")]
+mod planes;
 mod point;
 #[allow(unsafe_code, reason = "the AVX2 quantizer, called with its detection token")]
 mod quantize;

@@ -3,6 +3,7 @@
 //! them, and the region's exact test on every candidate.
 
 use super::hierarchy::AdaptiveGrid;
+use super::planes::MAX_PLANES;
 use super::quantize::{Cell, Item, LEVELS, OWNS_PAIR, WorldSteps};
 use super::query::{cells_met, leaf_hits};
 use broadphase_storage::{Aabb, QueryError, RegionTest};
@@ -24,6 +25,18 @@ impl AdaptiveGrid {
     /// starts again, reporting every accepted box of every leaf it visits,
     /// and removes the repeats at the end (the answer is then sorted). It
     /// allocates nothing but the room `out` needs.
+    ///
+    /// A region that gives its planes
+    /// ([`plane_test`](RegionTest::plane_test), at most 8, as
+    /// [`Frustum`](broadphase_storage::Frustum) does) has a walk of its
+    /// own: no cell is skipped and each box is reported once by its
+    /// reference point; a plane is dropped below a cell that lies inside
+    /// it, so a cell inside every plane reports its boxes by the bounds
+    /// test alone; and a box is called inside or outside each remaining
+    /// plane from its quantized corners, 16 slots at a time, unless the
+    /// plane passes within a few steps of them. Only those boxes, and boxes
+    /// at the border of the coordinates, reach
+    /// [`meets`](RegionTest::meets).
     ///
     /// [`query_aabb`](Self::query_aabb) and
     /// [`query_sphere`](Self::query_sphere) give the same answers as this
@@ -67,6 +80,10 @@ impl AdaptiveGrid {
             return Ok(());
         }
         let quantized = self.quantizer.item(&bounds, 0);
+        if let Some(planes) = region.plane_test().filter(|planes| planes.len() <= MAX_PLANES) {
+            self.plane_walk(region, planes, &bounds, &quantized, out);
+            return Ok(());
+        }
         // Each box reported by the one leaf that holds its reference point,
         // until a cell is skipped: then the walk starts again and reports
         // every accepted box of every leaf it visits (see above).

@@ -9,6 +9,7 @@ mod big_leaf_sweep;
 mod boxes_on_split_planes;
 mod far_away_box;
 mod fast_unique_dedup;
+mod frustums_decided_by_quantized_boxes;
 mod grid_matches_brute_force;
 mod long_thin_boxes;
 mod old_names_forward;
