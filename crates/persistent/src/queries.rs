@@ -13,8 +13,10 @@ use super::error::ProxyError;
 use super::slots::Proxy;
 use broadphase_jobs::JobSystem;
 use broadphase_kernel::AdaptiveGrid;
-use broadphase_storage::{Aabb, InputError, QueryError, Ray, RegionTest, Sphere, validate_point};
-use glam::Vec3;
+use broadphase_storage::{
+    Aabb, InputError, QueryError, Ray, RegionTest, Sphere, planes_hold, validate_point,
+};
+use glam::{DVec4, Vec3};
 
 /// A read-only view of a [`PersistentBroadPhase`] for queries, from
 /// [`PersistentBroadPhase::queries`]. Answers for every live proxy's box
@@ -402,8 +404,18 @@ impl<R: RegionTest> RegionTest for Enlarged<'_, R> {
         self.region.may_meet(cell)
     }
 
+    /// The region's bounds and, where it gives them, its planes, on an
+    /// enlarged box: a box that meets them has an enlarged box that does
+    /// too, so this keeps every candidate, and a region of planes takes
+    /// the kernel's walk that decides most boxes from their quantized
+    /// boxes.
     #[inline]
     fn meets(&self, aabb: &Aabb) -> bool {
-        aabb.overlaps(&self.bounds)
+        aabb.overlaps(&self.bounds) && self.plane_test().is_none_or(|p| planes_hold(p, aabb))
+    }
+
+    #[inline]
+    fn plane_test(&self) -> Option<&[DVec4]> {
+        self.region.plane_test()
     }
 }

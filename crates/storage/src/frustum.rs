@@ -1,7 +1,7 @@
 //! A view frustum as a query: six planes and the box around the space
 //! they bound.
 
-use crate::{Aabb, QueryError, RegionTest};
+use crate::{Aabb, QueryError, RegionTest, planes_hold};
 use glam::{DVec3, DVec4, Mat4, Vec3, Vec4};
 
 /// A view frustum: the points inside six planes (left, right, bottom, top,
@@ -164,12 +164,7 @@ impl Frustum {
     /// No plane has all of `aabb` outside it.
     #[inline]
     fn inside_planes(&self, aabb: &Aabb) -> bool {
-        let (lo, hi) = (aabb.min.as_dvec3(), aabb.max.as_dvec3());
-        self.planes.iter().all(|plane| {
-            let normal = plane.truncate();
-            let furthest = DVec3::select(normal.cmpge(DVec3::ZERO), hi, lo);
-            normal.dot(furthest) + plane.w >= 0.0
-        })
+        planes_hold(&self.planes, aabb)
     }
 }
 

@@ -41,4 +41,4 @@ pub use frustum::Frustum;
 pub use glam;
 pub use pool::Pool;
 pub use ray::{QueryError, QueryPart, Ray, Sphere, validate_point};
-pub use region::RegionTest;
+pub use region::{RegionTest, planes_hold};

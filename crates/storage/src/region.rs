@@ -2,7 +2,7 @@
 //! it, so that a new shape is one `impl` in one file.
 
 use crate::{Aabb, QueryError, Sphere};
-use glam::DVec4;
+use glam::{DVec3, DVec4};
 
 /// A query region: what a structure needs from a shape to find every box
 /// it meets.
@@ -103,6 +103,31 @@ pub trait RegionTest {
     fn validate(&self) -> Result<(), QueryError> {
         Ok(())
     }
+}
+
+/// The plane rule of [`RegionTest::plane_test`]: for every plane `(n, w)`,
+/// the corner of `aabb` furthest along `n` has `n.dot(p) + w >= 0`, in
+/// `f64`. A region that gives its planes tests them with this, so that
+/// its [`meets`](RegionTest::meets) is exactly what a walk decides from
+/// them.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_storage::{Aabb, planes_hold};
+/// use glam::{DVec4, Vec3};
+/// let above_ground = [DVec4::new(0.0, 1.0, 0.0, 0.0)]; // y >= 0
+/// assert!(planes_hold(&above_ground, &Aabb::new(Vec3::splat(-1.0), Vec3::ONE)));
+/// assert!(!planes_hold(&above_ground, &Aabb::new(Vec3::splat(-2.0), Vec3::splat(-1.0))));
+/// ```
+#[inline]
+pub fn planes_hold(planes: &[DVec4], aabb: &Aabb) -> bool {
+    let (lo, hi) = (aabb.min.as_dvec3(), aabb.max.as_dvec3());
+    planes.iter().all(|plane| {
+        let normal = plane.truncate();
+        let furthest = DVec3::select(normal.cmpge(DVec3::ZERO), hi, lo);
+        normal.dot(furthest) + plane.w >= 0.0
+    })
 }
 
 /// A box as a region: the boxes it overlaps (touching counts).
