@@ -25,6 +25,11 @@ use broadphase_jobs::JobSystem;
 use broadphase_kernel::{AdaptiveGrid, GridConfig};
 use broadphase_partition::PartitionError;
 use broadphase_storage::{Aabb, AlignedColumn, InputError, Pool};
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// The next build's stamp: unique in the process, so that two parts with
+/// the same stamp hold the same grid, whichever broad phase built it.
+static NEXT_BUILD: AtomicU64 = AtomicU64::new(1);
 
 /// Live proxies per grid at least, when the index is split over threads.
 const PART_MIN: usize = 64 * 1024;
@@ -44,6 +49,8 @@ struct Part {
     /// The grid's boxes, gathered for the build.
     gathered: Pool<Aabb>,
     failure: Option<InputError>,
+    /// The stamp of the build `grid` and `ids` hold (0: none known).
+    build: u64,
 }
 
 /// `clone_from` copies the grid and its slots into the part's own
@@ -56,14 +63,22 @@ impl Clone for Part {
         copy
     }
 
+    /// A part that holds the source's build already (a snapshot in a
+    /// ring, taken again before the index was rebuilt; a restore of a
+    /// snapshot of the build the index still has) copies nothing: the grid
+    /// is most of what a snapshot copies.
     fn clone_from(&mut self, source: &Self) {
+        self.failure = source.failure;
+        if self.build != 0 && self.build == source.build {
+            return;
+        }
         self.grid.clone_from(&source.grid);
         if self.ids.capacity() < source.ids.capacity() {
             self.ids.clear();
             self.ids.reserve_exact(source.ids.capacity());
         }
         self.ids.clone_from(&source.ids);
-        self.failure = source.failure;
+        self.build = source.build;
     }
 }
 
@@ -74,6 +89,7 @@ impl Part {
             ids: AlignedColumn::new(),
             gathered: Pool::new(),
             failure: None,
+            build: 0,
         }
     }
 }
@@ -238,6 +254,7 @@ impl Tier {
         for (k, part) in self.parts[..parts].iter_mut().enumerate() {
             let range = k * range_len..((k + 1) * range_len).min(slots.len());
             let kind = self.kind;
+            part.build = 0;
             slots.gather_in(range, |state| state == kind, &mut part.gathered, &mut part.ids);
             for &slot in &part.ids {
                 self.member[slot as usize / 64] |= 1 << (slot % 64);
@@ -247,6 +264,9 @@ impl Tier {
         jobs.for_each_mut(&mut self.parts[..parts], |_, part| {
             crate::profile::zone!("persistent: build index part");
             part.failure = part.grid.build(&part.gathered).err();
+            if part.failure.is_none() {
+                part.build = NEXT_BUILD.fetch_add(1, Ordering::Relaxed);
+            }
         })?;
         if let Some(e) = self.parts[..parts].iter_mut().find_map(|p| p.failure.take()) {
             return Err(e.into());
@@ -482,6 +502,63 @@ mod tests {
         index.clone_from(&FatIndex::new(GridConfig::default()));
         assert_eq!(index.config, GridConfig::default());
         assert!(configs(&index).iter().all(|&c| c == GridConfig::default()));
+    }
+
+    /// A tier of `boxes` as dynamic slots, built.
+    fn built(boxes: &[Aabb], jobs: &JobSystem) -> (FatIndex, Slots) {
+        let mut slots = Slots::new(true);
+        for &b in boxes {
+            slots.insert(b, b, super::super::slots::ProxyKind::Dynamic);
+        }
+        let mut index = FatIndex::new(GridConfig::default());
+        index.ensure_built(jobs, &slots).unwrap();
+        (index, slots)
+    }
+
+    /// The slots each part's grid finds over `query`, part by part.
+    fn answers(index: &FatIndex, query: &Aabb) -> Vec<Vec<u32>> {
+        let mut out = Vec::new();
+        for part in index.tiers.iter().flat_map(|tier| &tier.parts[..tier.used]) {
+            let mut hits = Vec::new();
+            part.grid.query_aabb(query, &mut hits).unwrap();
+            let mut slots: Vec<u32> = hits.iter().map(|&h| part.ids[h as usize]).collect();
+            slots.sort_unstable();
+            out.push(slots);
+        }
+        out
+    }
+
+    #[test]
+    fn a_copy_skips_only_the_build_it_holds_already() {
+        let jobs = JobSystem::new(1);
+        let cubes = |at: f32| -> Vec<Aabb> {
+            (0..50)
+                .map(|i| {
+                    Aabb::new(
+                        glam::Vec3::splat(at + i as f32),
+                        glam::Vec3::splat(at + i as f32 + 1.5),
+                    )
+                })
+                .collect()
+        };
+        let everything = Aabb::new(glam::Vec3::splat(-1e3), glam::Vec3::splat(1e3));
+        let (first, _) = built(&cubes(0.0), &jobs);
+        let mut copy = first.clone();
+        assert_eq!(answers(&copy, &everything), answers(&first, &everything));
+        // Another build, even of the same boxes, has another stamp: copied.
+        let (second, _) = built(&cubes(100.0), &jobs);
+        copy.clone_from(&second);
+        assert_eq!(answers(&copy, &everything), answers(&second, &everything));
+        let near_second = Aabb::new(glam::Vec3::splat(99.0), glam::Vec3::splat(110.0));
+        assert!(!answers(&copy, &near_second).concat().is_empty(), "the second build's grid");
+        // The same build again: nothing to copy, the answers stay.
+        copy.clone_from(&second);
+        assert_eq!(answers(&copy, &everything), answers(&second, &everything));
+        let stamps = |index: &FatIndex| -> Vec<u64> {
+            index.tiers.iter().flat_map(|t| &t.parts[..t.used]).map(|p| p.build).collect()
+        };
+        assert_eq!(stamps(&copy), stamps(&second));
+        assert_ne!(stamps(&first), stamps(&second));
     }
 
     #[test]

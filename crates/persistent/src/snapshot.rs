@@ -201,7 +201,10 @@ impl PersistentBroadPhase {
     /// published lists and the index of enlarged boxes (about 60 bytes a
     /// proxy when built: the grids' boxes, leaves and nodes, and per slot
     /// each tier's marks; nearly nothing after a full update, which drops
-    /// it).
+    /// it). A grid the snapshot holds already — the same build, as in a
+    /// ring of snapshots taken between two rebuilds of the index — is not
+    /// copied again, and neither is it by a restore into a broad phase
+    /// that still has it.
     ///
     /// # Examples
     ///
