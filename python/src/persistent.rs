@@ -3,13 +3,12 @@
 
 use crate::convert::{Coords, bad_row, boxes, ids as id_array, pairs_array, show};
 use crate::threads::{detached, failed, job_system};
+use broadphase::Aabb;
 use broadphase::persistent::{self, PersistentConfig, Proxy, ProxyError, ProxyKind};
-use broadphase::{Aabb, JobSystem};
 use numpy::PyArray2;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::collections::HashSet;
-use std::sync::Arc;
 
 /// Ids are slots, and every slot up to the largest id costs memory (about
 /// 60 bytes), so an id is capped well below what would exhaust a machine:
@@ -60,7 +59,10 @@ pub(crate) struct PersistentBroadPhase {
     handles: Vec<Option<Proxy>>,
     /// Columns of the boxes set so far (2 or 3), once any were.
     dims: Option<usize>,
-    jobs: Arc<JobSystem>,
+    /// The `threads=` argument, checked: each call takes the process's job
+    /// system for it, since one kept here would outlive a `fork` whose
+    /// child has none of its worker threads.
+    threads: Option<i64>,
 }
 
 fn proxy_error(error: ProxyError) -> PyErr {
@@ -119,7 +121,7 @@ impl PersistentBroadPhase {
             world: persistent::PersistentBroadPhase::with_config(config),
             handles: Vec::new(),
             dims: None,
-            jobs: job_system(threads)?,
+            threads: job_system(threads).map(|_| threads)?,
         })
     }
 
@@ -189,14 +191,15 @@ impl PersistentBroadPhase {
         {
             self.handles.resize(id as usize + 1, None);
         }
-        let Self { world, handles, jobs, .. } = self;
+        let jobs = job_system(self.threads)?;
+        let Self { world, handles, .. } = self;
         detached(py, move || -> PyResult<()> {
             for &proxy in &present {
                 if world.kind(proxy).map_err(proxy_error)? != kind {
                     world.set_kind(proxy, kind).map_err(proxy_error)?;
                 }
             }
-            world.set_aabbs(jobs, &present, &moved).map_err(proxy_error)?;
+            world.set_aabbs(&jobs, &present, &moved).map_err(proxy_error)?;
             for (id, aabb) in added {
                 handles[id as usize] = Some(world.insert_at(id, aabb, kind).map_err(proxy_error)?);
             }
@@ -238,8 +241,9 @@ impl PersistentBroadPhase {
     /// Turns every ``set_boxes`` and ``remove`` since the last update into
     /// ``pairs``, ``started`` and ``ended``.
     fn update(&mut self, py: Python<'_>) -> PyResult<()> {
-        let Self { world, jobs, .. } = self;
-        detached(py, move || world.update(jobs))?.map_err(proxy_error)
+        let jobs = job_system(self.threads)?;
+        let world = &mut self.world;
+        detached(py, move || world.update(&jobs))?.map_err(proxy_error)
     }
 
     /// Every overlapping pair as of the last ``update`` (pairs of two
