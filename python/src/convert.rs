@@ -483,9 +483,9 @@ pub(crate) fn lengths(
     })
 }
 
-/// A 1-D array of integer ids in `0..u32::MAX` (any signed or unsigned
-/// numpy integer dtype of 8 to 64 bits); `what` names a position in errors.
-pub(crate) fn ids(obj: &Bound<'_, PyAny>, name: &str, what: &str) -> PyResult<Vec<u32>> {
+/// A 1-D array of integer ids in `0..=max` (any signed or unsigned numpy
+/// integer dtype of 8 to 64 bits); `what` names a position in errors.
+pub(crate) fn ids(obj: &Bound<'_, PyAny>, name: &str, what: &str, max: u32) -> PyResult<Vec<u32>> {
     let Ok(array) = obj.cast::<PyUntypedArray>() else {
         return Err(PyTypeError::new_err(format!(
             "{name} must be a numpy array of integers, got {}",
@@ -506,10 +506,10 @@ pub(crate) fn ids(obj: &Bound<'_, PyAny>, name: &str, what: &str) -> PyResult<Ve
                 let mut out = Vec::with_capacity(a.len());
                 for (i, &v) in a.as_array().iter().enumerate() {
                     match u32::try_from(v) {
-                        Ok(id) if id != u32::MAX => out.push(id),
+                        Ok(id) if id <= max => out.push(id),
                         _ => {
                             return Err(bad_row(what, i, format!(
-                                "{name}[{i}] = {v} is not an id in 0..{}", u32::MAX
+                                "{name}[{i}] = {v} is not an id in 0..={max}"
                             )));
                         }
                     }

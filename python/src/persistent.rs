@@ -78,17 +78,11 @@ fn id_pairs(pairs: &[[Proxy; 2]]) -> Vec<[u32; 2]> {
 }
 
 impl PersistentBroadPhase {
-    /// Refuses an id past `MAX_ID` or given twice, naming the first.
+    /// Refuses an id given twice, naming the first (`id_array` refused
+    /// those past `MAX_ID`).
     fn check_ids(ids: &[u32]) -> PyResult<()> {
         let mut seen = HashSet::with_capacity(ids.len());
         for (position, &id) in ids.iter().enumerate() {
-            if id > MAX_ID {
-                return Err(bad_row(
-                    "id",
-                    position,
-                    format!("ids[{position}] = {id} is above {MAX_ID}"),
-                ));
-            }
             if !seen.insert(id) {
                 return Err(bad_row(
                     "id",
@@ -153,7 +147,7 @@ impl PersistentBroadPhase {
         maxs: &Bound<'_, PyAny>,
         r#static: bool,
     ) -> PyResult<()> {
-        let ids = id_array(ids, "ids", "id")?;
+        let ids = id_array(ids, "ids", "id", MAX_ID)?;
         let (mins, maxs) = (Coords::extract(mins, "mins")?, Coords::extract(maxs, "maxs")?);
         if mins.len() != ids.len() {
             return Err(PyValueError::new_err(format!(
@@ -216,7 +210,7 @@ impl PersistentBroadPhase {
     ///     The whole call is refused, naming the first id that is not
     ///     present or is given twice.
     fn remove(&mut self, ids: &Bound<'_, PyAny>) -> PyResult<()> {
-        let ids = id_array(ids, "ids", "id")?;
+        let ids = id_array(ids, "ids", "id", MAX_ID)?;
         Self::check_ids(&ids)?;
         let mut proxies = Vec::with_capacity(ids.len());
         for (position, &id) in ids.iter().enumerate() {
