@@ -9,8 +9,8 @@ use broadphase::Aabb;
 use broadphase::glam::Vec3;
 use numpy::ndarray::{Array2, ArrayView2};
 use numpy::{
-    IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArray,
-    PyUntypedArrayMethods,
+    IntoPyArray, PyArray1, PyArray2, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray2,
+    PyUntypedArray, PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -105,12 +105,23 @@ fn python_exponent(text: String) -> String {
 }
 
 /// `obj` itself, or a copy of it if it is a numpy array whose data is not
-/// aligned for its dtype: views into it are only sound on aligned data.
+/// aligned for its dtype (views into it are only sound on aligned data)
+/// or not in this machine's byte order (a big-endian file read on a
+/// little-endian machine): the copy has the same values, aligned, in
+/// native order.
 fn aligned<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    match obj.cast::<PyUntypedArray>() {
-        Ok(array) if !array.is_aligned() => obj.call_method0("copy"),
-        _ => Ok(obj.clone()),
+    let Ok(array) = obj.cast::<PyUntypedArray>() else {
+        return Ok(obj.clone());
+    };
+    let dtype = array.dtype();
+    if dtype.is_native_byteorder() == Some(false) {
+        let native = dtype.call_method1("newbyteorder", ("=",))?;
+        return obj.call_method1("astype", (native,));
     }
+    if !array.is_aligned() {
+        return obj.call_method0("copy");
+    }
+    Ok(obj.clone())
 }
 
 /// A shape as Python prints it.

@@ -231,3 +231,16 @@ def test_tiny_radius_over_a_unit_cube_stays_linear_and_finds_duplicates():
     want = sort_rows(np.stack([sources, np.arange(n - copies, n)], axis=1).astype(np.uint32))
     np.testing.assert_array_equal(pairs, want)
     assert elapsed < 2.0, f"{elapsed:.2f} s for {n} points at r = 1e-12"
+
+
+def test_distances_whose_square_is_subnormal_differ_from_ckdtree():
+    # 1e-23 squared is below float32's smallest subnormal: the float32
+    # rule computes d*d = 0 <= 0*0, so the points are neighbors at r = 0,
+    # where cKDTree's float64 distance says they are not (as documented).
+    points = np.array([[0, 0, 0], [1e-23, 0, 0], [1, 1, 1]], F32)
+    assert bp.neighbor_pairs(points, 0.0).tolist() == [[0, 1]]
+    assert len(cKDTree(points).query_pairs(0.0)) == 0
+    # Above about 1e-19 the squares are normal floats and the sets agree.
+    points[1, 0] = 1e-18
+    assert bp.neighbor_pairs(points, 0.0).tolist() == []
+    assert bp.neighbor_pairs(points, 1e-18).tolist() == [[0, 1]]
