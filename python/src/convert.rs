@@ -440,27 +440,37 @@ fn box_error<A: Coord, B: Coord>(
     bad_row(what, row, "is not a valid box")
 }
 
-/// Per-row lengths (a ray's `max_t`): one float for every row, or a 1-D
-/// float32 or float64 array of `n`. Rounded up to float32; NaN or
-/// negative is a `ValueError` naming the first (as `what` `row`), in the
-/// inner result; a wrong type or shape is the outer one.
+/// Per-row lengths (a ray's `max_t`, a sphere's radius): one float for
+/// every row, or a 1-D float32 or float64 array of `n`. Rounded up to
+/// float32; NaN or negative is a `ValueError` naming the first (as `what`
+/// `row`), in the inner result, and so is infinity or a value beyond
+/// float32 where `finite`; a wrong type or shape is the outer one.
 pub(crate) fn lengths(
     obj: &Bound<'_, PyAny>,
     n: usize,
     name: &str,
     what: &str,
+    finite: bool,
 ) -> PyResult<Result<Vec<f32>, RowError>> {
     let check = |row: usize, v: f64| -> Result<f32, RowError> {
-        if v.is_nan() || v < 0.0 {
-            let at = if obj.cast::<PyUntypedArray>().is_ok() {
+        let at = || {
+            if obj.cast::<PyUntypedArray>().is_ok() {
                 format!("{name}[{row}]")
             } else {
                 name.to_owned()
-            };
-            let error = bad_row(what, row, format!("{at} = {} must be >= 0", show(v)));
+            }
+        };
+        if v.is_nan() || v < 0.0 {
+            let error = bad_row(what, row, format!("{} = {} must be >= 0", at(), show(v)));
             return Err(RowError { row, error });
         }
-        Ok(narrow(v, Round::Up))
+        let length = narrow(v, Round::Up);
+        if finite && length.is_infinite() {
+            let why = if v.is_finite() { "is outside the float32 range" } else { "is not finite" };
+            let error = bad_row(what, row, format!("{} = {} {why}", at(), show(v)));
+            return Err(RowError { row, error });
+        }
+        Ok(length)
     };
     let obj = &aligned(obj)?;
     if let Ok(array) = obj.cast::<PyUntypedArray>() {
