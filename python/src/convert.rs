@@ -9,8 +9,8 @@ use broadphase::Aabb;
 use broadphase::glam::Vec3;
 use numpy::ndarray::{Array2, ArrayView2};
 use numpy::{
-    IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArray,
-    PyUntypedArrayMethods,
+    IntoPyArray, PyArray1, PyArray2, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray2,
+    PyUntypedArray, PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -105,12 +105,23 @@ fn python_exponent(text: String) -> String {
 }
 
 /// `obj` itself, or a copy of it if it is a numpy array whose data is not
-/// aligned for its dtype: views into it are only sound on aligned data.
+/// aligned for its dtype (views into it are only sound on aligned data)
+/// or not in this machine's byte order (a big-endian file read on a
+/// little-endian machine): the copy has the same values, aligned, in
+/// native order.
 fn aligned<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    match obj.cast::<PyUntypedArray>() {
-        Ok(array) if !array.is_aligned() => obj.call_method0("copy"),
-        _ => Ok(obj.clone()),
+    let Ok(array) = obj.cast::<PyUntypedArray>() else {
+        return Ok(obj.clone());
+    };
+    let dtype = array.dtype();
+    if dtype.is_native_byteorder() == Some(false) {
+        let native = dtype.call_method1("newbyteorder", ("=",))?;
+        return obj.call_method1("astype", (native,));
     }
+    if !array.is_aligned() {
+        return obj.call_method0("copy");
+    }
+    Ok(obj.clone())
 }
 
 /// A shape as Python prints it.
@@ -429,27 +440,37 @@ fn box_error<A: Coord, B: Coord>(
     bad_row(what, row, "is not a valid box")
 }
 
-/// Per-row lengths (a ray's `max_t`): one float for every row, or a 1-D
-/// float32 or float64 array of `n`. Rounded up to float32; NaN or
-/// negative is a `ValueError` naming the first (as `what` `row`), in the
-/// inner result; a wrong type or shape is the outer one.
+/// Per-row lengths (a ray's `max_t`, a sphere's radius): one float for
+/// every row, or a 1-D float32 or float64 array of `n`. Rounded up to
+/// float32; NaN or negative is a `ValueError` naming the first (as `what`
+/// `row`), in the inner result, and so is infinity or a value beyond
+/// float32 where `finite`; a wrong type or shape is the outer one.
 pub(crate) fn lengths(
     obj: &Bound<'_, PyAny>,
     n: usize,
     name: &str,
     what: &str,
+    finite: bool,
 ) -> PyResult<Result<Vec<f32>, RowError>> {
     let check = |row: usize, v: f64| -> Result<f32, RowError> {
-        if v.is_nan() || v < 0.0 {
-            let at = if obj.cast::<PyUntypedArray>().is_ok() {
+        let at = || {
+            if obj.cast::<PyUntypedArray>().is_ok() {
                 format!("{name}[{row}]")
             } else {
                 name.to_owned()
-            };
-            let error = bad_row(what, row, format!("{at} = {} must be >= 0", show(v)));
+            }
+        };
+        if v.is_nan() || v < 0.0 {
+            let error = bad_row(what, row, format!("{} = {} must be >= 0", at(), show(v)));
             return Err(RowError { row, error });
         }
-        Ok(narrow(v, Round::Up))
+        let length = narrow(v, Round::Up);
+        if finite && length.is_infinite() {
+            let why = if v.is_finite() { "is outside the float32 range" } else { "is not finite" };
+            let error = bad_row(what, row, format!("{} = {} {why}", at(), show(v)));
+            return Err(RowError { row, error });
+        }
+        Ok(length)
     };
     let obj = &aligned(obj)?;
     if let Ok(array) = obj.cast::<PyUntypedArray>() {
@@ -483,9 +504,9 @@ pub(crate) fn lengths(
     })
 }
 
-/// A 1-D array of integer ids in `0..u32::MAX` (any signed or unsigned
-/// numpy integer dtype of 8 to 64 bits); `what` names a position in errors.
-pub(crate) fn ids(obj: &Bound<'_, PyAny>, name: &str, what: &str) -> PyResult<Vec<u32>> {
+/// A 1-D array of integer ids in `0..=max` (any signed or unsigned numpy
+/// integer dtype of 8 to 64 bits); `what` names a position in errors.
+pub(crate) fn ids(obj: &Bound<'_, PyAny>, name: &str, what: &str, max: u32) -> PyResult<Vec<u32>> {
     let Ok(array) = obj.cast::<PyUntypedArray>() else {
         return Err(PyTypeError::new_err(format!(
             "{name} must be a numpy array of integers, got {}",
@@ -506,10 +527,10 @@ pub(crate) fn ids(obj: &Bound<'_, PyAny>, name: &str, what: &str) -> PyResult<Ve
                 let mut out = Vec::with_capacity(a.len());
                 for (i, &v) in a.as_array().iter().enumerate() {
                     match u32::try_from(v) {
-                        Ok(id) if id != u32::MAX => out.push(id),
+                        Ok(id) if id <= max => out.push(id),
                         _ => {
                             return Err(bad_row(what, i, format!(
-                                "{name}[{i}] = {v} is not an id in 0..{}", u32::MAX
+                                "{name}[{i}] = {v} is not an id in 0..={max}"
                             )));
                         }
                     }

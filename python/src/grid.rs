@@ -1,11 +1,11 @@
 //! `Grid`: a set of boxes indexed once by the kernel's grid, then asked
-//! batches of box, point and ray queries on the job system.
+//! batches of box, point, sphere and ray queries on the job system.
 
 use crate::convert::{Coords, boxes, first_bad_row, lengths};
 use crate::order::{Index, RowSource, build_csr};
 use crate::threads::{detached, failed, job_system};
 use broadphase::AdaptiveGrid;
-use broadphase::query::{BatchHits, Ray, cast_rays};
+use broadphase::query::{BatchHits, Ray, Sphere, cast_rays};
 use numpy::PyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -171,6 +171,48 @@ impl Grid {
         Ok(csr.into_arrays(py))
     }
 
+    /// The boxes each sphere meets: those whose closest point lies within
+    /// the radius of the center (touching counts).
+    ///
+    /// Parameters
+    /// ----------
+    /// centers : ndarray, shape (m, dims), float32 or float64
+    ///     float64 centers are rounded to the nearest float32.
+    /// radii : float or ndarray of shape (m,)
+    ///     One radius for every sphere or one each; finite, not negative.
+    ///     float64 is rounded up to float32, so no box is lost.
+    /// threads : int, optional
+    ///     As for ``overlap_pairs``.
+    ///
+    /// Returns
+    /// -------
+    /// indptr, indices : ndarray
+    ///     CSR rows, one per sphere, each ascending.
+    #[pyo3(signature = (centers, radii, threads = None))]
+    fn query_spheres<'py>(
+        &self,
+        py: Python<'py>,
+        centers: &Bound<'py, PyAny>,
+        radii: &Bound<'py, PyAny>,
+        threads: Option<i64>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let jobs = job_system(threads)?;
+        let centers = Coords::extract(centers, "centers")?;
+        self.check_dims(&centers, "centers")?;
+        let n = centers.len();
+        let radii = lengths(radii, n, "radii", "sphere", true)?;
+        let (centers, radii, ()) = first_bad_row(centers.points_by_row("sphere"), radii, Ok(()))?;
+        let spheres: Vec<Sphere> = (0..n).map(|i| Sphere::new(centers[i], radii[i])).collect();
+        drop((centers, radii));
+        let grid = &self.grid;
+        let csr = detached(py, move || {
+            let mut hits = BatchHits::default();
+            hits.query_spheres(&jobs, grid, &spheres).map_err(failed)?;
+            build_csr(&jobs, &HitRows(&hits), grid.len(), true)
+        })??;
+        Ok(csr.into_arrays(py))
+    }
+
     /// The first box each ray hits.
     ///
     /// A ray is the points ``origin + t * dir`` for ``t`` in ``[0,
@@ -211,7 +253,7 @@ impl Grid {
         origins.same_shape(&dirs)?;
         let n = origins.len();
         let max_t = match max_t {
-            Some(obj) => lengths(obj, n, "max_t", "ray")?,
+            Some(obj) => lengths(obj, n, "max_t", "ray", false)?,
             None => Ok(vec![f32::INFINITY; n]),
         };
         let (origins, dirs, max_t) =

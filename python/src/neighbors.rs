@@ -163,12 +163,16 @@ fn build_error(error: BuildError) -> PyErr {
     }
 }
 
-/// The radius as float32, refusing NaN, infinite and negative values.
+/// The radius as float32, refusing NaN, negative values and any above
+/// `MAX_RADIUS`, whose float32 square would overflow.
 fn radius(r: f64) -> PyResult<f32> {
-    if r.is_finite() && r >= 0.0 {
+    if r.is_finite() && r >= 0.0 && r as f32 <= MAX_RADIUS {
         return Ok(r as f32);
     }
-    Err(PyValueError::new_err(format!("r must be a finite number >= 0, got {}", show(r))))
+    Err(PyValueError::new_err(format!(
+        "r must be a finite number in 0..={MAX_RADIUS:e} (r*r must fit float32), got {}",
+        show(r)
+    )))
 }
 
 /// What both functions take, checked and converted.
@@ -283,18 +287,23 @@ fn with_structure<T>(
 ///     Finite coordinates. float64 is rounded to the nearest float32 first
 ///     (and ``r`` too): the search runs on the float32 values.
 /// r : float
-///     The radius, finite and ``>= 0``. Inclusive: ``i`` and ``j`` are
-///     neighbors when ``dx*dx + dy*dy + dz*dz <= r*r``, computed in
-///     float32 from left to right, exactly as the crate's brute force does;
-///     on float32 data this is ``scipy.spatial.cKDTree.query_pairs(r)``'s
-///     set except where a distance lies within float32 rounding of ``r``.
+///     The radius, finite, in ``0 ..= 1e19`` (``r*r`` must fit float32).
+///     Inclusive: ``i`` and ``j`` are neighbors when
+///     ``dx*dx + dy*dy + dz*dz <= r*r``, computed in float32 from left to
+///     right, exactly as the crate's brute force does; on float32 data this
+///     is ``scipy.spatial.cKDTree.query_pairs(r)``'s set except where a
+///     distance lies within float32 rounding of ``r``, or below about
+///     1e-19, where the float32 squares lose precision (subnormal) or
+///     become 0.
 /// periodic : tuple, optional
 ///     ``(lo, hi)`` or ``(lo, hi, wrap)``: a box whose faces wrap, ``lo``
 ///     and ``hi`` a float or one per axis, ``wrap`` a bool or one per axis
 ///     (default True on every axis). Distances then go by the nearest
-///     image along the wrapping axes. Points must lie in ``[lo, hi]``
-///     (faces included), and ``r`` may not exceed half the box on a
-///     wrapping axis.
+///     image along the wrapping axes. ``lo`` and ``hi`` are rounded to
+///     the nearest float32, as the points are, and the box is that float32
+///     box: points must lie in it (faces included), and ``r`` may not
+///     exceed half its float32 length on a wrapping axis (``(0.3, 0.5)``
+///     is 0.19999999 long in float32, so ``r = 0.1`` is refused).
 /// threads : int, optional
 ///     Threads, the calling one included: None (the default) is one, 0 one
 ///     per core. The result does not depend on it. The periodic search

@@ -3,13 +3,12 @@
 
 use crate::convert::{Coords, bad_row, boxes, ids as id_array, pairs_array, show};
 use crate::threads::{detached, failed, job_system};
+use broadphase::Aabb;
 use broadphase::persistent::{self, PersistentConfig, Proxy, ProxyError, ProxyKind};
-use broadphase::{Aabb, JobSystem};
 use numpy::PyArray2;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::collections::HashSet;
-use std::sync::Arc;
 
 /// Ids are slots, and every slot up to the largest id costs memory (about
 /// 60 bytes), so an id is capped well below what would exhaust a machine:
@@ -60,7 +59,10 @@ pub(crate) struct PersistentBroadPhase {
     handles: Vec<Option<Proxy>>,
     /// Columns of the boxes set so far (2 or 3), once any were.
     dims: Option<usize>,
-    jobs: Arc<JobSystem>,
+    /// The `threads=` argument, checked: each call takes the process's job
+    /// system for it, since one kept here would outlive a `fork` whose
+    /// child has none of its worker threads.
+    threads: Option<i64>,
 }
 
 fn proxy_error(error: ProxyError) -> PyErr {
@@ -76,17 +78,11 @@ fn id_pairs(pairs: &[[Proxy; 2]]) -> Vec<[u32; 2]> {
 }
 
 impl PersistentBroadPhase {
-    /// Refuses an id past `MAX_ID` or given twice, naming the first.
+    /// Refuses an id given twice, naming the first (`id_array` refused
+    /// those past `MAX_ID`).
     fn check_ids(ids: &[u32]) -> PyResult<()> {
         let mut seen = HashSet::with_capacity(ids.len());
         for (position, &id) in ids.iter().enumerate() {
-            if id > MAX_ID {
-                return Err(bad_row(
-                    "id",
-                    position,
-                    format!("ids[{position}] = {id} is above {MAX_ID}"),
-                ));
-            }
             if !seen.insert(id) {
                 return Err(bad_row(
                     "id",
@@ -119,7 +115,7 @@ impl PersistentBroadPhase {
             world: persistent::PersistentBroadPhase::with_config(config),
             handles: Vec::new(),
             dims: None,
-            jobs: job_system(threads)?,
+            threads: job_system(threads).map(|_| threads)?,
         })
     }
 
@@ -151,7 +147,7 @@ impl PersistentBroadPhase {
         maxs: &Bound<'_, PyAny>,
         r#static: bool,
     ) -> PyResult<()> {
-        let ids = id_array(ids, "ids", "id")?;
+        let ids = id_array(ids, "ids", "id", MAX_ID)?;
         let (mins, maxs) = (Coords::extract(mins, "mins")?, Coords::extract(maxs, "maxs")?);
         if mins.len() != ids.len() {
             return Err(PyValueError::new_err(format!(
@@ -189,14 +185,15 @@ impl PersistentBroadPhase {
         {
             self.handles.resize(id as usize + 1, None);
         }
-        let Self { world, handles, jobs, .. } = self;
+        let jobs = job_system(self.threads)?;
+        let Self { world, handles, .. } = self;
         detached(py, move || -> PyResult<()> {
             for &proxy in &present {
                 if world.kind(proxy).map_err(proxy_error)? != kind {
                     world.set_kind(proxy, kind).map_err(proxy_error)?;
                 }
             }
-            world.set_aabbs(jobs, &present, &moved).map_err(proxy_error)?;
+            world.set_aabbs(&jobs, &present, &moved).map_err(proxy_error)?;
             for (id, aabb) in added {
                 handles[id as usize] = Some(world.insert_at(id, aabb, kind).map_err(proxy_error)?);
             }
@@ -213,7 +210,7 @@ impl PersistentBroadPhase {
     ///     The whole call is refused, naming the first id that is not
     ///     present or is given twice.
     fn remove(&mut self, ids: &Bound<'_, PyAny>) -> PyResult<()> {
-        let ids = id_array(ids, "ids", "id")?;
+        let ids = id_array(ids, "ids", "id", MAX_ID)?;
         Self::check_ids(&ids)?;
         let mut proxies = Vec::with_capacity(ids.len());
         for (position, &id) in ids.iter().enumerate() {
@@ -238,8 +235,9 @@ impl PersistentBroadPhase {
     /// Turns every ``set_boxes`` and ``remove`` since the last update into
     /// ``pairs``, ``started`` and ``ended``.
     fn update(&mut self, py: Python<'_>) -> PyResult<()> {
-        let Self { world, jobs, .. } = self;
-        detached(py, move || world.update(jobs))?.map_err(proxy_error)
+        let jobs = job_system(self.threads)?;
+        let world = &mut self.world;
+        detached(py, move || world.update(&jobs))?.map_err(proxy_error)
     }
 
     /// Every overlapping pair as of the last ``update`` (pairs of two

@@ -32,9 +32,24 @@ pub(crate) fn job_system(threads: Option<i64>) -> PyResult<Arc<JobSystem>> {
             )));
         }
     };
+    catch_unwind(|| cached(count)).map_err(|payload| internal(&*payload))?
+}
+
+/// The kept job system of `count` threads, started on first use in this
+/// process.
+fn cached(count: usize) -> PyResult<Arc<JobSystem>> {
     let pid = std::process::id();
     let mut systems = SYSTEMS.lock().unwrap_or_else(PoisonError::into_inner);
-    systems.retain(|(owner, _)| *owner == pid);
+    if systems.iter().any(|(owner, _)| *owner != pid) {
+        // A `fork` child: the parent's systems came along without their
+        // worker threads. Dropping one would join threads that do not
+        // exist here (a panic), using one would wait on them: they are
+        // leaked instead, once per fork and thread count.
+        let (own, inherited) =
+            std::mem::take(&mut *systems).into_iter().partition(|(owner, _)| *owner == pid);
+        *systems = own;
+        inherited.into_iter().for_each(std::mem::forget::<(u32, Arc<JobSystem>)>);
+    }
     if let Some((_, system)) = systems.iter().find(|(_, s)| s.threads() == count) {
         return Ok(Arc::clone(system));
     }

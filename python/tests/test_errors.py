@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import broadphase as bp
+from conftest import sort_rows
 
 F32 = np.float32
 
@@ -73,7 +74,6 @@ def test_float64_min_above_max_by_less_than_a_float32_step_is_refused():
         (np.zeros((4, 3), np.int64), "dtype int64, expected float32 or float64"),
         (np.zeros((4, 3), np.float16), "dtype float16"),
         (np.zeros((4, 3), np.complex128), "dtype complex128"),
-        (np.zeros((4, 3), ">f8"), "dtype >f8"),
     ],
 )
 def test_wrong_shapes_and_dtypes(array, message):
@@ -110,18 +110,22 @@ def test_mismatched_shapes():
         grid.cast_rays(np.zeros((4, 3), F32), np.zeros((4, 3), F32), np.ones(3))
 
 
-@pytest.mark.parametrize("r", [-1.0, -1e-30, np.nan, np.inf])
+@pytest.mark.parametrize("r", [-1.0, -1e-30, np.nan, np.inf, 1e20, 1.1e19])
 def test_bad_radius(r):
     points = np.zeros((3, 3), F32)
-    with pytest.raises(ValueError, match="r must be a finite number >= 0"):
+    message = "r must be a finite number in 0\\.\\.=1e19 \\(r\\*r must fit float32\\), got"
+    with pytest.raises(ValueError, match=message):
         bp.neighbor_pairs(points, r)
-    with pytest.raises(ValueError, match="r must be a finite number >= 0"):
+    with pytest.raises(ValueError, match=message):
         bp.neighbor_lists(points, r, periodic=(0.0, 1.0))
 
 
 def test_radius_whose_square_overflows_float32():
-    with pytest.raises(ValueError, match="r = 1e\\+20 must be a finite number in 0..=1e19"):
+    with pytest.raises(ValueError, match="0\\.\\.=1e19 \\(r\\*r must fit float32\\), got 1e\\+20"):
         bp.neighbor_pairs(np.zeros((3, 3), F32), 1e20)
+    # The cap itself is a radius: every pair of these points is within it.
+    points = np.array([[0, 0, 0], [1e19, 0, 0], [0, 2e19, 0]], F32)
+    assert bp.neighbor_pairs(points, 1e19, sort=True).tolist() == [[0, 1]]
 
 
 def test_bad_points_name_the_first():
@@ -142,6 +146,11 @@ def test_periodic_errors():
         bp.neighbor_pairs(points, 0.1, periodic=(0.0, 1.0))
     with pytest.raises(ValueError, match="r = 0.6 exceeds half the periodic box along axis 0 \\(0.5\\)"):
         bp.neighbor_pairs(points[:1], 0.6, periodic=(0.0, 1.0))
+    # The half-box check is on the float32 box: 0.5 - 0.3 is 0.19999999
+    # in float32, so r = 0.1 exceeds half of it; dyadic bounds are exact.
+    with pytest.raises(ValueError, match="r = 0.1 exceeds half the periodic box along axis 0 \\(0.099999994\\)"):
+        bp.neighbor_pairs(np.full((1, 3), 0.4, F32), 0.1, periodic=(0.3, 0.5))
+    assert bp.neighbor_pairs(np.full((1, 3), 0.4, F32), 0.125, periodic=(0.25, 0.5)).shape == (0, 2)
     # Not along an axis that does not wrap.
     assert bp.neighbor_pairs(points[:1], 0.6, periodic=(0.0, 1.0, False)).shape == (0, 2)
     with pytest.raises(ValueError, match="axis 1 needs finite lo < hi, got lo = 1.0, hi = 1.0"):
@@ -189,3 +198,31 @@ def test_read_only_and_unaligned_arrays_are_read():
     raw = np.zeros(3 * 3 * 4 + 1, np.uint8)[1:].view(F32).reshape(3, 3)  # unaligned
     assert not raw.flags.aligned
     assert bp.overlap_pairs(lo, raw).tolist() == [[0, 1], [0, 2], [1, 2]]
+
+
+@pytest.mark.parametrize("dtype", [">f4", ">f8"])
+def test_big_endian_arrays_are_read(dtype):
+    rng = np.random.default_rng(4)
+    lo = rng.random((300, 3)).astype(F32)
+    hi = lo + F32(0.1)
+    big_lo, big_hi = lo.astype(dtype), hi.astype(dtype)
+    assert not big_lo.dtype.isnative
+    want = bp.overlap_pairs(lo, hi, sort=True)
+    assert len(want) > 0
+    np.testing.assert_array_equal(bp.overlap_pairs(big_lo, big_hi, sort=True), want)
+    np.testing.assert_array_equal(
+        bp.neighbor_pairs(big_lo, 0.1, sort=True), bp.neighbor_pairs(lo, 0.1, sort=True)
+    )
+    grid = bp.Grid(big_lo, big_hi)
+    for got, native in zip(grid.query_points(big_lo), bp.Grid(lo, hi).query_points(lo)):
+        np.testing.assert_array_equal(got, native)
+    ends = np.full(300, 0.5).astype(dtype)
+    for got, native in zip(
+        grid.cast_rays(big_lo, np.ones((300, 3), dtype), ends),
+        bp.Grid(lo, hi).cast_rays(lo, np.ones((300, 3), F32), np.full(300, 0.5)),
+    ):
+        np.testing.assert_array_equal(got, native)
+    world = bp.PersistentBroadPhase()
+    world.set_boxes(np.arange(300).astype(">i8"), big_lo, big_hi)
+    world.update()
+    np.testing.assert_array_equal(sort_rows(world.pairs), want)

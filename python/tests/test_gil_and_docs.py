@@ -102,7 +102,7 @@ def test_public_functions_have_docstrings():
     for name in bp.__all__:
         if name != "__version__":
             assert len(getattr(bp, name).__doc__ or "") > 200, name
-    for method in ("query", "query_points", "cast_rays"):
+    for method in ("query", "query_points", "query_spheres", "cast_rays"):
         assert getattr(bp.Grid, method).__doc__, method
     for method in ("set_boxes", "remove", "update", "pairs", "started", "ended"):
         assert getattr(bp.PersistentBroadPhase, method).__doc__, method

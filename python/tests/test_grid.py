@@ -1,4 +1,4 @@
-"""Grid's batched box, point and ray queries against a numpy brute force."""
+"""Grid's batched box, point, sphere and ray queries against a numpy brute force."""
 
 import numpy as np
 import pytest
@@ -132,3 +132,63 @@ def test_queries_must_match_the_grids_columns():
         grid.query(np.zeros((1, 2), F32), np.zeros((1, 2), F32))
     with pytest.raises(ValueError, match="columns"):
         grid.cast_rays(np.zeros((1, 2), F32), np.zeros((1, 2), F32))
+
+
+def brute_spheres(lo, hi, centers, radii):
+    """The boxes each sphere meets, by the crate's rule: the box overlaps the
+    sphere's float32 bounds (widened by one float32 step) and its closest
+    point lies within the radius, in float64."""
+    lo3 = np.zeros((len(lo), 3), F32)
+    hi3 = np.zeros((len(hi), 3), F32)
+    lo3[:, : lo.shape[1]], hi3[:, : hi.shape[1]] = lo, hi
+    rows = []
+    for c, r in zip(centers, radii):
+        c3 = np.zeros(3, F32)
+        c3[: len(c)] = c
+        r = F32(r)
+        blo = np.nextafter(c3 - r, F32(-np.inf))
+        bhi = np.nextafter(c3 + r, F32(np.inf))
+        near = np.all((lo3 <= bhi) & (blo <= hi3), axis=1)
+        closest = np.minimum(np.maximum(c3.astype(np.float64), lo3), hi3)
+        d2 = ((c3.astype(np.float64) - closest) ** 2).sum(axis=1)
+        rows.append(np.flatnonzero(near & (d2 <= np.float64(r) * np.float64(r))))
+    return rows
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+def test_sphere_queries_match_brute_force(dims):
+    rng = np.random.default_rng(40 + dims)
+    lo, hi = random_boxes(rng, 3000, dims, extent=20.0, size=2.0)
+    grid = bp.Grid(lo, hi)
+    centers = (rng.random((500, dims)) * 22).astype(F32)
+    radii = (rng.random(500) * 3).astype(F32)
+    radii[:20] = 0.0  # a point: the boxes that contain it
+    want = brute_spheres(lo, hi, centers, radii)
+    assert sum(len(w) for w in want) > 1000
+    check_rows(grid.query_spheres(centers, radii), want)
+    check_rows(grid.query_spheres(centers, radii, threads=2), want)
+    check_rows(grid.query_spheres(centers, 1.5), brute_spheres(lo, hi, centers, np.full(500, 1.5)))
+    # Touching counts: a sphere whose surface reaches a face exactly.
+    face = bp.Grid(np.array([[2, 0, 0]], F32)[:, :dims], np.array([[3, 1, 1]], F32)[:, :dims])
+    check_rows(face.query_spheres(np.zeros((1, dims)), 2.0), [[0]])
+    check_rows(face.query_spheres(np.zeros((1, dims)), 1.999), [[]])
+
+
+def test_sphere_query_errors_name_the_first_bad_sphere():
+    grid = bp.Grid(np.zeros((2, 3), F32), np.ones((2, 3), F32))
+    centers = np.zeros((4, 3))
+    with pytest.raises(ValueError, match="sphere 2: radii\\[2\\] = -1.0 must be >= 0"):
+        grid.query_spheres(centers, np.array([1.0, 1.0, -1.0, np.nan]))
+    with pytest.raises(ValueError, match="sphere 1: radii\\[1\\] = inf is not finite"):
+        grid.query_spheres(centers, np.array([1.0, np.inf, 1.0, 1.0]))
+    with pytest.raises(ValueError, match="sphere 0: radii = 1e\\+39 is outside the float32 range"):
+        grid.query_spheres(centers, 1e39)
+    bad = centers.copy()
+    bad[1, 2] = np.nan
+    with pytest.raises(ValueError, match="sphere 1: centers\\[1, 2\\] = nan"):
+        grid.query_spheres(bad, np.array([1.0, 1.0, -1.0, 1.0]))
+    with pytest.raises(ValueError, match="radii must be a float or an array of shape \\(4,\\)"):
+        grid.query_spheres(centers, np.ones(3))
+    with pytest.raises(ValueError, match="centers has 2 columns"):
+        grid.query_spheres(np.zeros((4, 2)), 1.0)
+    assert [len(a) for a in grid.query_spheres(np.zeros((0, 3)), 1.0)] == [1, 0]

@@ -1,6 +1,8 @@
 """neighbor_pairs and neighbor_lists against a numpy brute force and
 scipy's cKDTree."""
 
+import time
+
 import numpy as np
 import pytest
 from scipy.sparse import csr_array
@@ -212,3 +214,33 @@ def test_periodic_identical_to_ckdtree_boxsize(dims):
         tree = cKDTree(points.astype(np.float64), boxsize=side)
         want = sort_rows(tree.query_pairs(r, output_type="ndarray"))
         np.testing.assert_array_equal(bp.neighbor_pairs(points, r, periodic=(0.0, side), sort=True), want)
+
+
+def test_tiny_radius_over_a_unit_cube_stays_linear_and_finds_duplicates():
+    # r = 1e-12 over a unit cube asks for 10^12 cells per axis; cells once
+    # clamped at 2^30 put every point in one cell (5.7 s, quadratic). A
+    # generous bound: a guard against quadratic time, not a benchmark.
+    rng = np.random.default_rng(12)
+    n, copies = 200_000, 500
+    points = rng.random((n, 3), dtype=np.float32)
+    sources = rng.choice(n - copies, copies, replace=False)
+    points[n - copies :] = points[sources]
+    start = time.perf_counter()
+    pairs = bp.neighbor_pairs(points, 1e-12, sort=True)
+    elapsed = time.perf_counter() - start
+    want = sort_rows(np.stack([sources, np.arange(n - copies, n)], axis=1).astype(np.uint32))
+    np.testing.assert_array_equal(pairs, want)
+    assert elapsed < 2.0, f"{elapsed:.2f} s for {n} points at r = 1e-12"
+
+
+def test_distances_whose_square_is_subnormal_differ_from_ckdtree():
+    # 1e-23 squared is below float32's smallest subnormal: the float32
+    # rule computes d*d = 0 <= 0*0, so the points are neighbors at r = 0,
+    # where cKDTree's float64 distance says they are not (as documented).
+    points = np.array([[0, 0, 0], [1e-23, 0, 0], [1, 1, 1]], F32)
+    assert bp.neighbor_pairs(points, 0.0).tolist() == [[0, 1]]
+    assert len(cKDTree(points).query_pairs(0.0)) == 0
+    # Above about 1e-19 the squares are normal floats and the sets agree.
+    points[1, 0] = 1e-18
+    assert bp.neighbor_pairs(points, 0.0).tolist() == []
+    assert bp.neighbor_pairs(points, 1e-18).tolist() == [[0, 1]]

@@ -154,3 +154,15 @@ def test_errors_change_nothing():
     world.update()
     assert as_set(world.pairs) == {(0, 1), (0, 2), (1, 2)} and len(world) == 3
     assert world.started.shape == (0, 2)
+
+
+def test_id_error_names_the_real_cap():
+    world = bp.PersistentBroadPhase()
+    lo = np.zeros((2, 3))
+    for bad in (2**28, 2**32 - 1, -1):
+        with pytest.raises(ValueError, match=r"ids\[1\] = %d is not an id in 0\.\.=268435455$" % bad):
+            world.set_boxes(np.array([0, bad]), lo, lo + 1)
+    # The cap itself is an id.
+    world.set_boxes(np.array([2**28 - 1]), lo[:1], lo[:1] + 1)
+    world.update()
+    assert len(world) == 1

@@ -78,9 +78,18 @@ impl Default for SpatialHashConfig {
     }
 }
 
-/// Cell coordinates are clamped to this magnitude; far-out particles share
-/// the edge cells (still exact: the distance test decides).
+/// Cell coordinates are clamped to this magnitude, so they fit `i32` with
+/// room for a stencil around them. Only a query far outside the build's
+/// bounds reaches it: built particles lie within [`CELL_SPAN`].
 const CELL_LIMIT: i64 = 1 << 30;
+
+/// Most cells along an axis of the build's bounds. A radius tiny against
+/// the spread (duplicates within 10⁻¹² in a unit cube) gets cells of the
+/// bounds' extent / `CELL_SPAN` instead: cells larger than the radius lose
+/// no pair (the distance test decides), while a cell size the coordinates
+/// cannot count to would clamp every particle into one edge cell and make
+/// the search quadratic.
+const CELL_SPAN: f64 = (1u64 << 29) as f64;
 
 /// Fixed-radius neighbor search by spatial hashing.
 ///
@@ -130,6 +139,9 @@ pub struct SpatialHash {
     /// log2 of the bucket count.
     bits: u32,
     inv_cell: f64,
+    /// The low corner of the build's bounds: cells count from it, so data
+    /// far from the origin keeps the full [`CELL_SPAN`].
+    origin: [f64; 3],
     k: i32,
     /// The cell of each sorted slot.
     cells: Vec<[i32; 3]>,
@@ -281,9 +293,11 @@ impl Index for SpatialHash {
         };
         let n = points.len();
         let k = stencil_k(self.config.cells_per_radius);
-        let cell = cell_size(shape.reach(), k, widest(lo, hi), n);
+        let spread = widest(lo, hi);
+        let cell = cell_size(shape.reach(), k, spread, n).max(spread / CELL_SPAN);
         self.k = k as i32;
         self.inv_cell = 1.0 / cell;
+        self.origin = wide(lo);
         let wanted = n.saturating_mul(self.config.buckets_per_point.max(1) as usize);
         let buckets = wanted.clamp(64, 1 << 31).next_power_of_two();
         self.bits = buckets.trailing_zeros();
@@ -327,8 +341,9 @@ impl Cells for SpatialHash {
     fn cell_of(&self, p: [f64; 3]) -> [i32; 3] {
         let (lo, hi) = (-CELL_LIMIT as f64, CELL_LIMIT as f64);
         // Clamped in floating point (monotone), then floored: fits i32.
-        let axis = |v: f64| floor_i64((v * self.inv_cell).max(lo).min(hi)) as i32;
-        [axis(p[0]), axis(p[1]), axis(p[2])]
+        let axis =
+            |a: usize| floor_i64(((p[a] - self.origin[a]) * self.inv_cell).max(lo).min(hi)) as i32;
+        [axis(0), axis(1), axis(2)]
     }
 
     type Runs = usize;
@@ -400,6 +415,30 @@ mod tests {
             for c in [[0, 0, 0], [-1, -1, -1], [1 << 30, -(1 << 30), 7], [i32::MAX, 0, i32::MIN]] {
                 assert!(h.bucket(c) <= h.mask);
             }
+        }
+    }
+
+    /// Cells of a radius far below the spread's share of the key range
+    /// would clamp nearly every point into one edge cell (a quadratic
+    /// search); widened cells keep spread points apart.
+    #[test]
+    fn tiny_radius_over_a_wide_spread_keeps_points_apart() {
+        let mut seed = 5u64;
+        let mut unit = move || {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        for offset in [0.0, -300.0] {
+            let points: Vec<Vec3> = (0..4000)
+                .map(|_| Vec3::new(unit(), unit(), unit()) + Vec3::splat(offset))
+                .collect();
+            let mut h = SpatialHash::default();
+            h.build(&points, 1e-12).unwrap();
+            let mut widest_run = 0;
+            h.for_each_run(0, points.len(), |start, end, _| {
+                widest_run = widest_run.max(end - start)
+            });
+            assert!(widest_run <= 2, "{widest_run} points share a cell at offset {offset}");
         }
     }
 

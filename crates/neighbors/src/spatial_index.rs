@@ -131,6 +131,9 @@ pub struct SpatialIndex {
     /// Cell key → its slots, with [`RowLookup::HashMap`].
     map: AHashMap<u64, [u32; 2]>,
     inv_cell: f64,
+    /// The low corner of the build's bounds: cells count from it, so data
+    /// far from the origin keeps the whole key range.
+    origin: [f64; 3],
     k: i32,
     /// Radix-sort buffers.
     indices: Vec<u32>,
@@ -316,9 +319,16 @@ impl Index for SpatialIndex {
         };
         let n = points.len();
         let k = stencil_k(self.config.cells_per_radius);
-        let cell = cell_size(shape.reach(), k, widest(lo, hi), n);
+        let spread = widest(lo, hi);
+        // A radius tiny against the spread (duplicates within 10⁻¹² over a
+        // unit cube) would ask for more cells than a key field counts, and
+        // clamping would put nearly every point in one edge cell: cells
+        // then take the spread's share of the field instead, which loses
+        // no pair (the distance test decides).
+        let cell = cell_size(shape.reach(), k, spread, n).max(spread / f64::from(BIAS / 2));
         self.k = k as i32;
         self.inv_cell = 1.0 / cell;
+        self.origin = wide(lo);
         // Sorted relative to the lowest cell on each axis: the same order
         // (each field only loses a constant, without borrows, since every
         // field is at least the lowest), but data around 0 no longer flips
@@ -366,8 +376,9 @@ impl Cells for SpatialIndex {
     fn cell_of(&self, p: [f64; 3]) -> [i32; 3] {
         let (lo, hi) = (-f64::from(BIAS), f64::from(BIAS - 1));
         // Clamped in floating point (monotone), then floored: fits i32.
-        let axis = |v: f64| floor_i64((v * self.inv_cell).max(lo).min(hi)) as i32;
-        [axis(p[0]), axis(p[1]), axis(p[2])]
+        let axis =
+            |a: usize| floor_i64(((p[a] - self.origin[a]) * self.inv_cell).max(lo).min(hi)) as i32;
+        [axis(0), axis(1), axis(2)]
     }
 
     type Runs = usize;
@@ -452,6 +463,30 @@ mod tests {
         assert!(key([0, 9, 0]) < key([0, 0, 1]));
         assert!(key([-1, 0, 0]) < key([0, 0, 0]));
         assert!(key([BIAS - 1, BIAS - 1, BIAS - 1]) < 1 << 63);
+    }
+
+    /// Cells of a radius far below the spread's share of a key field would
+    /// clamp nearly every point into one edge cell (a quadratic search);
+    /// widened cells keep spread points apart.
+    #[test]
+    fn tiny_radius_over_a_wide_spread_keeps_points_apart() {
+        let mut seed = 5u64;
+        let mut unit = move || {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        for offset in [0.0, -300.0] {
+            let points: Vec<Vec3> = (0..4000)
+                .map(|_| Vec3::new(unit(), unit(), unit()) + Vec3::splat(offset))
+                .collect();
+            let mut index = SpatialIndex::default();
+            index.build(&points, 1e-12).unwrap();
+            let mut widest_run = 0;
+            index.for_each_run(0, points.len(), |start, end, _| {
+                widest_run = widest_run.max(end - start);
+            });
+            assert!(widest_run <= 2, "{widest_run} points share a cell at offset {offset}");
+        }
     }
 
     #[test]

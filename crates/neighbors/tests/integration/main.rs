@@ -13,4 +13,5 @@ mod radius_whose_square_overflows;
 mod shared_scenes;
 mod simd_paths_are_tested;
 mod support;
+mod tiny_radius_wide_spread;
 mod verlet_lists_match_brute_force;
