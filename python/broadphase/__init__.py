@@ -17,14 +17,22 @@ call releases the GIL while it works; ``threads=`` runs it on that many
 threads (None: one).
 """
 
+import os as _os
+
 from ._broadphase import (
     Grid,
     PersistentBroadPhase,
     __version__,
+    _stop_workers_before_fork,
     neighbor_lists,
     neighbor_pairs,
     overlap_pairs,
 )
+
+# A forked child must not inherit worker threads caught mid-lock: stop
+# them before every fork (they start again on the next call).
+if hasattr(_os, "register_at_fork"):
+    _os.register_at_fork(before=_stop_workers_before_fork)
 
 __all__ = [
     "Grid",

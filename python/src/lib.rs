@@ -21,6 +21,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _broadphase(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(threads::_stop_workers_before_fork, m)?)?;
     m.add_function(wrap_pyfunction!(pairs::overlap_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(pairs::_time_overlap_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(neighbors::neighbor_pairs, m)?)?;

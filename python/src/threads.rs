@@ -62,6 +62,31 @@ fn cached(count: usize) -> PyResult<Arc<JobSystem>> {
     Ok(system)
 }
 
+/// Stops the workers of every job system this process kept, before the
+/// process forks (registered with `os.register_at_fork` by the package).
+///
+/// A child made by `fork` gets a copy of the parent's memory at one
+/// instant: a worker that was taking or leaving a lock then (going to
+/// sleep after a call, in the lock table of `parking_lot`) leaves that lock
+/// taken forever in the child, and the child's own workers can hang on it.
+/// With no worker running at the fork there is no such lock; the systems
+/// start again on the next call, in the parent as in the child.
+#[pyfunction]
+pub(crate) fn _stop_workers_before_fork(py: Python<'_>) {
+    let pid = std::process::id();
+    let own: Vec<(u32, Arc<JobSystem>)> = {
+        let mut systems = SYSTEMS.lock().unwrap_or_else(PoisonError::into_inner);
+        let (own, inherited) =
+            std::mem::take(&mut *systems).into_iter().partition(|(owner, _)| *owner == pid);
+        *systems = inherited;
+        own
+    };
+    // Dropping the last handle joins the workers; a call running on
+    // another Python thread keeps its own handle, and forking under it is
+    // the caller's race.
+    py.detach(|| drop(own));
+}
+
 /// Runs `work` with the interpreter released, so other Python threads run
 /// meanwhile. A panic is a bug in this package or the crates below; it
 /// comes back as `RuntimeError` rather than `pyo3`'s `PanicException`,

@@ -65,3 +65,20 @@ def test_fork_child_uses_a_persistent_broad_phase_made_with_threads():
     for pairs in got:
         np.testing.assert_array_equal(np.sort(pairs, axis=0), np.sort(want, axis=0))
     WORLD = None
+
+
+def test_forks_right_after_threaded_calls_never_hang():
+    # Each fork comes right after a call on 2 threads, while its workers
+    # are going back to sleep: a worker caught holding a lock at the fork
+    # left it held in the child, which then hung (one run of the pool
+    # below in about five, before the package stopped its workers before
+    # every fork).
+    want = bp.neighbor_pairs(points(), 0.02, threads=2, sort=True)
+    p = points()
+    for _ in range(8):
+        bp.neighbor_pairs(p, 0.02, threads=2, sort=True)
+        bp.overlap_pairs(p, p + 0.01, threads=2, sort=True)
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            got = pool.map_async(child_neighbor_pairs, [2, None, 2, 0, 1]).get(timeout=60)
+        for pairs in got:
+            np.testing.assert_array_equal(pairs, want)
