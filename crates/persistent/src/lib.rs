@@ -77,6 +77,8 @@ mod index;
 mod pair_sort;
 mod profile;
 mod queries;
+#[cfg(feature = "serde")]
+mod serialize;
 mod slots;
 mod snapshot;
 
@@ -85,5 +87,7 @@ pub use broad_phase::{PersistentBroadPhase, UpdatePath, UpdateStats};
 pub use config::PersistentConfig;
 pub use error::ProxyError;
 pub use queries::QueryView;
+#[cfg(feature = "serde")]
+pub use serialize::SnapshotError;
 pub use slots::{Proxy, ProxyKind};
 pub use snapshot::BroadPhaseSnapshot;
