@@ -113,6 +113,8 @@ mod profile;
 mod proxies;
 mod publish;
 mod queries;
+#[cfg(feature = "serde")]
+mod serialize;
 mod sleeping;
 mod snapshot;
 mod statics;
@@ -127,6 +129,8 @@ pub use hecs;
 pub use plugin::{BroadPhasePlugin, PluginConfig};
 pub use profile::{frame_mark, profiling_enabled};
 pub use proxies::MAX_ENTITY_ID;
+#[cfg(feature = "serde")]
+pub use serialize::PluginSnapshotError;
 pub use sleeping::SleepChanges;
 pub use snapshot::PluginSnapshot;
 pub use statics::StaticChanges;
