@@ -59,7 +59,9 @@
 //!   it back, and runs over a world the game restored to the same
 //!   entities and components give the same pairs, events, `touching`
 //!   lists and query answers, bit for bit. The README's "Rollback" shows
-//!   the loop.
+//!   the loop. With the `serde` feature a [`PluginSnapshot`] serializes;
+//!   one read from bytes is checked, and a broken one is an error
+//!   (`PluginSnapshotError`) rather than a panic later.
 //! - **Profiling.** With the `profile` feature, every stage is a Tracy zone,
 //!   every run a frame in the `broadphase` frame set, and counts and stage
 //!   times are plotted; call [`frame_mark`] at the end of your own frame.

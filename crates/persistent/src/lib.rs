@@ -60,7 +60,9 @@
 //!   on all threads, answered in input order;
 //! - `bulk.rs`: setting many boxes at once, on all threads;
 //! - `snapshot.rs`: snapshots of the state the next updates depend on,
-//!   and restoring one, for rollback;
+//!   and restoring one, for rollback; `serialize.rs` (the `serde`
+//!   feature): a snapshot through bytes, checked as it is read
+//!   (`SnapshotError`);
 //! - `broad_phase.rs`: the calls and the update.
 
 #![forbid(unsafe_code)]
