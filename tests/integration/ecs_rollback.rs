@@ -17,7 +17,9 @@
 //! reused snapshot that `snapshot_into` overwrote); every replayed frame's
 //! pairs are also the brute-force pairs of the world. Small random worlds
 //! run as a property test; a big one (6,000 entities) merges its contact
-//! lists, the restore's too, in pieces on 2 threads.
+//! lists, the restore's too, in pieces on 2 threads. With the `serde`
+//! feature, each snapshot also goes through JSON and back into a new
+//! plugin, which replays the same way.
 
 use crate::ecs_support::expected_pairs;
 use broadphase::ecs::hecs::{Entity, EntityBuilder, World};
@@ -513,6 +515,20 @@ fn rollback(
     plugin.restore(&snapshot).unwrap();
     check_restored(&plugin, &published, &ever);
     replay(&mut world, &mut plugin, at_snapshot.clone(), &ops, &recorded);
+
+    // Through bytes: the snapshot read back restores into a new plugin
+    // and replays as the original does.
+    #[cfg(feature = "serde")]
+    {
+        let json = serde_json::to_string(&snapshot).unwrap();
+        let read: PluginSnapshot = serde_json::from_str(&json).unwrap();
+        assert_eq!(serde_json::to_string(&read).unwrap(), json);
+        at_snapshot.restore(&mut world);
+        let mut fresh = BroadPhasePlugin::with_config(make(threads[0]));
+        fresh.restore(&read).unwrap();
+        check_restored(&fresh, &published, &ever);
+        replay(&mut world, &mut fresh, at_snapshot.clone(), &ops, &recorded);
+    }
 
     at_snapshot.restore(&mut world);
     let mut other = BroadPhasePlugin::with_config(make(threads[1]));

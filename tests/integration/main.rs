@@ -18,6 +18,7 @@ mod ecs_layers;
 mod ecs_matches_brute_force;
 mod ecs_queries;
 mod ecs_rollback;
+mod ecs_serde;
 mod ecs_sleeping;
 mod ecs_static_dynamic;
 mod ecs_support;

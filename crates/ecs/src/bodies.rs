@@ -33,6 +33,7 @@ use hecs::{Entity, World};
 /// What the body lists of the next runs depend on: the links as last
 /// applied, and the published body lists (what a snapshot copies).
 #[derive(Debug, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct BodyState {
     /// By entity id: the body of a linked collider; `Entity::DANGLING`
     /// for an entity that is its own body.

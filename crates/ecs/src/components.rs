@@ -200,6 +200,7 @@ pub struct Sleeping;
 /// assert!(!bullet.interacts_with(&bullet));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct CollisionLayers {
     /// The layers this entity is on.
     pub member: u32,

@@ -65,6 +65,7 @@ type Placed<K, P, Q> =
 /// One set of gathered boxes, in the world's iteration order: parallel
 /// arrays, kept across frames so a warm gather allocates nothing.
 #[derive(Debug, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct Gathered {
     pub(crate) entities: Pool<Entity>,
     /// Given to the broad phase in one bulk set each run.

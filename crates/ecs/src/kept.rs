@@ -9,6 +9,7 @@ use hecs::World;
 
 /// How a kept set finds out, each run, whether it must be gathered again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) enum Watch {
     /// Compares every entity, box and layer with the world's.
     Everything,
@@ -40,6 +41,7 @@ impl From<SleepChanges> for Watch {
 
 /// The entities of kind `K` as last gathered.
 #[derive(Debug)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct KeptSet<K> {
     pub(crate) set: Gathered,
     watch: Watch,
@@ -49,6 +51,7 @@ pub(crate) struct KeptSet<K> {
     valid: bool,
     /// How many times the set was gathered and its proxies updated.
     pub(crate) rebuilds: u64,
+    #[cfg_attr(feature = "serde", serde(skip))]
     _kind: PhantomData<fn() -> K>,
 }
 

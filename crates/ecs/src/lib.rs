@@ -59,7 +59,9 @@
 //!   it back, and runs over a world the game restored to the same
 //!   entities and components give the same pairs, events, `touching`
 //!   lists and query answers, bit for bit. The README's "Rollback" shows
-//!   the loop.
+//!   the loop. With the `serde` feature a [`PluginSnapshot`] serializes;
+//!   one read from bytes is checked, and a broken one is an error
+//!   (`PluginSnapshotError`) rather than a panic later.
 //! - **Profiling.** With the `profile` feature, every stage is a Tracy zone,
 //!   every run a frame in the `broadphase` frame set, and counts and stage
 //!   times are plotted; call [`frame_mark`] at the end of your own frame.
@@ -113,6 +115,8 @@ mod profile;
 mod proxies;
 mod publish;
 mod queries;
+#[cfg(feature = "serde")]
+mod serialize;
 mod sleeping;
 mod snapshot;
 mod statics;
@@ -127,6 +131,8 @@ pub use hecs;
 pub use plugin::{BroadPhasePlugin, PluginConfig};
 pub use profile::{frame_mark, profiling_enabled};
 pub use proxies::MAX_ENTITY_ID;
+#[cfg(feature = "serde")]
+pub use serialize::PluginSnapshotError;
 pub use sleeping::SleepChanges;
 pub use snapshot::PluginSnapshot;
 pub use statics::StaticChanges;

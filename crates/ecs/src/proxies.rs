@@ -20,6 +20,7 @@ pub const MAX_ENTITY_ID: u32 = (1 << 24) - 1;
 
 /// The gathered set an entity belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) enum Set {
     /// Read every run.
     Dynamic = 0,
@@ -45,6 +46,7 @@ pub(crate) type PerSet<T> = [T; 3];
 
 /// What the plugin knows of one entity id.
 #[derive(Clone, Copy, Debug)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 struct Slot {
     /// The entity whose proxy the slot holds, if any.
     owner: Option<Entity>,
@@ -58,6 +60,7 @@ struct Slot {
 /// Entity ids mapped to proxies, and the handles of last frame's gathered
 /// lists (reused while the lists stay the same).
 #[derive(Debug, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct EntityProxies {
     slots: Pool<Option<Slot>>,
     /// The entity each slot was last given to, by slot: a compact copy of
@@ -358,5 +361,55 @@ pub(crate) fn proxy_error(error: ProxyError) -> PluginError {
     match error {
         ProxyError::Partition(broadphase_partition::PartitionError::Job(e)) => PluginError::Job(e),
         other => PluginError::Proxy(other),
+    }
+}
+
+/// Checks of a table read from bytes (see `serialize.rs`).
+#[cfg(feature = "serde")]
+impl EntityProxies {
+    /// Whether the table holds the invariants a restore and the runs
+    /// after it rely on: an owner per entity id, each known entity at its
+    /// own id with the proxy of that slot (the plugin inserts each
+    /// entity's proxy at its id) and owning it, handle lists that name
+    /// known ids, departed proxies sorted (they are looked up by binary
+    /// search), and no more slots than the broad phase's snapshot could
+    /// have had proxies (ids up to [`MAX_ENTITY_ID`]).
+    pub(crate) fn check(
+        &self,
+        broad_phase: &broadphase_persistent::BroadPhaseSnapshot,
+    ) -> Result<(), &'static str> {
+        let n = self.slots.len();
+        if self.owners.len() != n || n > MAX_ENTITY_ID as usize + 1 {
+            return Err("the entity table's owners and slots differ in length");
+        }
+        for (id, slot) in self.slots.iter().enumerate() {
+            let Some(known) = slot else { continue };
+            if known.proxy.index() as usize != id {
+                return Err("the entity table holds a proxy at another id");
+            }
+            if let Some(owner) = known.owner
+                && (owner.id() as usize != id || self.owners[id] != owner)
+            {
+                return Err("the entity table holds an entity at another id");
+            }
+        }
+        let known = |proxy: &Proxy| (proxy.index() as usize) < n;
+        if !self.handles.iter().all(|list| list.iter().all(known)) {
+            return Err("the entity table's handle lists name unknown ids");
+        }
+        if !self.departed.iter().all(|(proxy, _)| known(proxy))
+            || !self.departed.windows(2).all(|w| w[0].0 < w[1].0)
+        {
+            return Err("the entity table's departed list is out of range or order");
+        }
+        if self.owned() < broad_phase.len() {
+            return Err("the entity table knows fewer entities than the broad phase has proxies");
+        }
+        Ok(())
+    }
+
+    /// Slots with an owner.
+    fn owned(&self) -> usize {
+        self.slots.iter().filter(|slot| slot.is_some_and(|known| known.owner.is_some())).count()
     }
 }

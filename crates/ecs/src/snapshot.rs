@@ -62,17 +62,22 @@ use hecs::Entity;
 /// # Ok::<(), broadphase_ecs::PluginError>(())
 /// ```
 #[derive(Debug)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(try_from = "crate::serialize::Unchecked")
+)]
 pub struct PluginSnapshot {
-    broad_phase: BroadPhaseSnapshot,
-    proxies: EntityProxies,
-    statics: KeptSet<Statics>,
-    sleeping: KeptSet<Sleepers>,
-    filtered: bool,
-    pairs: Pool<(Entity, Entity)>,
-    started: Pool<(Entity, Entity)>,
-    ended: Pool<(Entity, Entity)>,
-    bodies: BodyState,
-    stats: FrameStats,
+    pub(crate) broad_phase: BroadPhaseSnapshot,
+    pub(crate) proxies: EntityProxies,
+    pub(crate) statics: KeptSet<Statics>,
+    pub(crate) sleeping: KeptSet<Sleepers>,
+    pub(crate) filtered: bool,
+    pub(crate) pairs: Pool<(Entity, Entity)>,
+    pub(crate) started: Pool<(Entity, Entity)>,
+    pub(crate) ended: Pool<(Entity, Entity)>,
+    pub(crate) bodies: BodyState,
+    pub(crate) stats: FrameStats,
 }
 
 /// The state of a new plugin of the default tuning.

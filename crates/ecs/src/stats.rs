@@ -16,6 +16,7 @@ use std::time::Duration;
 /// assert_eq!(t.as_ms()[3], ("update", 2.0));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct StageTimes {
     /// Reading the dynamic boxes, their entities and layers from the world.
     pub gather: Duration,
@@ -84,6 +85,7 @@ impl StageTimes {
 /// # Ok::<(), broadphase_ecs::PluginError>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct FrameStats {
     /// How many runs have succeeded, this one included (1 after the first).
     pub frame: u64,

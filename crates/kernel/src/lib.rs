@@ -52,6 +52,11 @@
 //! query shape of the caller's own is one impl. [`Frustum`] and
 //! [`Capsule`] are two such shapes. Every answer is what brute force over
 //! the shape's own test gives.
+//!
+//! With the `serde` feature, [`GridConfig`] and [`AdaptiveGrid`]
+//! serialize: a grid is written as its tuning and the boxes of its kept
+//! build ([`AdaptiveGrid::kept_boxes`]), and reading it builds them again,
+//! so a grid read from bytes is a valid build (bad boxes are an error).
 
 mod grid;
 mod reference;

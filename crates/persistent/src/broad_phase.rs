@@ -20,6 +20,7 @@ const BLANK_IN_PLACE: usize = 64;
 
 /// How the last update found its candidate pairs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum UpdatePath {
     /// Nothing was inserted, removed or changed: nothing was done.
     #[default]
@@ -72,6 +73,7 @@ pub enum UpdatePath {
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct UpdateStats {
     /// Live proxies, dynamic and static.
     pub proxies: usize,

@@ -57,6 +57,7 @@ pub(super) fn touching(boxes: &[Aabb], [a, b]: [u32; 2]) -> bool {
 
 /// The published lists of an update, as handles.
 #[derive(Debug, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct Events {
     pub(crate) pairs: Pool<[Proxy; 2]>,
     pub(crate) started: Pool<[Proxy; 2]>,

@@ -15,6 +15,7 @@ use broadphase_partition::GridTreeConfig;
 /// assert_eq!(world.config().margin, 0.5);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PersistentConfig {
     /// A dynamic proxy is indexed by its box enlarged on every side by this
     /// fraction of the box's largest extent; while its box stays inside,

@@ -20,6 +20,8 @@
 //! rebuild (the ski-rental rule: at most twice the cost of the best
 //! schedule in hindsight).
 
+#[cfg(feature = "serde")]
+use super::slots::contains;
 use super::slots::{SlotState, Slots};
 use broadphase_jobs::JobSystem;
 use broadphase_kernel::{AdaptiveGrid, GridConfig};
@@ -42,14 +44,18 @@ pub(crate) const QUERY_CHUNK: usize = 1024;
 
 /// One grid of the index: a contiguous range of slots.
 #[derive(Debug)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 struct Part {
     grid: AdaptiveGrid,
     /// Grid index → slot.
     ids: AlignedColumn<u32>,
     /// The grid's boxes, gathered for the build.
+    #[cfg_attr(feature = "serde", serde(skip))]
     gathered: Pool<Aabb>,
     failure: Option<InputError>,
-    /// The stamp of the build `grid` and `ids` hold (0: none known).
+    /// The stamp of the build `grid` and `ids` hold (0: none known; so
+    /// for a part read from bytes).
+    #[cfg_attr(feature = "serde", serde(skip))]
     build: u64,
 }
 
@@ -97,6 +103,7 @@ impl Part {
 /// One tier: the grids of one kind's enlarged boxes, and what went stale
 /// in them.
 #[derive(Debug)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct Tier {
     /// The kind of proxy the tier holds.
     kind: SlotState,
@@ -278,6 +285,7 @@ impl Tier {
 
 /// The two tiers of enlarged boxes.
 #[derive(Debug)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct FatIndex {
     config: GridConfig,
     tiers: [Tier; 2],
@@ -473,6 +481,82 @@ impl QueryChunk {
                 }
             }
         }
+    }
+}
+
+/// Checks of an index read from bytes (see `serialize.rs`).
+#[cfg(feature = "serde")]
+impl FatIndex {
+    /// Whether the index holds the invariants every later update and
+    /// query relies on, against `slots` and the grid tuning `config` the
+    /// broad phase will have: a static and a dynamic tier, grids of that
+    /// tuning whose ids name slots the tier marks as its members, marks
+    /// no longer than the slots, each stale slot listed once, and every
+    /// current entry's box holding the slot's box unless it is queued. The grids
+    /// themselves were rebuilt from their boxes when read, so they hold
+    /// their own invariants.
+    pub(crate) fn check(&self, config: GridConfig, slots: &Slots) -> Result<(), &'static str> {
+        if self.config != config {
+            return Err("the index was built under another grid tuning");
+        }
+        let kinds = [SlotState::Static, SlotState::Dynamic];
+        for (tier, kind) in self.tiers.iter().zip(kinds) {
+            if tier.kind != kind {
+                return Err("an index tier holds the wrong kind");
+            }
+            tier.check(config, slots)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "serde")]
+impl Tier {
+    fn check(&self, config: GridConfig, slots: &Slots) -> Result<(), &'static str> {
+        let n = slots.len();
+        if self.number == 0 || self.used > self.parts.len() {
+            return Err("an index tier's build number or grid count is out of range");
+        }
+        if self.dirty.len() > n || self.member.len() > n.div_ceil(64) {
+            return Err("an index tier's marks are longer than the slots");
+        }
+        let past_end = |w: &u64| w >> (n % 64) != 0;
+        if !n.is_multiple_of(64)
+            && self.member.len() == n.div_ceil(64)
+            && self.member.last().is_some_and(past_end)
+        {
+            return Err("an index tier marks a member past the slots");
+        }
+        for part in &self.parts[..self.used] {
+            if *part.grid.config() != config || part.ids.len() != part.grid.len() {
+                return Err("an index grid does not match its tuning or its slots");
+            }
+            for (&slot, aabb) in part.ids.iter().zip(part.grid.kept_boxes()) {
+                let s = slot as usize;
+                if s >= self.dirty.len() || !self.is_member(s) {
+                    return Err("an index grid holds a slot that is not its tier's member");
+                }
+                // A queued slot is re-indexed by the next update; any
+                // other current entry must hold the slot's box.
+                let current = self.is_current(s) && slots.state[s] == self.kind;
+                if current && !slots.queued.get(s) && !contains(aabb, &slots.boxes[s]) {
+                    return Err("an index grid holds a current slot by a box without it");
+                }
+            }
+        }
+        let mut seen = vec![false; self.dirty.len()];
+        for &slot in &self.stale {
+            let s = slot as usize;
+            if s >= self.dirty.len() || self.is_current(s) || core::mem::replace(&mut seen[s], true)
+            {
+                return Err("an index tier's stale list is out of range, unmarked or repeats");
+            }
+        }
+        let marked = self.dirty.iter().filter(|&&mark| mark == self.number).count();
+        if self.built && marked != self.stale.len() {
+            return Err("an index tier's stale marks and list differ");
+        }
+        Ok(())
     }
 }
 

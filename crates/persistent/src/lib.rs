@@ -60,7 +60,9 @@
 //!   on all threads, answered in input order;
 //! - `bulk.rs`: setting many boxes at once, on all threads;
 //! - `snapshot.rs`: snapshots of the state the next updates depend on,
-//!   and restoring one, for rollback;
+//!   and restoring one, for rollback; `serialize.rs` (the `serde`
+//!   feature): a snapshot through bytes, checked as it is read
+//!   (`SnapshotError`);
 //! - `broad_phase.rs`: the calls and the update.
 
 #![forbid(unsafe_code)]
@@ -77,6 +79,8 @@ mod index;
 mod pair_sort;
 mod profile;
 mod queries;
+#[cfg(feature = "serde")]
+mod serialize;
 mod slots;
 mod snapshot;
 
@@ -85,5 +89,7 @@ pub use broad_phase::{PersistentBroadPhase, UpdatePath, UpdateStats};
 pub use config::PersistentConfig;
 pub use error::ProxyError;
 pub use queries::QueryView;
+#[cfg(feature = "serde")]
+pub use serialize::SnapshotError;
 pub use slots::{Proxy, ProxyKind};
 pub use snapshot::BroadPhaseSnapshot;

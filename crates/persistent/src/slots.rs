@@ -26,6 +26,7 @@ use glam::Vec3;
 /// # Ok::<(), broadphase_persistent::ProxyError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Proxy {
     index: u32,
     generation: u32,
@@ -56,6 +57,7 @@ impl Proxy {
 /// # Ok::<(), broadphase_persistent::ProxyError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum ProxyKind {
     /// Moves: indexed by an enlarged box, so small moves cost nothing.
     Dynamic,
@@ -67,6 +69,7 @@ pub enum ProxyKind {
 
 /// What a slot holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) enum SlotState {
     Free,
     Dynamic,
@@ -92,6 +95,7 @@ impl SlotState {
 
 /// Every slot's data, one array per field.
 #[derive(Debug, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct Slots {
     /// The true boxes.
     pub(crate) boxes: Pool<Aabb>,
@@ -374,6 +378,7 @@ impl Slots {
 /// One bit per slot: the marks an update reads for both proxies of every
 /// candidate pair, small enough to stay in cache where the boxes do not.
 #[derive(Debug, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct Bits {
     pub(crate) words: Pool<u64>,
     /// The words that may hold a set bit are within `dirty`, so clearing
@@ -542,6 +547,96 @@ pub(crate) fn same(a: &Aabb, b: &Aabb) -> bool {
 /// axis: a box that moved leaves on a random side, and a branch on the
 /// first axis would be mispredicted half the time.
 #[inline]
-fn contains(outer: &Aabb, inner: &Aabb) -> bool {
+pub(crate) fn contains(outer: &Aabb, inner: &Aabb) -> bool {
     (outer.min.cmple(inner.min) & inner.max.cmple(outer.max)).all()
+}
+
+/// Checks of a table read from bytes (see `serialize.rs`).
+#[cfg(feature = "serde")]
+impl Slots {
+    /// Whether the table holds the invariants every later call relies on:
+    /// its arrays as long as its slots, marks within them, counts that
+    /// match the states, a free list of distinct slots with its marks,
+    /// valid boxes for live slots (each inside its enlarged box, and equal
+    /// to it where marked exact), and enlarged boxes kept exactly when
+    /// `fat_is_box` is false (as the broad phase's margin says).
+    pub(crate) fn check(&self, fat_is_box: bool) -> Result<(), &'static str> {
+        let n = self.len();
+        if n > MAX_PROXIES {
+            return Err("more slots than u32 indices");
+        }
+        if self.boxes.len() != n || self.generation.len() != n || self.group.len() != n {
+            return Err("the slot arrays differ in length");
+        }
+        if self.fat_is_box != fat_is_box || self.fat.len() != if fat_is_box { 0 } else { n } {
+            return Err("the enlarged boxes do not match the margin");
+        }
+        self.exact.check(n, false)?;
+        self.free_listed.check(n, false)?;
+        self.changed.check(n, true)?;
+        self.queued.check(n, true)?;
+        self.removed.check(n, true)?;
+        let (mut live, mut dynamic, mut blank) = (0, 0, 0);
+        let indexed = self.indexed();
+        for (s, &state) in self.state.iter().enumerate() {
+            match state {
+                SlotState::Dynamic => (live, dynamic) = (live + 1, dynamic + 1),
+                SlotState::Static => live += 1,
+                SlotState::Free => blank += usize::from(self.generation[s] == 0),
+                SlotState::Removed if !self.removed.get(s) => {
+                    return Err("a removed slot is not marked removed");
+                }
+                SlotState::Removed => {}
+            }
+            if state.is_live() {
+                let (aabb, fat) = (&self.boxes[s], &indexed[s]);
+                if aabb.validate(s).is_err() || fat.validate(s).is_err() {
+                    return Err("a live proxy's box is not finite or is inverted");
+                }
+                if !self.queued.get(s)
+                    && (!contains(fat, aabb) || (self.exact.get(s) && !same(aabb, fat)))
+                {
+                    return Err("a live proxy's box is not inside its enlarged box");
+                }
+            }
+        }
+        if live != self.live || dynamic != self.dynamic || self.blank > blank {
+            return Err("the proxy counts do not match the slots");
+        }
+        let mut listed = Bits::default();
+        listed.grow_to(n);
+        for &slot in &self.free {
+            if slot as usize >= n || !listed.test_and_set(slot as usize) {
+                return Err("the free list holds a slot out of range or twice");
+            }
+        }
+        if listed.words != self.free_listed.words {
+            return Err("the free list and its marks differ");
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "serde")]
+impl Bits {
+    /// Whether the marks cover `slots` slots, set none past them, and,
+    /// where `cleared` (marks cleared per update), set none outside the
+    /// words noted.
+    fn check(&self, slots: usize, cleared: bool) -> Result<(), &'static str> {
+        let words = self.words.len();
+        if words != slots.div_ceil(64)
+            || self.dirty.start > self.dirty.end
+            || self.dirty.end > words
+        {
+            return Err("a slot mark array does not match the slots");
+        }
+        if !slots.is_multiple_of(64) && self.words.last().is_some_and(|w| w >> (slots % 64) != 0) {
+            return Err("a slot mark is set past the slots");
+        }
+        let outside = |(k, &w): (usize, &u64)| w != 0 && !self.dirty.contains(&k);
+        if cleared && self.words.iter().enumerate().any(outside) {
+            return Err("a slot mark is set outside the words to clear");
+        }
+        Ok(())
+    }
 }

@@ -62,18 +62,23 @@ use broadphase_storage::Pool;
 /// # Ok::<(), broadphase_persistent::ProxyError>(())
 /// ```
 #[derive(Debug)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(try_from = "crate::serialize::Unchecked")
+)]
 pub struct BroadPhaseSnapshot {
-    config: PersistentConfig,
-    slots: Slots,
-    queue: Pool<u32>,
-    removed: Pool<u32>,
-    touched: bool,
-    force_full: bool,
-    candidate_pairs: Pool<[Proxy; 2]>,
-    candidate_touching: Pool<bool>,
-    events: Events,
-    stats: UpdateStats,
-    index: FatIndex,
+    pub(crate) config: PersistentConfig,
+    pub(crate) slots: Slots,
+    pub(crate) queue: Pool<u32>,
+    pub(crate) removed: Pool<u32>,
+    pub(crate) touched: bool,
+    pub(crate) force_full: bool,
+    pub(crate) candidate_pairs: Pool<[Proxy; 2]>,
+    pub(crate) candidate_touching: Pool<bool>,
+    pub(crate) events: Events,
+    pub(crate) stats: UpdateStats,
+    pub(crate) index: FatIndex,
 }
 
 impl Default for BroadPhaseSnapshot {

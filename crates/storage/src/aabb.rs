@@ -20,6 +20,7 @@ use glam::Vec3;
 /// assert!(a.overlaps(&b));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[repr(C)]
 pub struct Aabb {
     /// The corner with the smallest coordinates.
@@ -122,6 +123,7 @@ impl Aabb {
 
 /// One of the three coordinate axes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[allow(missing_docs)]
 pub enum Axis {
     X = 0,
@@ -136,6 +138,7 @@ impl Axis {
 
 /// Which corner of a box a coordinate belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Corner {
     /// [`Aabb::min`].
     Min,
@@ -148,6 +151,7 @@ pub enum Corner {
 /// Every structure that takes boxes reports the *first* bad box in slice
 /// order, so the same input gives the same error everywhere.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub enum InputError {
     /// A coordinate is NaN or infinite.

@@ -22,6 +22,12 @@
 //!
 //! Both are cleared, never freed, so a warm frame of the same size
 //! allocates nothing. Nothing here knows about grids or threads.
+//!
+//! The `serde` feature (off by default) implements `Serialize` and
+//! `Deserialize` for [`Aabb`], [`InputError`] and the two buffers, which
+//! are written as their elements (no capacity, no padding) and rebuilt by
+//! appends when read, so a column read from bytes is as aligned and
+//! padded as any other.
 
 mod aabb;
 mod capsule;
@@ -32,6 +38,8 @@ mod frustum;
 mod pool;
 mod ray;
 mod region;
+#[cfg(feature = "serde")]
+mod serialize;
 
 pub use aabb::{Aabb, Axis, Corner, InputError, MAX_BOXES, validate_boxes};
 pub use capsule::Capsule;

@@ -79,7 +79,8 @@ impl Builder {
         sink: &mut S,
     ) -> Result<(), S::Error> {
         self.nodes.push(Node { count: count as u32, cell, ..Node::default() });
-        let budget = (f64::from(config.copy_budget.max(1.0)) * count as f64) as usize + 4096;
+        let budget = (f64::from(config.copy_budget.max(1.0)) * count as f64) as usize;
+        let budget = budget.saturating_add(4096);
         let kernel = Kernel::resolve(config.kernel);
         let params = |room: usize| split_params(config, kernel, room);
         self.walk(0, count, budget, &params, sink)

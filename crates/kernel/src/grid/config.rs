@@ -8,6 +8,7 @@ use super::cpu::Kernel;
 /// machine supports. A requested kernel the CPU lacks falls back to the
 /// portable one (see [`PairKernel::resolve`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum PairKernel {
     /// The best the CPU offers, detected at run time.
     #[default]
@@ -75,6 +76,7 @@ impl PairKernel {
 /// assert_eq!(grid.config().ray_dedup, RayDedup::FastUnique);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum RayDedup {
     /// Every copy is tested and kept; sorting the hits puts a box's copies
     /// (same index, same `t`) side by side and one pass drops them.
@@ -100,6 +102,7 @@ pub enum RayDedup {
 /// assert_eq!(grid.config().leaf_capacity, 32);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct GridConfig {
     /// A node with at most this many boxes becomes a leaf.
     pub leaf_capacity: usize,

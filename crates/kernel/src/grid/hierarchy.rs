@@ -229,6 +229,25 @@ impl AdaptiveGrid {
         if self.kept { self.boxes.len() } else { 0 }
     }
 
+    /// The boxes of the kept build, as [`build`](Self::build) was given
+    /// them (the answers' ids index them); empty when no build is kept.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_kernel::{AdaptiveGrid, Aabb};
+    /// use glam::Vec3;
+    /// let boxes = [Aabb::new(Vec3::ZERO, Vec3::ONE), Aabb::default()];
+    /// let mut grid = AdaptiveGrid::default();
+    /// assert!(grid.kept_boxes().is_empty());
+    /// grid.build(&boxes)?;
+    /// assert_eq!(grid.kept_boxes(), boxes);
+    /// # Ok::<(), broadphase_kernel::InputError>(())
+    /// ```
+    pub fn kept_boxes(&self) -> &[Aabb] {
+        if self.kept { &self.boxes } else { &[] }
+    }
+
     /// Whether the grid holds no box.
     ///
     /// # Examples

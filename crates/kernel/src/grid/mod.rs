@@ -20,6 +20,8 @@ mod query;
 #[allow(unsafe_code, reason = "AVX2 ray walk by token; an uninit stack of nodes")]
 mod ray;
 mod region;
+#[cfg(feature = "serde")]
+mod serialize;
 mod sphere;
 #[allow(unsafe_code, reason = "the SSE4.1 cell codes, called with their detection token")]
 mod split;

@@ -7,6 +7,7 @@ mod a_new_shape_is_one_impl;
 mod bad_input_is_a_typed_error;
 mod big_leaf_sweep;
 mod boxes_on_split_planes;
+mod extreme_tunings_build;
 mod far_away_box;
 mod fast_unique_dedup;
 mod frustums_decided_by_quantized_boxes;

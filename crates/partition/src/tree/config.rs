@@ -16,6 +16,7 @@ use broadphase_kernel::GridConfig;
 /// assert_ne!(sharded, GridTreeConfig::default());
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum PairMerge {
     /// Each leaf reports only the pairs whose reference point (the max of
     /// the two low corners) it holds, so no pair is found twice and the
@@ -47,6 +48,7 @@ pub enum PairMerge {
 /// assert_eq!(tree.config().split_threshold, 2_000);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct GridTreeConfig {
     /// An input of at most this many boxes runs the kernel on the calling
     /// thread, with no job at all; a bigger one has its root split on all

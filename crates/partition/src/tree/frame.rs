@@ -498,7 +498,8 @@ fn split_node(
     let Some(mut decision) = NodeSplit::start(node.cell, node.count, config) else {
         return Ok(None);
     };
-    let room = (f64::from(config.copy_budget.max(1.0)) * node.count as f64) as usize + 4096;
+    let room = (f64::from(config.copy_budget.max(1.0)) * node.count as f64) as usize;
+    let room = room.saturating_add(4096);
     loop {
         let pass = CountPass {
             chunks,

@@ -3,6 +3,7 @@
 mod bad_input;
 mod batched_rays;
 mod batched_shapes;
+mod extreme_tunings;
 mod matches_kernel;
 mod old_names_forward;
 mod sharded_merge;

@@ -9,3 +9,4 @@ mod persistent_calls;
 mod persistent_matches_rebuild;
 mod persistent_queries;
 mod persistent_rollback;
+mod persistent_serde;

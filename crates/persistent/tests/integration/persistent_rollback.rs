@@ -15,7 +15,9 @@
 //! run as a property test; two big ones (20,000 proxies) replay merges in
 //! parts, bulk sets on all threads and full updates. The update after a
 //! restore finds the index as the update after the snapshot did: it is
-//! incremental and rebuilds nothing when that one did not.
+//! incremental and rebuilds nothing when that one did not. With the
+//! `serde` feature, each snapshot also goes through JSON and back into a
+//! new broad phase, which replays the same way.
 
 use broadphase_jobs::JobSystem;
 use broadphase_kernel::{Aabb, AdaptiveGrid, GridConfig, brute_force_pairs};
@@ -377,6 +379,21 @@ fn rollback(seed: u64, config: PersistentConfig, start: usize, before: usize, ru
     world.restore(&reused);
     check_restored(&world, &at_snapshot, &published, &born_after);
     replay(&mut world, &record, at_snapshot.clone(), &ops, &recorded);
+
+    // Through bytes: the snapshot read back restores into a new broad
+    // phase and replays as the original does (JSON has no infinity, which
+    // some runs' rebuild fraction is).
+    #[cfg(feature = "serde")]
+    if config.full_rebuild_fraction.is_finite() {
+        let json = serde_json::to_string(&snapshot).unwrap();
+        let read: BroadPhaseSnapshot = serde_json::from_str(&json).unwrap();
+        assert_eq!(serde_json::to_string(&read).unwrap(), json);
+        let mut fresh = PersistentBroadPhase::default();
+        fresh.restore(&read);
+        assert_eq!(fresh.config(), &config);
+        check_restored(&fresh, &at_snapshot, &published, &born_after);
+        replay(&mut fresh, &record, at_snapshot.clone(), &ops, &recorded);
+    }
 
     let mut fresh = PersistentBroadPhase::default();
     fresh.restore(&reused);
