@@ -25,9 +25,16 @@ const COUNTED: usize = 1_000;
 /// Allocations allowed over all counted frames: growth bursts (a few dozen
 /// buffers doubling a few times), never one per box or per frame.
 const BUDGET: usize = 400;
-/// The last frames of the run, which may allocate at most `LATE` times.
+/// The last frames of the run, which may allocate at most `LATE` times:
+/// a few late growths are timing, not a leak. Each job runs on whichever
+/// thread takes it, with that thread's scratch, and the shared queue holds
+/// what the threads' deques overflow; a thread that first gets a bigger
+/// job, or a queue a bigger overflow, than before grows once, late or
+/// early as the scheduling falls, most often when threads outnumber cores
+/// (4 on this 2-core machine: 6 in the last 400 frames, one run in a few).
+/// An allocation per frame would be 400.
 const QUIET: usize = 400;
-const LATE: usize = 4;
+const LATE: usize = 16;
 
 pub(crate) fn warm_updates_allocate_nothing_over_a_long_run() {
     for threads in [1, 2, 4] {
