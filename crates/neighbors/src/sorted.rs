@@ -231,6 +231,22 @@ pub(crate) fn floor_i64(v: f64) -> i64 {
     t.saturating_sub(i64::from((t as f64) > v))
 }
 
+/// The cell of `p` in a grid of cells `1 / inv_cell` wide counted from
+/// `origin`, each coordinate clamped to `limit` in floating point
+/// (monotone) before it is floored, so it fits `i32`: the cell lookup of
+/// the spatial hash and the spatial index.
+#[inline(always)]
+pub(crate) fn clamped_cell(
+    p: [f64; 3],
+    origin: [f64; 3],
+    inv_cell: f64,
+    limit: [f64; 2],
+) -> [i32; 3] {
+    let axis =
+        |a: usize| floor_i64(((p[a] - origin[a]) * inv_cell).max(limit[0]).min(limit[1])) as i32;
+    [axis(0), axis(1), axis(2)]
+}
+
 /// Stable counting sort by small keys: the insert and sort stages of the
 /// grid's and the hash's builds.
 ///

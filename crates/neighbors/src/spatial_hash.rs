@@ -5,7 +5,7 @@ use super::api::{Index, impl_neighbor_search};
 use super::counting_sort_grid::wide;
 use super::scan::ScanKernel;
 use super::search::{CellBox, Cells, MAX_RANGES, Stencil};
-use super::sorted::{Shape, Sorted, cell_size, counting_sort, floor_i64, stencil_k, widest};
+use super::sorted::{Shape, Sorted, cell_size, clamped_cell, counting_sort, stencil_k, widest};
 use glam::Vec3;
 
 /// How a cell's integer coordinates pick a bucket.
@@ -339,11 +339,7 @@ impl Cells for SpatialHash {
 
     #[inline(always)]
     fn cell_of(&self, p: [f64; 3]) -> [i32; 3] {
-        let (lo, hi) = (-CELL_LIMIT as f64, CELL_LIMIT as f64);
-        // Clamped in floating point (monotone), then floored: fits i32.
-        let axis =
-            |a: usize| floor_i64(((p[a] - self.origin[a]) * self.inv_cell).max(lo).min(hi)) as i32;
-        [axis(0), axis(1), axis(2)]
+        clamped_cell(p, self.origin, self.inv_cell, [-CELL_LIMIT as f64, CELL_LIMIT as f64])
     }
 
     type Runs = usize;

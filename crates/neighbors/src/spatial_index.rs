@@ -6,7 +6,7 @@ use super::api::{Index, impl_neighbor_search};
 use super::counting_sort_grid::wide;
 use super::scan::ScanKernel;
 use super::search::{CellBox, Cells, Stencil};
-use super::sorted::{MAX_K, Shape, Sorted, cell_size, floor_i64, stencil_k, widest};
+use super::sorted::{MAX_K, Shape, Sorted, cell_size, clamped_cell, stencil_k, widest};
 use ahash::AHashMap;
 use glam::Vec3;
 
@@ -374,11 +374,7 @@ impl Cells for SpatialIndex {
 
     #[inline(always)]
     fn cell_of(&self, p: [f64; 3]) -> [i32; 3] {
-        let (lo, hi) = (-f64::from(BIAS), f64::from(BIAS - 1));
-        // Clamped in floating point (monotone), then floored: fits i32.
-        let axis =
-            |a: usize| floor_i64(((p[a] - self.origin[a]) * self.inv_cell).max(lo).min(hi)) as i32;
-        [axis(0), axis(1), axis(2)]
+        clamped_cell(p, self.origin, self.inv_cell, [-f64::from(BIAS), f64::from(BIAS - 1)])
     }
 
     type Runs = usize;
