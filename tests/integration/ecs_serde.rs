@@ -4,6 +4,7 @@
 //! snapshots read back run inside the rollback tests (`ecs_rollback.rs`).
 #![cfg(feature = "serde")]
 
+use crate::json_numbers::{at_path, number_paths};
 use broadphase::ecs::hecs::World;
 use broadphase::ecs::{
     Aabb, BroadPhasePlugin, CollisionLayers, PluginConfig, PluginSnapshot, Sleeping, Static,
@@ -120,18 +121,14 @@ fn a_table_that_contradicts_itself_is_an_error() {
 fn any_number_changed_reads_as_an_error_or_a_working_snapshot() {
     let (mut world, plugin) = world();
     let json = serde_json::to_value(plugin.snapshot()).unwrap();
-    let mut paths = Vec::new();
-    numbers(&json, &mut Vec::new(), &mut paths);
+    let paths = number_paths(&json);
     let mut rng = SplitMix64::new(9);
     let (mut accepted, mut tried) = (0, 0);
     let ids: Vec<u64> = world.iter().map(|e| e.entity().to_bits().get()).collect();
     for _ in 0..600 {
         let path = &paths[rng.below(paths.len())];
         let mut bad = json.clone();
-        let leaf = path.iter().fold(&mut bad, |v, step| match step {
-            Step::Key(k) => &mut v[k.as_str()],
-            Step::At(i) => &mut v[*i],
-        });
+        let leaf = at_path(&mut bad, path);
         let was = leaf.as_f64().unwrap();
         let other = ids[rng.below(ids.len())] as f64;
         let values = [0.0, 1.0, 2.0, 63.0, 64.0, 199.0, 200.0, 1e6, -1.0, was + 1.0, other];
@@ -143,37 +140,4 @@ fn any_number_changed_reads_as_an_error_or_a_working_snapshot() {
         }
     }
     assert!(accepted > 0 && accepted < tried, "{accepted} of {tried} read back");
-}
-
-enum Step {
-    Key(String),
-    At(usize),
-}
-
-fn numbers(value: &Value, at: &mut Vec<Step>, out: &mut Vec<Vec<Step>>) {
-    match value {
-        Value::Number(_) => out.push(
-            at.iter()
-                .map(|s| match s {
-                    Step::Key(k) => Step::Key(k.clone()),
-                    Step::At(i) => Step::At(*i),
-                })
-                .collect(),
-        ),
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                at.push(Step::At(i));
-                numbers(item, at, out);
-                at.pop();
-            }
-        }
-        Value::Object(fields) => {
-            for (k, item) in fields {
-                at.push(Step::Key(k.clone()));
-                numbers(item, at, out);
-                at.pop();
-            }
-        }
-        _ => {}
-    }
 }

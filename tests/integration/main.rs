@@ -7,6 +7,9 @@
 mod fuzz_input;
 #[path = "../support/fuzz_world.rs"]
 mod fuzz_world;
+#[cfg(feature = "serde")]
+#[path = "../support/json_numbers.rs"]
+mod json_numbers;
 
 mod ecs_bad_box_is_an_error;
 mod ecs_batch_queries;

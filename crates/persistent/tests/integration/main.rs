@@ -3,6 +3,10 @@
 //! the all-hits rays with both ways of dropping a box's copies. Each module
 //! is named for what it checks.
 
+#[cfg(feature = "serde")]
+#[path = "../../../../tests/support/json_numbers.rs"]
+mod json_numbers;
+
 mod fast_unique_dedup;
 mod persistent_batch_queries;
 mod persistent_calls;

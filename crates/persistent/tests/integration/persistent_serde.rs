@@ -5,6 +5,7 @@
 //! rollback tests (`persistent_rollback.rs`).
 #![cfg(feature = "serde")]
 
+use crate::json_numbers::{at_path, number_paths};
 use broadphase_jobs::JobSystem;
 use broadphase_persistent::{BroadPhaseSnapshot, PersistentBroadPhase, ProxyKind};
 use broadphase_scenes::SplitMix64;
@@ -142,17 +143,13 @@ fn truncated_bytes_are_an_error() {
 fn any_number_changed_reads_as_an_error_or_a_working_snapshot() {
     let jobs = JobSystem::new(2);
     let json = serde_json::to_value(world(&jobs).snapshot()).unwrap();
-    let mut paths = Vec::new();
-    numbers(&json, &mut Vec::new(), &mut paths);
+    let paths = number_paths(&json);
     let mut rng = SplitMix64::new(3);
     let (mut accepted, mut tried) = (0, 0);
     for _ in 0..600 {
         let path = &paths[rng.below(paths.len())];
         let mut bad = json.clone();
-        let leaf = path.iter().fold(&mut bad, |v, step| match step {
-            Step::Key(k) => &mut v[k.as_str()],
-            Step::At(i) => &mut v[*i],
-        });
+        let leaf = at_path(&mut bad, path);
         let was = leaf.as_f64().unwrap();
         *leaf = json!([0.0, 1.0, 63.0, 64.0, 299.0, 300.0, 1e6, -1.0, was + 1.0][rng.below(9)]);
         tried += 1;
@@ -162,37 +159,4 @@ fn any_number_changed_reads_as_an_error_or_a_working_snapshot() {
         }
     }
     assert!(accepted > 0 && accepted < tried, "{accepted} of {tried} read back");
-}
-
-enum Step {
-    Key(String),
-    At(usize),
-}
-
-fn numbers(value: &Value, at: &mut Vec<Step>, out: &mut Vec<Vec<Step>>) {
-    match value {
-        Value::Number(_) => out.push(
-            at.iter()
-                .map(|s| match s {
-                    Step::Key(k) => Step::Key(k.clone()),
-                    Step::At(i) => Step::At(*i),
-                })
-                .collect(),
-        ),
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                at.push(Step::At(i));
-                numbers(item, at, out);
-                at.pop();
-            }
-        }
-        Value::Object(fields) => {
-            for (k, item) in fields {
-                at.push(Step::Key(k.clone()));
-                numbers(item, at, out);
-                at.pop();
-            }
-        }
-        _ => {}
-    }
 }
