@@ -267,14 +267,7 @@ fn sleeping_scene(c: &mut Criterion) {
         ("asleep100k_dynamic1k", sleeping_world(), PluginConfig::default()),
         ("asleep100k_dynamic1k_notify", sleeping_world(), notify),
     ];
-    let mut setups: Vec<(&str, World, BroadPhasePlugin)> = worlds
-        .into_iter()
-        .map(|(name, mut world, config)| {
-            let mut plugin = BroadPhasePlugin::with_config(config);
-            plugin.run(&mut world).expect("valid world");
-            (name, world, plugin)
-        })
-        .collect();
+    let mut setups = first_runs(worlds);
     // Checked before timing: sleeping entities pair as awake ones do.
     let mut all = static_world(true, false);
     let mut awake = BroadPhasePlugin::new();
@@ -284,11 +277,34 @@ fn sleeping_scene(c: &mut Criterion) {
         assert_eq!(plugin.stats().sleeping_boxes, 100_000, "{name}");
     }
 
-    let mut group = c.benchmark_group("sleeping_scene");
-    configure(&mut group);
-    for (name, world, plugin) in &mut setups {
+    time_movers(c, "sleeping_scene", &mut setups);
+    for (name, _, plugin) in &setups {
+        assert!(!plugin.stats().sleeping_rebuilt, "{name}: the sleeping set was read again");
+    }
+}
+
+/// Each world with a plugin of its config that has run once on it.
+fn first_runs<const N: usize>(
+    worlds: [(&'static str, World, PluginConfig); N],
+) -> Vec<(&'static str, World, BroadPhasePlugin)> {
+    worlds
+        .into_iter()
+        .map(|(name, mut world, config)| {
+            let mut plugin = BroadPhasePlugin::with_config(config);
+            plugin.run(&mut world).expect("valid world");
+            (name, world, plugin)
+        })
+        .collect()
+}
+
+/// Times a run per frame of each setup, the movers moved before each, as
+/// group `group`; then prints each one's stage medians.
+fn time_movers(c: &mut Criterion, group: &str, setups: &mut [(&str, World, BroadPhasePlugin)]) {
+    let mut timed = c.benchmark_group(group);
+    configure(&mut timed);
+    for (name, world, plugin) in setups.iter_mut() {
         let mut frame = 0;
-        group.bench_function(*name, |b| {
+        timed.bench_function(*name, |b| {
             b.iter(|| {
                 frame += 1;
                 move_movers(world, frame);
@@ -297,10 +313,9 @@ fn sleeping_scene(c: &mut Criterion) {
             })
         });
     }
-    group.finish();
-    for (name, world, plugin) in &mut setups {
-        eprintln!("sleeping_scene/{name} stages: {}", stage_medians(plugin, world, 100));
-        assert!(!plugin.stats().sleeping_rebuilt, "{name}: the sleeping set was read again");
+    timed.finish();
+    for (name, world, plugin) in setups.iter_mut() {
+        eprintln!("{group}/{name} stages: {}", stage_medians(plugin, world, 100));
     }
 }
 
@@ -328,14 +343,7 @@ fn static_scene(c: &mut Criterion) {
         ("static100k_dynamic1k_notify", static_world(true, true), notify),
         ("all_dynamic_101k", static_world(true, false), PluginConfig::default()),
     ];
-    let mut setups: Vec<(&str, World, BroadPhasePlugin)> = worlds
-        .into_iter()
-        .map(|(name, mut world, config)| {
-            let mut plugin = BroadPhasePlugin::with_config(config);
-            plugin.run(&mut world).expect("valid world");
-            (name, world, plugin)
-        })
-        .collect();
+    let mut setups = first_runs(worlds);
 
     // Checked before timing: static + dynamic equals all-dynamic minus the
     // static-static pairs (same spawn order, so the same entities).
@@ -352,22 +360,8 @@ fn static_scene(c: &mut Criterion) {
         assert_eq!(split.2.pairs(), expected, "{}: differs from all-dynamic", split.0);
     }
 
-    let mut group = c.benchmark_group("static_scene");
-    configure(&mut group);
-    for (name, world, plugin) in &mut setups {
-        let mut frame = 0;
-        group.bench_function(*name, |b| {
-            b.iter(|| {
-                frame += 1;
-                move_movers(world, frame);
-                plugin.run(black_box(world)).expect("valid world");
-                black_box(plugin.pairs().len())
-            })
-        });
-    }
-    group.finish();
-    for (name, world, plugin) in &mut setups {
-        eprintln!("static_scene/{name} stages: {}", stage_medians(plugin, world, 100));
+    time_movers(c, "static_scene", &mut setups);
+    for (name, _, plugin) in &setups {
         assert!(plugin.stats().static_rebuilds <= 1, "{name}: the static set was re-indexed");
     }
 }
