@@ -112,7 +112,7 @@ fn a_table_that_contradicts_itself_is_an_error() {
         }
     });
     // The broad phase's part is checked as a broad-phase snapshot is.
-    rejects("broad phase snapshot", |j| pop(&mut j["broad_phase"]["candidate_touching"]));
+    rejects("broad phase snapshot", |j| pop(&mut j["broad_phase"]["candidates"]["touching"]));
 }
 
 /// Every number of the JSON, one at a time, replaced by another: what

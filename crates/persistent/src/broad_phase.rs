@@ -8,10 +8,10 @@ use super::error::ProxyError;
 use super::index::{FatIndex, QUERY_CHUNK, QueryChunk};
 use super::pair_sort::PairSort;
 use super::queries::QueryScratch;
-use super::slots::{MAX_PROXIES, Margin, Proxy, ProxyKind, SlotState, Slots};
+use super::slots::{Bits, MAX_PROXIES, Margin, Proxy, ProxyKind, SlotState, Slots};
 use broadphase_jobs::JobSystem;
 use broadphase_partition::{GridTree, PartitionError};
-use broadphase_storage::{Aabb, AlignedColumn, Pool};
+use broadphase_storage::{Aabb, AlignedColumn, Pool, SortedUnion};
 use parking_lot::Mutex;
 
 /// Most never-used slots a full update reads in place (they pair with
@@ -90,6 +90,9 @@ pub struct UpdateStats {
     pub stale: usize,
     /// Candidate pairs kept (enlarged boxes overlap).
     pub candidates: usize,
+    /// Of those, the candidates of two proxies at rest (static or
+    /// asleep), which the update did not read.
+    pub resting: usize,
     /// Overlapping pairs.
     pub pairs: usize,
     /// Pairs that started overlapping.
@@ -191,6 +194,10 @@ pub struct PersistentBroadPhase {
     gathered_ids: AlignedColumn<u32>,
     tree_pairs: Vec<[u32; 2]>,
     query_chunks: Vec<QueryChunk>,
+    /// The slots whose resting candidates an update wakes.
+    disturbed: Bits,
+    /// The published pairs of both tiers, merged when read.
+    pub(super) all_pairs: SortedUnion<[Proxy; 2]>,
     pub(super) stats: UpdateStats,
 }
 
@@ -235,6 +242,8 @@ impl PersistentBroadPhase {
             gathered_ids: AlignedColumn::new(),
             tree_pairs: Vec::new(),
             query_chunks: Vec::new(),
+            disturbed: Bits::default(),
+            all_pairs: SortedUnion::default(),
             stats: UpdateStats::default(),
         }
     }
@@ -734,11 +743,78 @@ impl PersistentBroadPhase {
         }
     }
 
+    /// Marks a proxy asleep (`true`) or awake: a hint that changes no
+    /// output. Candidate pairs of two proxies that are each asleep or
+    /// static are kept aside from the next update on, in a resting tier
+    /// that no update reads until one of the two is disturbed — its box
+    /// set to another, its kind or group changed, removed, or woken — so a
+    /// world that is mostly asleep costs what is awake. Such pairs stay in
+    /// [`pairs`](Self::pairs) (as [`resting_pairs`](Self::resting_pairs)),
+    /// and start or end only as any pair does. A new proxy is awake.
+    ///
+    /// # Errors
+    /// [`ProxyError::Stale`] if `proxy` is not live; nothing changes then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_jobs::JobSystem;
+    /// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
+    /// use broadphase_storage::Aabb;
+    /// let jobs = JobSystem::new(1);
+    /// let mut world = PersistentBroadPhase::default();
+    /// let a = world.insert(Aabb::default(), ProxyKind::Dynamic)?;
+    /// let b = world.insert(Aabb::default(), ProxyKind::Dynamic)?;
+    /// world.set_asleep(a, true)?;
+    /// world.set_asleep(b, true)?;
+    /// world.update(&jobs)?;
+    /// assert_eq!(world.pairs(), [[a, b]]); // still a pair
+    /// assert_eq!(world.resting_pairs(), [[a, b]]); // kept aside
+    /// assert!(world.awake_pairs().is_empty() && world.is_asleep(a)?);
+    /// # Ok::<(), broadphase_persistent::ProxyError>(())
+    /// ```
+    pub fn set_asleep(&mut self, proxy: Proxy, asleep: bool) -> Result<(), ProxyError> {
+        let slot = self.slot(proxy, 0)?;
+        if self.slots.asleep.get(slot) != asleep {
+            self.slots.set_asleep(slot, asleep);
+            self.touched = true;
+        }
+        Ok(())
+    }
+
+    /// Whether the proxy is marked asleep ([`set_asleep`](Self::set_asleep)).
+    ///
+    /// # Errors
+    /// [`ProxyError::Stale`] if `proxy` is not live.
+    pub fn is_asleep(&self, proxy: Proxy) -> Result<bool, ProxyError> {
+        Ok(self.slots.asleep.get(self.slot(proxy, 0)?))
+    }
+
     /// Every overlapping pair as of the last update, `[a, b]` with
     /// `a < b`, sorted; pairs of two static proxies, and of two proxies
-    /// of one group, are left out.
+    /// of one group, are left out. The union of
+    /// [`awake_pairs`](Self::awake_pairs) and
+    /// [`resting_pairs`](Self::resting_pairs): while both have pairs, the
+    /// first call after an update merges them (once; a buffer of the broad
+    /// phase's own, reused), so a caller that only needs what moved reads
+    /// `awake_pairs` and the events instead.
     pub fn pairs(&self) -> &[[Proxy; 2]] {
+        self.all_pairs.get(&self.events.pairs, self.candidates.resting_pairs())
+    }
+
+    /// The overlapping pairs of the last update with at least one proxy
+    /// that is neither static nor asleep, sorted: the pairs a physics step
+    /// works on. All of [`pairs`](Self::pairs) when nothing is asleep.
+    pub fn awake_pairs(&self) -> &[[Proxy; 2]] {
         &self.events.pairs
+    }
+
+    /// The overlapping pairs of the last update of two proxies that are
+    /// each asleep or static (and not both static), sorted: kept from the
+    /// update they came to rest in until one is disturbed. See
+    /// [`set_asleep`](Self::set_asleep).
+    pub fn resting_pairs(&self) -> &[[Proxy; 2]] {
+        self.candidates.resting_pairs()
     }
 
     /// The pairs of the last update that were not pairs before it, sorted.
@@ -770,6 +846,7 @@ impl PersistentBroadPhase {
     /// started.
     pub fn update(&mut self, jobs: &JobSystem) -> Result<(), ProxyError> {
         crate::profile::zone!("persistent: update");
+        self.all_pairs.reset();
         let result = self.try_update(jobs);
         // A failed update cannot know which candidates it lost: the next
         // one starts over.
@@ -779,6 +856,8 @@ impl PersistentBroadPhase {
             self.candidates.clear();
             self.index.invalidate();
         }
+        let every_slot = result.is_err() || self.stats.path == UpdatePath::Full;
+        self.slots.note_rested(every_slot);
         self.finish();
         result
     }
@@ -793,7 +872,8 @@ impl PersistentBroadPhase {
             self.events.started.reset();
             self.events.ended.reset();
             self.stats.candidates = self.candidates.len();
-            self.stats.pairs = self.events.pairs.len();
+            self.stats.resting = self.candidates.resting_len();
+            self.stats.pairs = self.events.pairs.len() + self.candidates.resting_pairs().len();
             return Ok(());
         }
         self.collect_moved();
@@ -802,18 +882,28 @@ impl PersistentBroadPhase {
                 > f64::from(self.config.full_rebuild_fraction.max(0.0)) * self.slots.live as f64;
         self.fresh.clear();
         if full {
+            self.candidates.wake_all();
             self.full_candidates(jobs)?;
             self.candidates.replace(jobs, &mut self.fresh, &self.slots, &mut self.events)?;
+            self.candidates.settle(&self.slots, &mut self.events);
         } else {
+            let woken = self.slots.disturbed(&mut self.disturbed);
+            if woken {
+                self.candidates.wake(&self.disturbed);
+            }
             self.incremental_candidates(jobs)?;
             self.pair_sort.sort(&mut self.fresh);
             let marks = Marks { slots: &self.slots };
             self.candidates.merge(jobs, &self.fresh, &marks, &mut self.events)?;
+            if woken || self.slots.settled() {
+                self.candidates.settle(&self.slots, &mut self.events);
+            }
         }
         self.stats.reindexed = self.moved.len();
         self.stats.path = if full { UpdatePath::Full } else { UpdatePath::Incremental };
         self.stats.candidates = self.candidates.len();
-        self.stats.pairs = self.events.pairs.len();
+        self.stats.resting = self.candidates.resting_len();
+        self.stats.pairs = self.events.pairs.len() + self.candidates.resting_pairs().len();
         self.stats.started = self.events.started.len();
         self.stats.ended = self.events.ended.len();
         Ok(())

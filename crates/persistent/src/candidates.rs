@@ -6,7 +6,7 @@
 
 use super::Proxy;
 use super::full_merge::{FullMerge, MergeOut};
-use super::slots::Slots;
+use super::slots::{Bits, Slots};
 use broadphase_jobs::{JobError, JobSystem};
 use broadphase_storage::{Aabb, Pool};
 use core::ops::Range;
@@ -103,12 +103,30 @@ impl Events {
 
 /// The kept candidates, double-buffered so a merge allocates nothing once
 /// warm. Pairs are kept as handles, so publishing one needs no lookup.
+///
+/// They are kept in two tiers. The awake tier holds every candidate with
+/// a proxy that may move (neither static nor asleep at the last update):
+/// each update merges and publishes it. The resting tier holds those of
+/// two proxies at rest, which no update reads until one of the two is
+/// disturbed (its box set, re-indexed, removed, or woken): then that
+/// proxy's resting candidates move back to the awake tier first, and the
+/// update treats them as any other. A world that is mostly asleep pays
+/// for what is awake.
 #[derive(Debug, Default)]
 pub(crate) struct Candidates {
     pairs: Pool<[Proxy; 2]>,
     touching: Pool<bool>,
     next_pairs: Pool<[Proxy; 2]>,
     next_touching: Pool<bool>,
+    /// The resting tier, sorted, with whether each touched.
+    resting: Pool<[Proxy; 2]>,
+    resting_touching: Pool<bool>,
+    /// The resting candidates that touch: the resting part of the
+    /// published pairs.
+    resting_pairs: Pool<[Proxy; 2]>,
+    /// Candidates moving between the tiers this update, sorted.
+    moving: Pool<[Proxy; 2]>,
+    moving_touching: Pool<bool>,
     /// The parts of an incremental merge.
     parts: Vec<MergePart>,
     /// The buffers of a full update's merge.
@@ -249,22 +267,93 @@ pub(super) fn slots_of([a, b]: [Proxy; 2]) -> [u32; 2] {
     [a.index(), b.index()]
 }
 
+/// The kept candidates of both tiers, as a snapshot copies them.
+#[derive(Debug, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub(crate) struct KeptCandidates {
+    pub(crate) pairs: Pool<[Proxy; 2]>,
+    pub(crate) touching: Pool<bool>,
+    pub(crate) resting: Pool<[Proxy; 2]>,
+    pub(crate) resting_touching: Pool<bool>,
+}
+
+/// `clone_from` copies into the lists already there.
+impl Clone for KeptCandidates {
+    fn clone(&self) -> Self {
+        let mut copy = Self::default();
+        copy.clone_from(self);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.pairs.clone_from(&source.pairs);
+        self.touching.clone_from(&source.touching);
+        self.resting.clone_from(&source.resting);
+        self.resting_touching.clone_from(&source.resting_touching);
+    }
+}
+
+/// Merges two sorted candidate lists with their touching flags into
+/// `out`, emptied first.
+fn merge_sorted(
+    (a, a_touching): (&[[Proxy; 2]], &[bool]),
+    (b, b_touching): (&[[Proxy; 2]], &[bool]),
+    (out, out_touching): (&mut Pool<[Proxy; 2]>, &mut Pool<bool>),
+) {
+    out.reset();
+    out_touching.reset();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if slots_of(b[j]) < slots_of(a[i]) {
+            out.push(b[j]);
+            out_touching.push(b_touching[j]);
+            j += 1;
+        } else {
+            out.push(a[i]);
+            out_touching.push(a_touching[i]);
+            i += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out_touching.extend_from_slice(&a_touching[i..]);
+    out.extend_from_slice(&b[j..]);
+    out_touching.extend_from_slice(&b_touching[j..]);
+}
+
 impl Candidates {
+    /// Kept candidates of both tiers.
     pub(crate) fn len(&self) -> usize {
-        self.pairs.len()
+        self.pairs.len() + self.resting.len()
     }
 
-    /// The kept candidates and whether each touched at the last update
-    /// (what a snapshot copies).
-    pub(crate) fn kept(&self) -> (&Pool<[Proxy; 2]>, &Pool<bool>) {
-        (&self.pairs, &self.touching)
+    /// Kept candidates of the resting tier.
+    pub(crate) fn resting_len(&self) -> usize {
+        self.resting.len()
     }
 
-    /// Makes `pairs` and `touching` (from [`kept`](Self::kept)) the kept
+    /// The touching candidates of the resting tier, sorted.
+    pub(crate) fn resting_pairs(&self) -> &[[Proxy; 2]] {
+        &self.resting_pairs
+    }
+
+    /// Copies the kept candidates of both tiers, and whether each touched
+    /// at the last update, into `out` (a snapshot).
+    pub(crate) fn kept_into(&self, out: &mut KeptCandidates) {
+        use crate::snapshot::copy;
+        copy(&mut out.pairs, &self.pairs);
+        copy(&mut out.touching, &self.touching);
+        copy(&mut out.resting, &self.resting);
+        copy(&mut out.resting_touching, &self.resting_touching);
+    }
+
+    /// Makes `kept` (from [`kept_into`](Self::kept_into)) the kept
     /// candidates again; the merge's scratch is left as it is.
-    pub(crate) fn restore(&mut self, pairs: &Pool<[Proxy; 2]>, touching: &Pool<bool>) {
-        self.pairs.clone_from(pairs);
-        self.touching.clone_from(touching);
+    pub(crate) fn restore(&mut self, kept: &KeptCandidates) {
+        self.pairs.clone_from(&kept.pairs);
+        self.touching.clone_from(&kept.touching);
+        self.resting.clone_from(&kept.resting);
+        self.resting_touching.clone_from(&kept.resting_touching);
+        self.publish_resting();
     }
 
     /// Forgets every candidate (after a failed update: the next one
@@ -272,6 +361,119 @@ impl Candidates {
     pub(crate) fn clear(&mut self) {
         self.pairs.reset();
         self.touching.reset();
+        self.resting.reset();
+        self.resting_touching.reset();
+        self.resting_pairs.reset();
+    }
+
+    /// Moves every resting candidate with a slot marked in `disturbed`
+    /// back to the awake tier, before an incremental merge.
+    pub(crate) fn wake(&mut self, disturbed: &Bits) {
+        crate::profile::zone!("persistent: wake resting");
+        let Candidates { resting, resting_touching, moving, moving_touching, .. } = self;
+        moving.reset();
+        moving_touching.reset();
+        let mut kept = 0;
+        for k in 0..resting.len() {
+            let (pair, touching) = (resting[k], resting_touching[k]);
+            let [a, b] = slots_of(pair);
+            if disturbed.get(a as usize) | disturbed.get(b as usize) {
+                moving.push(pair);
+                moving_touching.push(touching);
+            } else {
+                resting[kept] = pair;
+                resting_touching[kept] = touching;
+                kept += 1;
+            }
+        }
+        resting.truncate(kept);
+        resting_touching.truncate(kept);
+        self.join_moving();
+    }
+
+    /// Moves the whole resting tier back to the awake tier (before a full
+    /// update, which recomputes every candidate).
+    pub(crate) fn wake_all(&mut self) {
+        let Candidates { resting, resting_touching, moving, moving_touching, .. } = self;
+        core::mem::swap(resting, moving);
+        core::mem::swap(resting_touching, moving_touching);
+        resting.reset();
+        resting_touching.reset();
+        self.join_moving();
+    }
+
+    /// Merges `moving` into the awake tier.
+    fn join_moving(&mut self) {
+        if self.moving.is_empty() {
+            return;
+        }
+        let Candidates {
+            pairs, touching, next_pairs, next_touching, moving, moving_touching, ..
+        } = self;
+        merge_sorted((pairs, touching), (moving, moving_touching), (next_pairs, next_touching));
+        core::mem::swap(pairs, next_pairs);
+        core::mem::swap(touching, next_touching);
+        self.resting_pairs.reset();
+        self.publish_resting();
+    }
+
+    /// After a merge: moves every awake candidate of two slots now at rest
+    /// to the resting tier, and drops them from the awake pairs `events`
+    /// published.
+    pub(crate) fn settle(&mut self, slots: &Slots, events: &mut Events) {
+        crate::profile::zone!("persistent: settle resting");
+        let Candidates { pairs, touching, moving, moving_touching, .. } = self;
+        moving.reset();
+        moving_touching.reset();
+        let at_rest = &slots.at_rest;
+        let mut kept = 0;
+        for k in 0..pairs.len() {
+            let (pair, now) = (pairs[k], touching[k]);
+            let [a, b] = slots_of(pair);
+            if at_rest.get(a as usize) & at_rest.get(b as usize) {
+                moving.push(pair);
+                moving_touching.push(now);
+            } else {
+                pairs[kept] = pair;
+                touching[kept] = now;
+                kept += 1;
+            }
+        }
+        pairs.truncate(kept);
+        touching.truncate(kept);
+        if moving.is_empty() {
+            return;
+        }
+        events.pairs.reset();
+        events
+            .pairs
+            .extend(pairs.iter().zip(touching.iter()).filter(|(_, t)| **t).map(|(p, _)| *p));
+        let Candidates {
+            resting,
+            resting_touching,
+            next_pairs,
+            next_touching,
+            moving,
+            moving_touching,
+            ..
+        } = self;
+        merge_sorted(
+            (resting, resting_touching),
+            (moving, moving_touching),
+            (next_pairs, next_touching),
+        );
+        core::mem::swap(resting, next_pairs);
+        core::mem::swap(resting_touching, next_touching);
+        self.publish_resting();
+    }
+
+    /// Lists the touching resting candidates.
+    fn publish_resting(&mut self) {
+        let Candidates { resting, resting_touching, resting_pairs, .. } = self;
+        resting_pairs.reset();
+        resting_pairs.extend(
+            resting.iter().zip(resting_touching.iter()).filter(|(_, t)| **t).map(|(p, _)| *p),
+        );
     }
 
     /// Replaces every candidate with `fresh` (slots, each once, in any

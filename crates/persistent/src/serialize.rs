@@ -5,7 +5,7 @@
 //! because of the bytes.
 
 use super::broad_phase::UpdateStats;
-use super::candidates::Events;
+use super::candidates::{Events, KeptCandidates};
 use super::config::PersistentConfig;
 use super::index::FatIndex;
 use super::slots::{Margin, Proxy, Slots};
@@ -53,8 +53,7 @@ pub(crate) struct Unchecked {
     removed: Pool<u32>,
     touched: bool,
     force_full: bool,
-    candidate_pairs: Pool<[Proxy; 2]>,
-    candidate_touching: Pool<bool>,
+    candidates: KeptCandidates,
     events: Events,
     stats: UpdateStats,
     index: FatIndex,
@@ -72,8 +71,7 @@ impl TryFrom<Unchecked> for BroadPhaseSnapshot {
             removed,
             touched,
             force_full,
-            candidate_pairs,
-            candidate_touching,
+            candidates,
             events,
             stats,
             index,
@@ -85,8 +83,7 @@ impl TryFrom<Unchecked> for BroadPhaseSnapshot {
             removed,
             touched,
             force_full,
-            candidate_pairs,
-            candidate_touching,
+            candidates,
             events,
             stats,
             index,
@@ -113,17 +110,38 @@ fn check(read: &Unchecked) -> Result<(), &'static str> {
     if read.removed.iter().any(|&slot| slot as usize >= n || !slots.removed.get(slot as usize)) {
         return Err("the removed list holds a slot out of range or unmarked");
     }
-    let pairs = &read.candidate_pairs;
-    if pairs.len() != read.candidate_touching.len() {
-        return Err("the candidate pairs and their touching marks differ in length");
-    }
+    let kept = &read.candidates;
     let slot_pair = |[a, b]: &[Proxy; 2]| [a.index(), b.index()];
-    if pairs
-        .iter()
-        .any(|pair| !(slot_pair(pair)[0] < slot_pair(pair)[1] && (slot_pair(pair)[1] as usize) < n))
-        || !pairs.windows(2).all(|w| slot_pair(&w[0]) < slot_pair(&w[1]))
+    for (pairs, touching) in
+        [(&kept.pairs, &kept.touching), (&kept.resting, &kept.resting_touching)]
     {
-        return Err("the candidate pairs are out of range or out of order");
+        if pairs.len() != touching.len() {
+            return Err("the candidate pairs and their touching marks differ in length");
+        }
+        if pairs.iter().any(|pair| {
+            !(slot_pair(pair)[0] < slot_pair(pair)[1] && (slot_pair(pair)[1] as usize) < n)
+        }) || !pairs.windows(2).all(|w| slot_pair(&w[0]) < slot_pair(&w[1]))
+        {
+            return Err("the candidate pairs are out of range or out of order");
+        }
+    }
+    // A resting candidate is read again only when one of its slots is
+    // disturbed, which only a slot at rest at the last update can be.
+    let rested = |slot: u32| slots.rested.get(slot as usize);
+    if kept.resting.iter().any(|&pair| !slot_pair(&pair).into_iter().all(rested)) {
+        return Err("a resting candidate has a slot that was not at rest");
+    }
+    let marked =
+        |s: usize| slots.queued.get(s) || slots.removed.get(s) || slots.rest_changed.get(s);
+    if (0..n).any(|s| slots.rested.get(s) != slots.at_rest.get(s) && !marked(s)) {
+        return Err("a slot's rest changed with no mark");
+    }
+    let mut awake = kept.pairs.iter().map(slot_pair).peekable();
+    for pair in kept.resting.iter().map(slot_pair) {
+        while awake.next_if(|&other| other < pair).is_some() {}
+        if awake.peek() == Some(&pair) {
+            return Err("a candidate pair is kept in both tiers");
+        }
     }
     let events = [&read.events.pairs, &read.events.started, &read.events.ended];
     if events.iter().any(|list| list.iter().flatten().any(|proxy| proxy.index() as usize >= n)) {

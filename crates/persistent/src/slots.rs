@@ -124,6 +124,15 @@ pub(crate) struct Slots {
     pub(crate) queued: Bits,
     /// Removed since the last update.
     pub(crate) removed: Bits,
+    /// Marked asleep by the caller (a hint: see `set_asleep`).
+    pub(crate) asleep: Bits,
+    /// Live and static or asleep: a proxy that is not expected to move.
+    pub(crate) at_rest: Bits,
+    /// `at_rest` as of the last update: a candidate of two such slots is
+    /// kept in the resting tier.
+    pub(crate) rested: Bits,
+    /// Marked asleep or awake since the last update.
+    pub(crate) rest_changed: Bits,
     /// Freed slots, reused last freed first; each at most once.
     free: Pool<u32>,
     /// Which slots are in `free`.
@@ -158,6 +167,10 @@ impl Clone for Slots {
         self.changed.clone_from(&source.changed);
         self.queued.clone_from(&source.queued);
         self.removed.clone_from(&source.removed);
+        self.asleep.clone_from(&source.asleep);
+        self.at_rest.clone_from(&source.at_rest);
+        self.rested.clone_from(&source.rested);
+        self.rest_changed.clone_from(&source.rest_changed);
         self.free.clone_from(&source.free);
         self.free_listed.clone_from(&source.free_listed);
         self.live = source.live;
@@ -272,6 +285,10 @@ impl Slots {
         self.changed.grow_to(len);
         self.queued.grow_to(len);
         self.removed.grow_to(len);
+        self.asleep.grow_to(len);
+        self.at_rest.grow_to(len);
+        self.rested.grow_to(len);
+        self.rest_changed.grow_to(len);
         self.free_listed.grow_to(len);
     }
 
@@ -284,6 +301,8 @@ impl Slots {
         self.set_fat(s, fat);
         self.state[s] = SlotState::of(kind);
         self.group[s] = 0;
+        self.asleep.assign(s, false);
+        self.at_rest.assign(s, kind == ProxyKind::Static);
         self.live += 1;
         self.dynamic += usize::from(kind == ProxyKind::Dynamic);
     }
@@ -312,6 +331,8 @@ impl Slots {
         self.live -= 1;
         self.state[slot] = SlotState::Removed;
         self.removed.set(slot);
+        self.asleep.assign(slot, false);
+        self.at_rest.assign(slot, false);
     }
 
     /// Frees a removed slot for reuse, so its old handle goes stale.
@@ -331,6 +352,58 @@ impl Slots {
         self.dynamic -= usize::from(self.state[slot] == SlotState::Dynamic);
         self.dynamic += usize::from(kind == ProxyKind::Dynamic);
         self.state[slot] = SlotState::of(kind);
+        self.at_rest.assign(slot, kind == ProxyKind::Static || self.asleep.get(slot));
+    }
+
+    /// Marks a live slot asleep or awake.
+    pub(crate) fn set_asleep(&mut self, slot: usize, asleep: bool) {
+        self.asleep.assign(slot, asleep);
+        self.at_rest.assign(slot, asleep || self.state[slot] == SlotState::Static);
+        self.rest_changed.set(slot);
+    }
+
+    /// Whether any slot was marked asleep or awake, re-indexed or removed
+    /// since the last update while it was at rest at the last update (its
+    /// resting candidates must come back to the awake tier), as a mark per
+    /// slot in `out` (over the words that may hold one).
+    pub(crate) fn disturbed(&self, out: &mut Bits) -> bool {
+        out.clear();
+        out.grow_to(self.len());
+        let marks = [&self.changed, &self.queued, &self.removed, &self.rest_changed];
+        let mut any = false;
+        for marked in marks {
+            let words = marked.dirty.clone();
+            for w in words.clone() {
+                let hit = marked.words[w] & self.rested.words[w];
+                out.words[w] |= hit;
+                any |= hit != 0;
+            }
+            out.note(words);
+        }
+        any
+    }
+
+    /// Whether a slot re-indexed or marked asleep since the last update is
+    /// at rest now (a candidate of two such slots may move to the resting
+    /// tier).
+    pub(crate) fn settled(&self) -> bool {
+        [&self.queued, &self.rest_changed].into_iter().any(|marked| {
+            marked.dirty.clone().any(|w| marked.words[w] & self.at_rest.words[w] != 0)
+        })
+    }
+
+    /// Makes `rested` what `at_rest` is now: everywhere (`all`), or where
+    /// this update's marks say it may have changed.
+    pub(crate) fn note_rested(&mut self, all: bool) {
+        if all {
+            self.rested.words.clone_from(&self.at_rest.words);
+            return;
+        }
+        for marked in [&self.queued, &self.removed, &self.rest_changed] {
+            for w in marked.dirty.clone() {
+                self.rested.words[w] = self.at_rest.words[w];
+            }
+        }
     }
 
     /// Whether slots `a` and `b` share a group, so never pair: no
@@ -372,6 +445,7 @@ impl Slots {
         self.changed.clear();
         self.queued.clear();
         self.removed.clear();
+        self.rest_changed.clear();
     }
 }
 
@@ -448,11 +522,11 @@ impl Bits {
         was_clear
     }
 
-    fn grow_to(&mut self, slots: usize) {
+    pub(crate) fn grow_to(&mut self, slots: usize) {
         self.words.resize(slots.div_ceil(64), 0);
     }
 
-    fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.words[self.dirty.clone()].fill(0);
         self.dirty = 0..0;
     }
@@ -576,6 +650,10 @@ impl Slots {
         self.changed.check(n, true)?;
         self.queued.check(n, true)?;
         self.removed.check(n, true)?;
+        self.rest_changed.check(n, true)?;
+        for bits in [&self.asleep, &self.at_rest, &self.rested] {
+            bits.check(n, false)?;
+        }
         let (mut live, mut dynamic, mut blank) = (0, 0, 0);
         let indexed = self.indexed();
         for (s, &state) in self.state.iter().enumerate() {
@@ -587,6 +665,10 @@ impl Slots {
                     return Err("a removed slot is not marked removed");
                 }
                 SlotState::Removed => {}
+            }
+            let at_rest = state.is_live() && (self.asleep.get(s) || state == SlotState::Static);
+            if self.at_rest.get(s) != at_rest || (self.asleep.get(s) && !state.is_live()) {
+                return Err("a slot's rest marks do not match its state");
             }
             if state.is_live() {
                 let (aabb, fat) = (&self.boxes[s], &indexed[s]);

@@ -16,10 +16,10 @@
 //! index only where that one did, and costs what it cost.
 
 use super::broad_phase::{PersistentBroadPhase, UpdateStats};
-use super::candidates::Events;
+use super::candidates::{Events, KeptCandidates};
 use super::config::PersistentConfig;
 use super::index::FatIndex;
-use super::slots::{Margin, Proxy, Slots};
+use super::slots::{Margin, Slots};
 use broadphase_partition::GridTree;
 use broadphase_storage::Pool;
 
@@ -74,8 +74,7 @@ pub struct BroadPhaseSnapshot {
     pub(crate) removed: Pool<u32>,
     pub(crate) touched: bool,
     pub(crate) force_full: bool,
-    pub(crate) candidate_pairs: Pool<[Proxy; 2]>,
-    pub(crate) candidate_touching: Pool<bool>,
+    pub(crate) candidates: KeptCandidates,
     pub(crate) events: Events,
     pub(crate) stats: UpdateStats,
     pub(crate) index: FatIndex,
@@ -91,8 +90,7 @@ impl Default for BroadPhaseSnapshot {
             removed: Pool::new(),
             touched: false,
             force_full: false,
-            candidate_pairs: Pool::new(),
-            candidate_touching: Pool::new(),
+            candidates: KeptCandidates::default(),
             events: Events::default(),
             stats: UpdateStats::default(),
             index: FatIndex::new(config.tree.grid),
@@ -116,8 +114,7 @@ impl Clone for BroadPhaseSnapshot {
         self.removed.clone_from(&source.removed);
         self.touched = source.touched;
         self.force_full = source.force_full;
-        self.candidate_pairs.clone_from(&source.candidate_pairs);
-        self.candidate_touching.clone_from(&source.candidate_touching);
+        self.candidates.clone_from(&source.candidates);
         self.events.clone_from(&source.events);
         self.stats = source.stats;
         self.index.clone_from(&source.index);
@@ -157,7 +154,7 @@ impl BroadPhaseSnapshot {
 /// Copies `from` into `to`, growing `to` with room to spare: these lists'
 /// lengths vary from frame to frame, and each new longest one should not
 /// cost an allocation in every snapshot of a ring.
-fn copy<T: Copy>(to: &mut Pool<T>, from: &Pool<T>) {
+pub(crate) fn copy<T: Copy>(to: &mut Pool<T>, from: &Pool<T>) {
     if to.capacity() < from.len() {
         to.reset();
         to.reserve(from.len() + from.len() / 4 + ROOM);
@@ -231,9 +228,7 @@ impl PersistentBroadPhase {
         copy(&mut snapshot.removed, &self.removed);
         snapshot.touched = self.touched;
         snapshot.force_full = self.force_full;
-        let (pairs, touching) = self.candidates.kept();
-        copy(&mut snapshot.candidate_pairs, pairs);
-        copy(&mut snapshot.candidate_touching, touching);
+        self.candidates.kept_into(&mut snapshot.candidates);
         copy(&mut snapshot.events.pairs, &self.events.pairs);
         copy(&mut snapshot.events.started, &self.events.started);
         copy(&mut snapshot.events.ended, &self.events.ended);
@@ -301,7 +296,8 @@ impl PersistentBroadPhase {
         self.removed.clone_from(&snapshot.removed);
         self.touched = snapshot.touched;
         self.force_full = snapshot.force_full;
-        self.candidates.restore(&snapshot.candidate_pairs, &snapshot.candidate_touching);
+        self.candidates.restore(&snapshot.candidates);
+        self.all_pairs.reset();
         self.events.clone_from(&snapshot.events);
         self.stats = snapshot.stats;
     }

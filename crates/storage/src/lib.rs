@@ -40,6 +40,7 @@ mod ray;
 mod region;
 #[cfg(feature = "serde")]
 mod serialize;
+mod sorted_union;
 
 pub use aabb::{Aabb, Axis, Corner, InputError, MAX_BOXES, validate_boxes};
 pub use capsule::Capsule;
@@ -50,3 +51,4 @@ pub use glam;
 pub use pool::Pool;
 pub use ray::{QueryError, QueryPart, Ray, Sphere, validate_point};
 pub use region::{RegionTest, planes_hold};
+pub use sorted_union::SortedUnion;

@@ -27,6 +27,8 @@ struct Known {
     kind: ProxyKind,
     /// 0 (no group) unless the motion regroups.
     group: u32,
+    /// Marked asleep (`set_asleep`), which must change no output.
+    asleep: bool,
 }
 
 /// How a simulated world moves.
@@ -50,6 +52,9 @@ struct Motion {
     /// Group change, to one of a few groups or none; 0 leaves every proxy
     /// without a group (and draws no random number for it).
     regroup: u32,
+    /// Falling asleep or waking, per proxy; an asleep proxy moves one
+    /// update in ten. 0 keeps every proxy awake (and draws nothing).
+    nap: u32,
 }
 
 /// How a frame's boxes are given to the broad phase.
@@ -121,7 +126,7 @@ impl Sim {
                         0,
                         "a reused slot starts with no group"
                     );
-                    self.known[k] = Known { proxy, aabb, kind, group: 0 };
+                    self.known[k] = Known { proxy, aabb, kind, group: 0, asleep: false };
                     k += 1;
                 } else {
                     self.known.swap_remove(k);
@@ -139,7 +144,12 @@ impl Sim {
                 entry.group = self.random_group();
                 world.set_group(entry.proxy, entry.group).unwrap();
             }
-            let dynamic = entry.kind == ProxyKind::Dynamic;
+            if m.nap > 0 && self.roll(m.nap) {
+                entry.asleep = !entry.asleep;
+                world.set_asleep(entry.proxy, entry.asleep).unwrap();
+            }
+            let still = entry.asleep && !self.roll(100);
+            let dynamic = entry.kind == ProxyKind::Dynamic && !still;
             let mut aabb = entry.aabb;
             if dynamic && self.roll(m.teleport) {
                 aabb = self.random_box();
@@ -184,9 +194,25 @@ impl Sim {
                 };
                 let group = if m.regroup > 0 { self.random_group() } else { 0 };
                 world.set_group(proxy, group).unwrap();
-                self.known.push(Known { proxy, aabb, kind, group });
+                self.known.push(Known { proxy, aabb, kind, group, asleep: false });
             }
         }
+    }
+
+    /// Checks that the pairs are split into the awake and resting ones as
+    /// the known proxies say: resting pairs have two proxies each asleep
+    /// or static, awake ones at least one that is neither.
+    fn check_tiers(&self, world: &PersistentBroadPhase, frame: usize) {
+        let at_rest = |proxy: Proxy| {
+            let known = self.known.iter().find(|k| k.proxy == proxy).expect("a live proxy");
+            known.asleep || known.kind == ProxyKind::Static
+        };
+        let (awake, resting) = (world.awake_pairs(), world.resting_pairs());
+        assert!(awake.windows(2).all(|w| w[0] < w[1]), "frame {frame}: awake pairs out of order");
+        assert!(resting.windows(2).all(|w| w[0] < w[1]), "frame {frame}: resting out of order");
+        assert_eq!(awake.len() + resting.len(), world.pairs().len(), "frame {frame}");
+        assert!(awake.iter().all(|&[a, b]| !(at_rest(a) && at_rest(b))), "frame {frame}: awake");
+        assert!(resting.iter().all(|&[a, b]| at_rest(a) && at_rest(b)), "frame {frame}: resting");
     }
 
     /// The pairs a full rebuild reports on the known boxes, as handles.
@@ -216,7 +242,8 @@ impl Sim {
 
 /// Runs `frames` updates and checks each; returns how many updates took
 /// each path (unchanged, incremental, full), how many rebuilt the index,
-/// and how many took the incremental path with proxies to re-index.
+/// how many took the incremental path with proxies to re-index, and how
+/// many kept resting candidates aside.
 fn run(
     seed: u64,
     start: usize,
@@ -225,7 +252,7 @@ fn run(
     config: PersistentConfig,
     threads: usize,
     calls: Calls,
-) -> [usize; 5] {
+) -> [usize; 6] {
     let jobs = JobSystem::new(threads);
     let mut world = PersistentBroadPhase::with_config(config);
     let mut sim = Sim {
@@ -242,10 +269,10 @@ fn run(
         let proxy = world.insert(aabb, kind).unwrap();
         let group = if motion.regroup > 0 { sim.random_group() } else { 0 };
         world.set_group(proxy, group).unwrap();
-        sim.known.push(Known { proxy, aabb, kind, group });
+        sim.known.push(Known { proxy, aabb, kind, group, asleep: false });
     }
     let mut before: BTreeSet<[Proxy; 2]> = BTreeSet::new();
-    let mut paths = [0; 5];
+    let mut paths = [0; 6];
     for frame in 0..frames {
         if frame > 0 {
             sim.step(&mut world, &jobs);
@@ -259,6 +286,7 @@ fn run(
         }] += 1;
         paths[3] += usize::from(stats.index_rebuilt);
         paths[4] += usize::from(stats.path == UpdatePath::Incremental && stats.reindexed > 0);
+        paths[5] += usize::from(stats.resting > 0);
         let expected = sim.expected();
         let got: Vec<[Proxy; 2]> = world.pairs().to_vec();
         assert!(got.windows(2).all(|w| w[0] < w[1]), "frame {frame}: pairs not sorted or repeated");
@@ -274,6 +302,9 @@ fn run(
         assert_eq!(world.ended(), ended, "frame {frame}: ended");
         assert_eq!(world.len(), sim.known.len());
         assert_eq!(stats.pairs, expected.len());
+        if motion.nap > 0 {
+            sim.check_tiers(&world, frame);
+        }
         before = expected;
     }
     paths
@@ -288,6 +319,7 @@ const DRIFT: Motion = Motion {
     churn: 3,
     flip: 1,
     regroup: 0,
+    nap: 0,
 };
 const CHAOS: Motion = Motion {
     side: 20.0,
@@ -298,6 +330,7 @@ const CHAOS: Motion = Motion {
     churn: 50,
     flip: 20,
     regroup: 0,
+    nap: 0,
 };
 const ASLEEP: Motion = Motion {
     side: 40.0,
@@ -308,6 +341,7 @@ const ASLEEP: Motion = Motion {
     churn: 0,
     flip: 0,
     regroup: 0,
+    nap: 0,
 };
 
 fn tiny_tree() -> GridTreeConfig {
@@ -439,6 +473,35 @@ fn a_sleeping_world_does_nothing() {
     });
 }
 
+#[test]
+fn sleeping_proxies_rest_aside_and_stay_exact_on_both_paths() {
+    within(240, || {
+        // Proxies fall asleep and wake all the time, and an asleep one
+        // still moves now and then: the outputs must not change, and the
+        // resting tier must take part, on both paths and in parts.
+        let napping = Motion { nap: 150, regroup: 20, ..DRIFT };
+        let paths = run(20, 600, 300, napping, PersistentConfig::default(), 2, Calls::Single);
+        assert!(paths[5] > 250 && paths[1] > 0, "{paths:?}");
+        run(
+            21,
+            300,
+            200,
+            Motion { nap: 300, ..CHAOS },
+            PersistentConfig::default(),
+            3,
+            Calls::Bulk,
+        );
+        let zero_margin = PersistentConfig { margin: 0.0, ..Default::default() };
+        run(22, 400, 200, Motion { nap: 50, ..DRIFT }, zero_margin, 1, Calls::Bulk);
+        let dense = Motion { side: 60.0, nap: 200, ..CHAOS };
+        for fraction in [0.0, f32::INFINITY] {
+            let config = PersistentConfig { full_rebuild_fraction: fraction, ..Default::default() };
+            let paths = run(23, 20_000, 8, dense, config, 3, Calls::Bulk);
+            assert!(paths[5] > 0, "{paths:?}");
+        }
+    });
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
@@ -452,8 +515,9 @@ proptest! {
         threads in 1usize..4,
         bulk in any::<bool>(),
         regroup in prop_oneof![Just(0u32), 1u32..200],
+        nap in prop_oneof![Just(0u32), 1u32..400],
     ) {
-        let motion = Motion { side, size: 3.0, drift: 600, teleport: 30, resize: 30, churn: 40, flip: 10, regroup };
+        let motion = Motion { side, size: 3.0, drift: 600, teleport: 30, resize: 30, churn: 40, flip: 10, regroup, nap };
         let config = PersistentConfig { margin, full_rebuild_fraction: fraction, tree: tiny_tree(), ..Default::default() };
         run(seed, start, 40, motion, config, threads, if bulk { Calls::Bulk } else { Calls::Single });
     }

@@ -13,8 +13,8 @@ use broadphase_storage::Aabb;
 use glam::Vec3;
 use serde_json::{Value, json};
 
-/// A world with pending calls: 300 proxies, two updates, then moves,
-/// removals and inserts not yet updated.
+/// A world with pending calls: 300 proxies (one dynamic in three asleep),
+/// two updates, then moves, removals and inserts not yet updated.
 fn world(jobs: &JobSystem) -> PersistentBroadPhase {
     let mut rng = SplitMix64::new(7);
     let mut world = PersistentBroadPhase::default();
@@ -23,9 +23,12 @@ fn world(jobs: &JobSystem) -> PersistentBroadPhase {
         let min =
             Vec3::new(rng.range_f32(0.0, 40.0), rng.range_f32(0.0, 40.0), rng.range_f32(0.0, 40.0));
         let kind = if k % 5 == 0 { ProxyKind::Static } else { ProxyKind::Dynamic };
-        handles.push(world.insert(Aabb::new(min, min + Vec3::splat(2.0)), kind).unwrap());
+        let proxy = world.insert(Aabb::new(min, min + Vec3::splat(2.0)), kind).unwrap();
+        world.set_asleep(proxy, k % 3 == 1).unwrap();
+        handles.push(proxy);
     }
     world.update(jobs).unwrap();
+    assert!(world.stats().resting > 0);
     for &h in handles.iter().skip(1).step_by(7) {
         let aabb = world.aabb(h).unwrap();
         world.set_aabb(h, Aabb::new(aabb.min + 0.3, aabb.max + 0.3)).unwrap();
@@ -95,12 +98,34 @@ fn truncated_slot_arrays_are_an_error() {
 
 #[test]
 fn mismatched_lists_are_an_error() {
-    rejects("touching marks differ in length", |j| pop(&mut j["candidate_touching"]));
+    rejects("touching marks differ in length", |j| pop(&mut j["candidates"]["touching"]));
     rejects("re-index queue", |j| pop(&mut j["queue"]));
     rejects("re-index queue", |j| j["queue"].as_array_mut().unwrap().push(json!(100_000)));
     rejects("removed list", |j| j["removed"].as_array_mut().unwrap().push(json!(5)));
-    rejects("out of order", |j| j["candidate_pairs"].as_array_mut().unwrap().reverse());
+    rejects("out of order", |j| j["candidates"]["pairs"].as_array_mut().unwrap().reverse());
     rejects("published pair", |j| j["events"]["pairs"][0][0]["index"] = json!(100_000));
+}
+
+#[test]
+fn a_broken_resting_tier_is_an_error() {
+    rejects("touching marks differ in length", |j| pop(&mut j["candidates"]["resting_touching"]));
+    rejects("out of order", |j| j["candidates"]["resting"].as_array_mut().unwrap().reverse());
+    rejects("not at rest", |j| {
+        for word in j["slots"]["rested"]["words"].as_array_mut().unwrap() {
+            *word = json!(0);
+        }
+    });
+    rejects("rest marks", |j| j["slots"]["at_rest"]["words"][0] = json!(0));
+    rejects("rest changed with no mark", |j| {
+        // Slot 0 is static: at rest, and so at the last update.
+        j["slots"]["rested"]["words"][0] = json!(0);
+        j["candidates"]["resting"] = json!([]);
+        j["candidates"]["resting_touching"] = json!([]);
+    });
+    rejects("both tiers", |j| {
+        j["candidates"]["pairs"] = json!([j["candidates"]["resting"][0]]);
+        j["candidates"]["touching"] = json!([true]);
+    });
 }
 
 #[test]
