@@ -93,6 +93,10 @@ pub struct UpdateStats {
     /// Of those, the candidates of two proxies at rest (static or
     /// asleep), which the update did not read.
     pub resting: usize,
+    /// Whether [`resting_pairs`](PersistentBroadPhase::resting_pairs) may
+    /// differ from the update before (a candidate came to rest or woke,
+    /// or the update was full); when false they are the same list.
+    pub resting_changed: bool,
     /// Overlapping pairs.
     pub pairs: usize,
     /// Pairs that started overlapping.
@@ -882,6 +886,7 @@ impl PersistentBroadPhase {
                 > f64::from(self.config.full_rebuild_fraction.max(0.0)) * self.slots.live as f64;
         self.fresh.clear();
         if full {
+            self.stats.resting_changed = true;
             self.candidates.wake_all();
             self.full_candidates(jobs)?;
             self.candidates.replace(jobs, &mut self.fresh, &self.slots, &mut self.events)?;
@@ -889,14 +894,14 @@ impl PersistentBroadPhase {
         } else {
             let woken = self.slots.disturbed(&mut self.disturbed);
             if woken {
-                self.candidates.wake(&self.disturbed);
+                self.stats.resting_changed |= self.candidates.wake(&self.disturbed);
             }
             self.incremental_candidates(jobs)?;
             self.pair_sort.sort(&mut self.fresh);
             let marks = Marks { slots: &self.slots };
             self.candidates.merge(jobs, &self.fresh, &marks, &mut self.events)?;
             if woken || self.slots.settled() {
-                self.candidates.settle(&self.slots, &mut self.events);
+                self.stats.resting_changed |= self.candidates.settle(&self.slots, &mut self.events);
             }
         }
         self.stats.reindexed = self.moved.len();

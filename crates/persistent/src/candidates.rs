@@ -367,8 +367,9 @@ impl Candidates {
     }
 
     /// Moves every resting candidate with a slot marked in `disturbed`
-    /// back to the awake tier, before an incremental merge.
-    pub(crate) fn wake(&mut self, disturbed: &Bits) {
+    /// back to the awake tier, before an incremental merge; returns
+    /// whether any moved.
+    pub(crate) fn wake(&mut self, disturbed: &Bits) -> bool {
         crate::profile::zone!("persistent: wake resting");
         let Candidates { resting, resting_touching, moving, moving_touching, .. } = self;
         moving.reset();
@@ -388,7 +389,9 @@ impl Candidates {
         }
         resting.truncate(kept);
         resting_touching.truncate(kept);
+        let woke = !self.moving.is_empty();
         self.join_moving();
+        woke
     }
 
     /// Moves the whole resting tier back to the awake tier (before a full
@@ -419,8 +422,8 @@ impl Candidates {
 
     /// After a merge: moves every awake candidate of two slots now at rest
     /// to the resting tier, and drops them from the awake pairs `events`
-    /// published.
-    pub(crate) fn settle(&mut self, slots: &Slots, events: &mut Events) {
+    /// published; returns whether any moved.
+    pub(crate) fn settle(&mut self, slots: &Slots, events: &mut Events) -> bool {
         crate::profile::zone!("persistent: settle resting");
         let Candidates { pairs, touching, moving, moving_touching, .. } = self;
         moving.reset();
@@ -442,7 +445,7 @@ impl Candidates {
         pairs.truncate(kept);
         touching.truncate(kept);
         if moving.is_empty() {
-            return;
+            return false;
         }
         events.pairs.reset();
         events
@@ -465,6 +468,7 @@ impl Candidates {
         core::mem::swap(resting, next_pairs);
         core::mem::swap(resting_touching, next_touching);
         self.publish_resting();
+        true
     }
 
     /// Lists the touching resting candidates.

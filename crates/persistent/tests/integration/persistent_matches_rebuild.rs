@@ -273,6 +273,7 @@ fn run(
     }
     let mut before: BTreeSet<[Proxy; 2]> = BTreeSet::new();
     let mut paths = [0; 6];
+    let mut last_resting = Vec::new();
     for frame in 0..frames {
         if frame > 0 {
             sim.step(&mut world, &jobs);
@@ -304,6 +305,10 @@ fn run(
         assert_eq!(stats.pairs, expected.len());
         if motion.nap > 0 {
             sim.check_tiers(&world, frame);
+            if !stats.resting_changed {
+                assert_eq!(world.resting_pairs(), last_resting, "frame {frame}: resting changed");
+            }
+            last_resting = world.resting_pairs().to_vec();
         }
         before = expected;
     }
