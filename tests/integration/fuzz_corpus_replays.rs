@@ -82,6 +82,8 @@ fn random_bytes_pass_the_world_check() {
         reached.sleeps += one.sleeps;
         reached.body_pairs_merged += one.body_pairs_merged;
         reached.links += one.links;
+        reached.resting_runs += one.resting_runs;
+        reached.patched_runs += one.patched_runs;
     }
     // The check means something only if the decoder still makes all three.
     assert!(reached.runs_with_pairs > 100, "{reached:?}");
@@ -89,6 +91,7 @@ fn random_bytes_pass_the_world_check() {
     assert!(reached.restores > 30, "{reached:?}");
     assert!(reached.sleeps > 30, "{reached:?}");
     assert!(reached.links > 30 && reached.body_pairs_merged > 10, "{reached:?}");
+    assert!(reached.resting_runs > 30 && reached.patched_runs > 100, "{reached:?}");
 }
 
 #[test]

@@ -283,6 +283,10 @@ pub(crate) struct Reached {
     pub(crate) body_pairs_merged: usize,
     /// `ColliderOf` components added or changed.
     pub(crate) links: usize,
+    /// Runs whose broad phase kept resting pairs aside.
+    pub(crate) resting_runs: usize,
+    /// Runs that changed the contact lists by their events.
+    pub(crate) patched_runs: usize,
 }
 
 /// Runs the plugin once and checks it against brute force over `live`;
@@ -340,6 +344,14 @@ fn run_and_check(
         touching.sort_unstable();
         assert_eq!(touching, partners, "touching({:?})", thing.entity);
     }
+    // The awake pairs: those with an entity neither asleep nor static.
+    let thing = |e: Entity| live.iter().find(|t| t.entity == e).expect("live");
+    let at_rest = |e: Entity| thing(e).asleep || thing(e).is_static;
+    let awake: Vec<_> = expected.iter().filter(|&&(a, b)| !(at_rest(a) && at_rest(b))).collect();
+    assert!(plugin.awake_pairs().iter().eq(awake), "awake pairs");
+    let stats = plugin.stats();
+    reached.resting_runs += usize::from(stats.broad_phase.resting > 0);
+    reached.patched_runs += usize::from(stats.contacts_patched);
     let bodies = body_pairs_of(&expected, live);
     assert_eq!(now.body_pairs, bodies, "body pairs");
     assert_eq!(now.body_started, minus(&bodies, &before.body_pairs), "body started");

@@ -326,6 +326,12 @@ impl Bodies {
         next[bucket..].sort_unstable_by_key(|&(_, hi)| hi);
     }
 
+    /// Whether links are in play this run or were at the last publish:
+    /// then [`publish`](Self::publish) reads the collider pairs.
+    pub(crate) fn in_play(&self) -> bool {
+        self.state.active || self.state.published_active
+    }
+
     /// Whether the last published body lists are the plugin's own (not
     /// the collider lists).
     pub(crate) fn own(&self) -> bool {
@@ -371,7 +377,7 @@ impl<P: Position> BroadPhasePlugin<P> {
     /// # Ok::<(), broadphase_ecs::PluginError>(())
     /// ```
     pub fn body_pairs(&self) -> &[(Entity, Entity)] {
-        if self.bodies.own() { &self.bodies.state.pairs } else { &self.pairs }
+        if self.bodies.own() { &self.bodies.state.pairs } else { self.pairs() }
     }
 
     /// The body pairs of the last successful run that were not body pairs

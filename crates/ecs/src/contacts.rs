@@ -39,6 +39,7 @@
 //! when the whole frame succeeds, so a failed run leaves what
 //! `touching` answers as it was, like every other output.
 
+use crate::contact_patch::Patch;
 use broadphase_jobs::{JobError, JobSystem};
 use broadphase_storage::{FastUniqueSets, Pool};
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -107,18 +108,32 @@ impl Sharding {
 struct Padded<T>(T);
 
 /// One shard's published lists: the entity of local index `l`
-/// ([`Sharding::local`]) touches `partners[offsets[l]..offsets[l + 1]]`
-/// if that range is not empty and `owners[l]` is that entity.
+/// ([`Sharding::local`]) touches `partners[spans[l][0]..spans[l][1]]` if
+/// that range is not empty and `owners[l]` is that entity.
 #[derive(Debug, Default)]
-struct Table {
-    /// One more than the lists: where each starts, then where the last
-    /// ends.
-    offsets: Pool<u32>,
+pub(crate) struct Table {
+    /// By local index, where the list starts and ends in `partners`.
+    pub(crate) spans: Pool<[u32; 2]>,
     /// By local index, the entity whose list it is; written for the
     /// lists that are not empty, stale for the others (never read).
-    owners: Pool<Entity>,
-    /// Every list, one after another, each sorted.
-    partners: Pool<Entity>,
+    pub(crate) owners: Pool<Entity>,
+    /// Every list, each sorted: one after another when built; a patch
+    /// appends the lists it changes, and the old ones stay unread.
+    pub(crate) partners: Pool<Entity>,
+}
+
+impl Table {
+    /// The list of `owner`, local index `local`: empty unless the table
+    /// holds one for this entity.
+    #[inline]
+    pub(crate) fn list(&self, local: usize, owner: Entity) -> &[Entity] {
+        match self.spans.get(local) {
+            Some(&[start, end]) if start < end && self.owners[local] == owner => {
+                &self.partners[start as usize..end as usize]
+            }
+            _ => &[],
+        }
+    }
 }
 
 /// One shard: its counts of what the pieces found for it, and the table
@@ -191,18 +206,17 @@ impl Shard {
     /// of the pairs); lists that went through `sets` are sorted after.
     fn lay_out(&mut self, sharding: Sharding, shard: usize, pieces: &[Padded<Piece>]) {
         let Shard { counts, counts_zeroed, building, dropped_repeats, .. } = self;
-        let Table { offsets, owners, partners } = building;
+        let Table { spans, owners, partners } = building;
         let locals = counts.len();
-        // `offsets[l + 1]` is where list `l` ends, and `counts[l]` becomes
-        // where it starts, the scatter's cursor.
+        // `spans[l]` is where list `l` starts and ends, and `counts[l]`
+        // becomes where it starts, the scatter's cursor.
         let mut sum = 0;
-        offsets.reset();
-        offsets.push(0);
-        offsets.extend(counts.iter_mut().map(|count| {
+        spans.reset();
+        spans.extend(counts.iter_mut().map(|count| {
             let start = sum;
             sum += *count;
             *count = start;
-            sum
+            [start, sum]
         }));
         if owners.len() < locals {
             owners.resize(locals, Entity::DANGLING);
@@ -221,8 +235,8 @@ impl Shard {
         counts.fill(0);
         *counts_zeroed = true;
         if *dropped_repeats {
-            for list in offsets.windows(2) {
-                partners[list[0] as usize..list[1] as usize].sort_unstable();
+            for &[start, end] in spans.iter() {
+                partners[start as usize..end as usize].sort_unstable();
             }
         }
     }
@@ -254,6 +268,24 @@ impl Piece {
     }
 }
 
+/// What [`Contacts::publish`] makes current.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pending {
+    Nothing,
+    /// The tables of the last [`Contacts::build`].
+    Build,
+    /// The lists of the last [`Contacts::plan_patch`].
+    Patch,
+}
+
+/// A patch is planned while the half-pairs it changes are at most this
+/// share of what a build would read (see [`Contacts::plan_patch`]).
+const PATCH_SHARE: usize = 8;
+
+/// Partners left unread in the tables beyond the listed ones, at least,
+/// before a build is due.
+const UNREAD_SLACK: usize = 4096;
+
 /// Every entity's partners of the last published frame.
 pub(crate) struct Contacts {
     sharding: Sharding,
@@ -261,6 +293,10 @@ pub(crate) struct Contacts {
     pieces: Box<[Padded<Piece>]>,
     /// The tables `touching` reads, by shard.
     published: Box<[Table]>,
+    patch: Patch,
+    pending: Pending,
+    /// Partners of replaced lists still in the published tables' buffers.
+    unread: usize,
 }
 
 impl core::fmt::Debug for Contacts {
@@ -284,7 +320,38 @@ impl Contacts {
             shards: (0..shards).map(|_| Padded::default()).collect(),
             pieces: (0..pieces).map(|_| Padded::default()).collect(),
             published: (0..shards).map(|_| Table::default()).collect(),
+            patch: Patch::default(),
+            pending: Pending::Nothing,
+            unread: 0,
         }
+    }
+
+    /// Plans this run's lists as the published ones changed by the run's
+    /// events, `started` and `ended` (the difference between the
+    /// published pairs and this run's `pairs` pairs over `ids` entity
+    /// ids), if that is cheaper than a build: while the half-pairs they
+    /// change are at most 1/8 of what a build reads (two per pair and a
+    /// quarter per id), and the partners left unread by earlier patches
+    /// are no more than the listed ones. Returns whether it planned one;
+    /// [`publish`](Self::publish) then applies it.
+    pub(crate) fn plan_patch(
+        &mut self,
+        started: &[(Entity, Entity)],
+        ended: &[(Entity, Entity)],
+        pairs: usize,
+        ids: usize,
+    ) -> bool {
+        let changes = 2 * (started.len() + ended.len());
+        let listed = 2 * pairs;
+        if changes * PATCH_SHARE > listed + ids / 4 || self.unread > listed + UNREAD_SLACK {
+            return false;
+        }
+        let (sharding, published) = (self.sharding, &self.published);
+        self.patch.plan(started, ended, |owner| {
+            published[sharding.shard(owner.id())].list(sharding.local(owner.id()), owner)
+        });
+        self.pending = Pending::Patch;
+        true
     }
 
     /// How many shards the lists are split into.
@@ -305,6 +372,7 @@ impl Contacts {
         owners: &[Entity],
         pairs: &[(Entity, Entity)],
     ) -> Result<(), JobError> {
+        self.pending = Pending::Build;
         let locals = self.sharding.locals(owners.len());
         let pieces =
             if pairs.len() < PARALLEL_MIN || jobs.threads() < 2 { 1 } else { self.pieces.len() };
@@ -343,11 +411,23 @@ impl Contacts {
         self.shards.iter_mut().for_each(|cell| cell.0.get_mut().reset(locals));
     }
 
-    /// Makes the lists of the last [`build`](Self::build) the ones
+    /// Makes the lists of the last [`build`](Self::build) or
+    /// [`plan_patch`](Self::plan_patch) the ones
     /// [`touching`](Self::touching) reads.
     pub(crate) fn publish(&mut self) {
-        for (shard, table) in self.shards.iter_mut().zip(&mut self.published) {
-            core::mem::swap(&mut shard.0.get_mut().building, table);
+        match core::mem::replace(&mut self.pending, Pending::Nothing) {
+            Pending::Build => {
+                for (shard, table) in self.shards.iter_mut().zip(&mut self.published) {
+                    core::mem::swap(&mut shard.0.get_mut().building, table);
+                }
+                self.unread = 0;
+            }
+            Pending::Patch => {
+                let sharding = self.sharding;
+                let locate = |id: u32| (sharding.shard(id), sharding.local(id));
+                self.unread += self.patch.apply(&mut self.published, locate);
+            }
+            Pending::Nothing => {}
         }
     }
 
@@ -356,14 +436,7 @@ impl Contacts {
     #[inline]
     pub(crate) fn touching(&self, entity: Entity) -> &[Entity] {
         let (id, sharding) = (entity.id(), self.sharding);
-        let table = &self.published[sharding.shard(id)];
-        let local = sharding.local(id);
-        match (table.offsets.get(local), table.offsets.get(local + 1)) {
-            (Some(&start), Some(&end)) if start < end && table.owners[local] == entity => {
-                &table.partners[start as usize..end as usize]
-            }
-            _ => &[],
-        }
+        self.published[sharding.shard(id)].list(sharding.local(id), entity)
     }
 }
 

@@ -105,6 +105,7 @@ mod backend;
 mod batch_queries;
 mod bodies;
 mod components;
+mod contact_patch;
 mod contacts;
 mod error;
 mod events;

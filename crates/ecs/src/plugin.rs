@@ -9,11 +9,13 @@ use crate::gather::{Dynamic, Gathered, Sleepers, Statics};
 use crate::kept::KeptSet;
 use crate::profile::{self, plot, zone};
 use crate::proxies::{EntityProxies, Set, Sets};
+use crate::publish::union_into;
 use crate::statics::still_static;
 use crate::{FrameStats, PluginError, Position, SleepChanges, StageTimes, StaticChanges};
 use broadphase_jobs::JobError;
 use broadphase_persistent::PersistentConfig;
-use broadphase_storage::Pool;
+use broadphase_persistent::Proxy;
+use broadphase_storage::{Pool, SortedUnion};
 use glam::Vec3;
 use hecs::{Entity, World};
 use std::marker::PhantomData;
@@ -129,11 +131,26 @@ pub struct BroadPhasePlugin<P: Position = Vec3> {
     pub(crate) proxies: EntityProxies,
     /// Whether the last published lists were filtered by layers.
     pub(crate) filtered: bool,
-    /// The frame being built; after `run`, last frame's pairs (reused).
-    next: Pool<(Entity, Entity)>,
-    pub(crate) pairs: Pool<(Entity, Entity)>,
+    /// The published pairs with an entity that is neither sleeping nor
+    /// static, and those of two at rest: kept apart so that a run maps
+    /// the resting ones only when they change.
+    pub(crate) awake: Pool<(Entity, Entity)>,
+    pub(crate) resting: Pool<(Entity, Entity)>,
+    /// Both, merged when read ([`pairs`](Self::pairs)).
+    pub(crate) all: SortedUnion<(Entity, Entity)>,
     pub(crate) started: Pool<(Entity, Entity)>,
     pub(crate) ended: Pool<(Entity, Entity)>,
+    /// The lists a run builds beside the published ones, swapped in when
+    /// it succeeds (reused).
+    next_awake: Pool<(Entity, Entity)>,
+    next_resting: Pool<(Entity, Entity)>,
+    next_started: Pool<(Entity, Entity)>,
+    next_ended: Pool<(Entity, Entity)>,
+    /// Whether this run mapped the resting pairs again.
+    remap_resting: bool,
+    /// Scratch: a run's pairs merged, and last run's for the body lists.
+    pub(crate) merged: Pool<(Entity, Entity)>,
+    last_pairs: Pool<(Entity, Entity)>,
     /// Every entity's partners in `pairs`, for `touching`.
     pub(crate) contacts: Contacts,
     /// Compound bodies: the links, the groups, the body lists.
@@ -227,10 +244,18 @@ impl<P: Position> BroadPhasePlugin<P> {
             dynamic: Gathered::default(),
             proxies: EntityProxies::default(),
             filtered: false,
-            next: Pool::new(),
-            pairs: Pool::new(),
+            awake: Pool::new(),
+            resting: Pool::new(),
+            all: SortedUnion::default(),
             started: Pool::new(),
             ended: Pool::new(),
+            next_awake: Pool::new(),
+            next_resting: Pool::new(),
+            next_started: Pool::new(),
+            next_ended: Pool::new(),
+            remap_resting: false,
+            merged: Pool::new(),
+            last_pairs: Pool::new(),
             contacts,
             bodies: Bodies::default(),
             query_proxies: Vec::new(),
@@ -416,35 +441,28 @@ impl<P: Position> BroadPhasePlugin<P> {
         // broad phase's events of this update are not published: the next
         // run publishes the difference from the last published list
         // instead, and nothing published changes.
-        let diffed = {
+        {
             zone!("publish");
-            match self.publish_pairs(redone) {
-                Ok(diffed) => diffed,
+            if let Err(error) = self.publish_pairs(redone) {
+                self.filtered = true;
+                return Err(PluginError::Job(error));
+            }
+        }
+        let paired = Instant::now();
+        let patched = {
+            zone!("contacts");
+            match self.contact_lists() {
+                Ok(patched) => patched,
                 Err(error) => {
                     self.filtered = true;
                     return Err(PluginError::Job(error));
                 }
             }
         };
-        let paired = Instant::now();
-        {
-            zone!("contacts");
-            let built =
-                self.contacts.build(&self.backend.jobs, self.proxies.live_entities(), &self.next);
-            if let Err(error) = built {
-                self.filtered = true;
-                return Err(PluginError::Job(error));
-            }
-        }
         let contacted = Instant::now();
         {
             zone!("publish");
-            self.publish_events(diffed);
-            self.contacts.publish();
-            // `next` holds the last published pairs now.
-            let ids = self.proxies.live_entities().len();
-            let same = self.started.is_empty() && self.ended.is_empty();
-            self.bodies.publish(&self.pairs, &self.next, ids, same);
+            self.publish();
         }
         let published = Instant::now();
 
@@ -462,12 +480,13 @@ impl<P: Position> BroadPhasePlugin<P> {
             dynamic_boxes: self.dynamic.len(),
             sleeping_boxes: self.sleeping.set.len(),
             static_boxes: self.statics.set.len(),
-            pairs: self.pairs.len(),
+            pairs: self.awake.len() + self.resting.len(),
             started: self.started.len(),
             ended: self.ended.len(),
             static_rebuilt: static_gathered,
             static_rebuilds: self.statics.rebuilds,
             sleeping_rebuilt: sleeping_gathered,
+            contacts_patched: patched,
             threads: self.backend.threads(),
             broad_phase: *self.backend.broad_phase.stats(),
             times,
@@ -521,65 +540,108 @@ impl<P: Position> BroadPhasePlugin<P> {
     /// Whether a pair names a static entity that is gone or no longer
     /// static (only [`StaticChanges::Notify`] can miss that).
     fn stale_static_partner(&self, world: &World) -> bool {
-        self.backend.broad_phase.pairs().iter().flatten().any(|&proxy| {
+        let broad_phase = &self.backend.broad_phase;
+        let pairs = broad_phase.awake_pairs().iter().chain(broad_phase.resting_pairs());
+        pairs.flatten().any(|&proxy| {
             self.proxies.is_static(proxy) && !still_static::<P>(world, self.proxies.entity(proxy))
         })
     }
 
     /// The broad phase's pairs as entity pairs, filtered by layers, into
-    /// `next`; returns whether the events must be the difference from the
-    /// last published list (see [`publish_events`](Self::publish_events)).
-    fn publish_pairs(&mut self, force_diff: bool) -> Result<bool, JobError> {
+    /// `next_awake` and (when the resting pairs are mapped again,
+    /// `remap_resting`) `next_resting`, and this run's events into
+    /// `next_started` and `next_ended`. The events are the broad phase's
+    /// own, or the difference from the last published list when layers
+    /// are in play (a layer can end or start a pair without a move), when
+    /// the run updated twice (`force_diff`) or when the last run failed.
+    fn publish_pairs(&mut self, force_diff: bool) -> Result<(), JobError> {
         let broad_phase = &self.backend.broad_phase;
         let proxies = &self.proxies;
-        // Pairs name live proxies only.
-        let live = |[a, b]: [broadphase_persistent::Proxy; 2]| {
-            (proxies.live_entity(a), proxies.live_entity(b))
-        };
+        let jobs = &self.backend.jobs;
         let filtered =
             self.dynamic.filtered || self.statics.set.filtered || self.sleeping.set.filtered;
-        if !filtered && !self.filtered && !proxies.layers_changed && !force_diff {
-            let jobs = &self.backend.jobs;
-            crate::publish::live_pairs(jobs, proxies, broad_phase.pairs(), &mut self.next)?;
-            Ok(false)
-        } else {
-            self.next.reset();
-            let interacts = |[a, b]: [broadphase_persistent::Proxy; 2]| {
-                proxies.layers(a).interacts_with(&proxies.layers(b))
-            };
-            self.next.extend(
-                broad_phase.pairs().iter().filter(|&&pair| interacts(pair)).map(|&pair| live(pair)),
-            );
-            Ok(true)
-        }
-    }
-
-    /// The events, and `next` made the published pairs. With no layers in
-    /// play the events are the broad phase's own; otherwise (a layer can
-    /// end or start a pair without a move), or when the run updated twice
-    /// or the last run failed (`diffed`), they are the difference from
-    /// the last published list, both sorted.
-    fn publish_events(&mut self, diffed: bool) {
-        let broad_phase = &self.backend.broad_phase;
-        let proxies = &self.proxies;
-        if diffed {
-            diff(&self.pairs, &self.next, &mut self.started, &mut self.ended);
-        } else {
+        let diffed = filtered || self.filtered || proxies.layers_changed || force_diff;
+        // The resting pairs are mapped again only when they may have
+        // changed: a world at rest pays for what is awake.
+        self.remap_resting = diffed || broad_phase.stats().resting_changed;
+        if !diffed {
+            crate::publish::live_pairs(
+                jobs,
+                proxies,
+                broad_phase.awake_pairs(),
+                &mut self.next_awake,
+            )?;
+            if self.remap_resting {
+                let resting = broad_phase.resting_pairs();
+                crate::publish::live_pairs(jobs, proxies, resting, &mut self.next_resting)?;
+            }
             // Started pairs name live proxies only; an ended pair may name
             // a removed one.
-            let live = |[a, b]: [broadphase_persistent::Proxy; 2]| {
-                (proxies.live_entity(a), proxies.live_entity(b))
-            };
-            let entities =
-                |[a, b]: [broadphase_persistent::Proxy; 2]| (proxies.entity(a), proxies.entity(b));
-            self.started.reset();
-            self.started.extend(broad_phase.started().iter().map(|&pair| live(pair)));
-            self.ended.reset();
-            self.ended.extend(broad_phase.ended().iter().map(|&pair| entities(pair)));
+            let live = |[a, b]: [Proxy; 2]| (proxies.live_entity(a), proxies.live_entity(b));
+            let entities = |[a, b]: [Proxy; 2]| (proxies.entity(a), proxies.entity(b));
+            self.next_started.reset();
+            self.next_started.extend(broad_phase.started().iter().map(|&pair| live(pair)));
+            self.next_ended.reset();
+            self.next_ended.extend(broad_phase.ended().iter().map(|&pair| entities(pair)));
+            return Ok(());
         }
+        let live = |[a, b]: [Proxy; 2]| (proxies.live_entity(a), proxies.live_entity(b));
+        let interacts = |[a, b]: [Proxy; 2]| proxies.layers(a).interacts_with(&proxies.layers(b));
+        let kept = |pairs: &[[Proxy; 2]], out: &mut Pool<(Entity, Entity)>| {
+            out.reset();
+            out.extend(pairs.iter().filter(|&&pair| interacts(pair)).map(|&pair| live(pair)));
+        };
+        kept(broad_phase.awake_pairs(), &mut self.next_awake);
+        kept(broad_phase.resting_pairs(), &mut self.next_resting);
+        let last = self.all.get(&self.awake, &self.resting);
+        let now = union_into(&self.next_awake, &self.next_resting, &mut self.merged);
+        diff(last, now, &mut self.next_started, &mut self.next_ended);
+        Ok(())
+    }
+
+    /// Builds this run's per-entity contact lists beside the published
+    /// ones, or plans them as the published ones changed by this run's
+    /// events where that is cheaper; returns whether it planned a patch.
+    fn contact_lists(&mut self) -> Result<bool, JobError> {
+        let resting = if self.remap_resting { &self.next_resting } else { &self.resting };
+        let pairs = self.next_awake.len() + resting.len();
+        let owners = self.proxies.live_entities();
+        let (started, ended) = (&self.next_started, &self.next_ended);
+        if self.contacts.plan_patch(started, ended, pairs, owners.len()) {
+            return Ok(true);
+        }
+        let all = union_into(&self.next_awake, resting, &mut self.merged);
+        self.contacts.build(&self.backend.jobs, owners, all)?;
+        Ok(false)
+    }
+
+    /// Makes this run's lists the published ones.
+    fn publish(&mut self) {
+        // The body lists need last run's collider pairs, and this run's.
+        let bodies = self.bodies.in_play();
+        if bodies {
+            let last = self.all.get(&self.awake, &self.resting);
+            self.last_pairs.reset();
+            self.last_pairs.extend_from_slice(last);
+        }
+        std::mem::swap(&mut self.awake, &mut self.next_awake);
+        if self.remap_resting {
+            std::mem::swap(&mut self.resting, &mut self.next_resting);
+        }
+        std::mem::swap(&mut self.started, &mut self.next_started);
+        std::mem::swap(&mut self.ended, &mut self.next_ended);
+        self.all.reset();
+        self.contacts.publish();
         self.filtered =
             self.dynamic.filtered || self.statics.set.filtered || self.sleeping.set.filtered;
-        std::mem::swap(&mut self.pairs, &mut self.next);
+        if bodies {
+            let ids = self.proxies.live_entities().len();
+            let same = self.started.is_empty() && self.ended.is_empty();
+            let pairs = self.all.get(&self.awake, &self.resting);
+            self.bodies.publish(pairs, &self.last_pairs, ids, same);
+        } else {
+            self.bodies.publish(&[], &[], 0, true);
+        }
     }
 
     /// Sends this frame's counts and stage times to Tracy (nothing without
@@ -621,7 +683,37 @@ impl<P: Position> BroadPhasePlugin<P> {
     /// # Ok::<(), broadphase_ecs::PluginError>(())
     /// ```
     pub fn pairs(&self) -> &[(Entity, Entity)] {
-        &self.pairs
+        self.all.get(&self.awake, &self.resting)
+    }
+
+    /// The pairs of the last successful run with at least one entity that
+    /// is neither [`Sleeping`](crate::Sleeping) nor
+    /// [`Static`](crate::Static), sorted: the pairs a physics step works
+    /// on, and all of [`pairs`](Self::pairs) when nothing sleeps. A run
+    /// maps the pairs of two resting entities (asleep, or one asleep and
+    /// one static) to entities only when they change, and
+    /// [`pairs`](Self::pairs) merges the two lists on its first call after
+    /// a run: in a world that is mostly asleep, reading these costs what
+    /// is awake.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_ecs::{Aabb, BroadPhasePlugin, Sleeping};
+    /// use glam::Vec3;
+    /// let unit = Aabb::new(Vec3::ZERO, Vec3::ONE);
+    /// let mut world = hecs::World::new();
+    /// let a = world.spawn((unit, Sleeping));
+    /// let b = world.spawn((unit, Sleeping));
+    /// let c = world.spawn((unit,));
+    /// let mut plugin = BroadPhasePlugin::new();
+    /// plugin.run(&mut world)?;
+    /// assert_eq!(plugin.pairs(), [(a, b), (a, c), (b, c)]);
+    /// assert_eq!(plugin.awake_pairs(), [(a, c), (b, c)]); // c is awake
+    /// # Ok::<(), broadphase_ecs::PluginError>(())
+    /// ```
+    pub fn awake_pairs(&self) -> &[(Entity, Entity)] {
+        &self.awake
     }
 
     /// The pairs of the last successful run that were not pairs in the run

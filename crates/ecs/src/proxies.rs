@@ -32,7 +32,8 @@ pub(crate) enum Set {
 
 impl Set {
     /// The kind of proxy the set's entities have: sleeping entities stay
-    /// dynamic proxies, so their pairs with each other are kept.
+    /// dynamic proxies, marked asleep, so their pairs with each other are
+    /// kept (aside, in the broad phase's resting tier).
     fn proxy_kind(self) -> ProxyKind {
         match self {
             Set::Static => ProxyKind::Static,
@@ -225,6 +226,8 @@ impl EntityProxies {
                         if known.set.proxy_kind() != kind {
                             broad_phase.set_kind(known.proxy, kind).map_err(proxy_error)?;
                         }
+                        let asleep = set == Set::Sleeping;
+                        broad_phase.set_asleep(known.proxy, asleep).map_err(proxy_error)?;
                         known.set = set;
                         // Its new set's layers are read only where that set
                         // has layers: it may have none, and it must not
@@ -248,6 +251,11 @@ impl EntityProxies {
                     let proxy = broad_phase
                         .insert_at(entity.id(), gathered.boxes[i], kind)
                         .map_err(|error| set_error(error, &[entity]))?;
+                    if set == Set::Sleeping {
+                        // Its pairs with other resting proxies are kept
+                        // aside from the next update on.
+                        broad_phase.set_asleep(proxy, true).map_err(proxy_error)?;
+                    }
                     self.owners[id] = entity;
                     self.inserted = true;
                     *slot = Some(Slot {

@@ -33,3 +33,33 @@ pub(crate) fn live_pairs(
     }
     mapped
 }
+
+/// `first` and `second`, both sorted and with no pair in common, as one
+/// sorted list: either itself when the other is empty, else their merge
+/// in `scratch`.
+pub(crate) fn union_into<'a, T: Copy + Ord>(
+    first: &'a [T],
+    second: &'a [T],
+    scratch: &'a mut Pool<T>,
+) -> &'a [T] {
+    if second.is_empty() {
+        return first;
+    }
+    if first.is_empty() {
+        return second;
+    }
+    scratch.reset();
+    let (mut i, mut j) = (0, 0);
+    while i < first.len() && j < second.len() {
+        if second[j] < first[i] {
+            scratch.push(second[j]);
+            j += 1;
+        } else {
+            scratch.push(first[i]);
+            i += 1;
+        }
+    }
+    scratch.extend_from_slice(&first[i..]);
+    scratch.extend_from_slice(&second[j..]);
+    scratch
+}

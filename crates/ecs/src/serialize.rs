@@ -57,7 +57,8 @@ pub(crate) struct Unchecked {
     statics: KeptSet<Statics>,
     sleeping: KeptSet<Sleepers>,
     filtered: bool,
-    pairs: Pool<(Entity, Entity)>,
+    awake: Pool<(Entity, Entity)>,
+    resting: Pool<(Entity, Entity)>,
     started: Pool<(Entity, Entity)>,
     ended: Pool<(Entity, Entity)>,
     bodies: BodyState,
@@ -69,13 +70,22 @@ impl TryFrom<Unchecked> for PluginSnapshot {
 
     fn try_from(read: Unchecked) -> Result<Self, PluginSnapshotError> {
         read.proxies.check(&read.broad_phase).map_err(|what| PluginSnapshotError { what })?;
+        let lists = [&read.awake, &read.resting, &read.started, &read.ended];
+        let sorted = |list: &&Pool<(Entity, Entity)>| {
+            list.iter().all(|(a, b)| a < b) && list.windows(2).all(|w| w[0] < w[1])
+        };
+        if !lists.iter().all(sorted) {
+            let what = "a published list is out of order or has a pair twice";
+            return Err(PluginSnapshotError { what });
+        }
         let Unchecked {
             broad_phase,
             proxies,
             statics,
             sleeping,
             filtered,
-            pairs,
+            awake,
+            resting,
             started,
             ended,
             bodies,
@@ -87,7 +97,8 @@ impl TryFrom<Unchecked> for PluginSnapshot {
             statics,
             sleeping,
             filtered,
-            pairs,
+            awake,
+            resting,
             started,
             ended,
             bodies,

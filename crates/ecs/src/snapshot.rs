@@ -15,6 +15,7 @@ use crate::bodies::BodyState;
 use crate::gather::{Sleepers, Statics};
 use crate::kept::KeptSet;
 use crate::proxies::EntityProxies;
+use crate::publish::union_into;
 use crate::{BroadPhasePlugin, FrameStats, PluginConfig, PluginError, Position};
 use broadphase_persistent::BroadPhaseSnapshot;
 use broadphase_storage::Pool;
@@ -73,7 +74,8 @@ pub struct PluginSnapshot {
     pub(crate) statics: KeptSet<Statics>,
     pub(crate) sleeping: KeptSet<Sleepers>,
     pub(crate) filtered: bool,
-    pub(crate) pairs: Pool<(Entity, Entity)>,
+    pub(crate) awake: Pool<(Entity, Entity)>,
+    pub(crate) resting: Pool<(Entity, Entity)>,
     pub(crate) started: Pool<(Entity, Entity)>,
     pub(crate) ended: Pool<(Entity, Entity)>,
     pub(crate) bodies: BodyState,
@@ -92,7 +94,8 @@ impl Default for PluginSnapshot {
             statics: KeptSet::new(config.static_changes.into()),
             sleeping: KeptSet::new(config.sleep_changes.into()),
             filtered: false,
-            pairs: Pool::new(),
+            awake: Pool::new(),
+            resting: Pool::new(),
             started: Pool::new(),
             ended: Pool::new(),
             bodies: BodyState::default(),
@@ -116,7 +119,8 @@ impl Clone for PluginSnapshot {
         self.statics.clone_from(&source.statics);
         self.sleeping.clone_from(&source.sleeping);
         self.filtered = source.filtered;
-        self.pairs.clone_from(&source.pairs);
+        self.awake.clone_from(&source.awake);
+        self.resting.clone_from(&source.resting);
         self.started.clone_from(&source.started);
         self.ended.clone_from(&source.ended);
         self.bodies.clone_from(&source.bodies);
@@ -202,7 +206,8 @@ impl<P: Position> BroadPhasePlugin<P> {
         snapshot.statics.clone_from(&self.statics);
         snapshot.sleeping.clone_from(&self.sleeping);
         snapshot.filtered = self.filtered;
-        snapshot.pairs.clone_from(&self.pairs);
+        snapshot.awake.clone_from(&self.awake);
+        snapshot.resting.clone_from(&self.resting);
         snapshot.started.clone_from(&self.started);
         snapshot.ended.clone_from(&self.ended);
         snapshot.bodies.clone_from(&self.bodies.state);
@@ -258,9 +263,8 @@ impl<P: Position> BroadPhasePlugin<P> {
     pub fn restore(&mut self, snapshot: &PluginSnapshot) -> Result<(), PluginError> {
         crate::profile::zone!("restore");
         let owners = snapshot.proxies.live_entities();
-        self.contacts
-            .build(&self.backend.jobs, owners, &snapshot.pairs)
-            .map_err(PluginError::Job)?;
+        let pairs = union_into(&snapshot.awake, &snapshot.resting, &mut self.merged);
+        self.contacts.build(&self.backend.jobs, owners, pairs).map_err(PluginError::Job)?;
         self.contacts.publish();
         self.backend.broad_phase.restore(&snapshot.broad_phase);
         self.config.broad_phase = *snapshot.broad_phase.config();
@@ -268,7 +272,9 @@ impl<P: Position> BroadPhasePlugin<P> {
         self.statics.clone_from(&snapshot.statics);
         self.sleeping.clone_from(&snapshot.sleeping);
         self.filtered = snapshot.filtered;
-        self.pairs.clone_from(&snapshot.pairs);
+        self.awake.clone_from(&snapshot.awake);
+        self.resting.clone_from(&snapshot.resting);
+        self.all.reset();
         self.started.clone_from(&snapshot.started);
         self.ended.clone_from(&snapshot.ended);
         self.bodies.restore(&snapshot.bodies);

@@ -111,6 +111,10 @@ pub struct FrameStats {
     /// Whether the sleeping entities were read again this frame (one
     /// fell asleep, woke, was spawned or despawned, or the game said so).
     pub sleeping_rebuilt: bool,
+    /// Whether the per-entity contact lists were changed by this frame's
+    /// started and ended pairs rather than built anew from every pair
+    /// (few changed: see [`touching`](crate::BroadPhasePlugin::touching)).
+    pub contacts_patched: bool,
     /// Threads of the plugin's job system.
     pub threads: usize,
     /// What the persistent broad phase's update did: proxies re-indexed,
