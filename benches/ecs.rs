@@ -258,6 +258,17 @@ fn sleeping_world() -> World {
     world
 }
 
+/// The movers, and mixed100k's boxes marked `Sleeping` 4,000 units away
+/// on x: the same sleepers, none in the movers' way.
+fn sleeping_apart_world() -> World {
+    let mut world = World::new();
+    world.spawn_batch(movers().into_iter().map(|b| (b, Mover)));
+    let away = Vec3::new(4000.0, 0.0, 0.0);
+    let boxes = mixed100k().boxes.into_iter().map(|b| Aabb::new(b.min + away, b.max + away));
+    world.spawn_batch(boxes.map(|b| (b, Sleeping)));
+    world
+}
+
 /// 1,000 movers alone, and beside 100,000 sleeping entities (detected and
 /// notified).
 fn sleeping_scene(c: &mut Criterion) {
@@ -266,13 +277,14 @@ fn sleeping_scene(c: &mut Criterion) {
         ("dynamic1k", static_world(false, false), PluginConfig::default()),
         ("asleep100k_dynamic1k", sleeping_world(), PluginConfig::default()),
         ("asleep100k_dynamic1k_notify", sleeping_world(), notify),
+        ("asleep100k_apart_dynamic1k_notify", sleeping_apart_world(), notify),
     ];
     let mut setups = first_runs(worlds);
     // Checked before timing: sleeping entities pair as awake ones do.
     let mut all = static_world(true, false);
     let mut awake = BroadPhasePlugin::new();
     awake.run(&mut all).expect("valid world");
-    for (name, _, plugin) in &setups[1..] {
+    for (name, _, plugin) in &setups[1..3] {
         assert_eq!(plugin.pairs(), awake.pairs(), "{name}: differs from all awake");
         assert_eq!(plugin.stats().sleeping_boxes, 100_000, "{name}");
     }

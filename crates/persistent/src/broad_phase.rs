@@ -780,7 +780,10 @@ impl PersistentBroadPhase {
     pub fn set_asleep(&mut self, proxy: Proxy, asleep: bool) -> Result<(), ProxyError> {
         let slot = self.slot(proxy, 0)?;
         if self.slots.asleep.get(slot) != asleep {
-            self.slots.set_asleep(slot, asleep);
+            if self.slots.set_asleep(slot, asleep) {
+                // It moves to the index's tier of its new state.
+                self.queue_slot(slot as u32);
+            }
             self.touched = true;
         }
         Ok(())

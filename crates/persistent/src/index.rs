@@ -2,10 +2,12 @@
 //! enlarged boxes, plus the list of proxies whose entry in them went stale
 //! since (re-indexed, inserted after the build).
 //!
-//! The index has two tiers, one per kind: the static proxies' grids and
-//! the dynamic proxies'. Each is rebuilt on its own, so a world of many
-//! static proxies and a few moving ones rebuilds the moving ones' tier,
-//! not the statics'. A re-indexed proxy queries both.
+//! The index has two tiers: the grids of the proxies at rest (static or
+//! asleep) and those of the others. Each is rebuilt on its own, so a
+//! world of many static or sleeping proxies and a few moving ones
+//! rebuilds the moving ones' tier, not the resting ones'. A proxy that
+//! comes to rest or wakes is re-indexed into the other tier. A
+//! re-indexed proxy queries both.
 //!
 //! A big tier is one grid per thread, each over a contiguous range of
 //! slots, built at once: a rebuild of a million proxies is one long frame
@@ -57,6 +59,17 @@ struct Part {
     /// for a part read from bytes).
     #[cfg_attr(feature = "serde", serde(skip))]
     build: u64,
+    /// A box around every box of the build: a query that misses it skips
+    /// the grid (whose walk clamps the query to the grid's bounds and
+    /// would visit the cells at its edge). Everything when not known (a
+    /// part read from bytes).
+    #[cfg_attr(feature = "serde", serde(skip, default = "everywhere"))]
+    bounds: Aabb,
+}
+
+/// A box around every box.
+fn everywhere() -> Aabb {
+    Aabb::new(glam::Vec3::splat(f32::NEG_INFINITY), glam::Vec3::splat(f32::INFINITY))
 }
 
 /// `clone_from` copies the grid and its slots into the part's own
@@ -85,6 +98,7 @@ impl Clone for Part {
         }
         self.ids.clone_from(&source.ids);
         self.build = source.build;
+        self.bounds = source.bounds;
     }
 }
 
@@ -96,6 +110,47 @@ impl Part {
             gathered: Pool::new(),
             failure: None,
             build: 0,
+            bounds: everywhere(),
+        }
+    }
+}
+
+/// Which proxies a tier holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+enum TierKind {
+    /// Live proxies at rest: static or asleep.
+    Resting,
+    /// The other live proxies.
+    Moving,
+}
+
+impl TierKind {
+    #[inline]
+    fn holds(self, slots: &Slots, slot: usize) -> bool {
+        match self {
+            TierKind::Resting => slots.at_rest.get(slot),
+            TierKind::Moving => slots.state[slot].is_live() && !slots.at_rest.get(slot),
+        }
+    }
+
+    /// A word of marks that holds every slot of this kind in word `word`
+    /// (and some others, which [`holds`](Self::holds) tells apart):
+    /// gathered word by word, a small tier among many slots (a few moving
+    /// proxies in a sleeping world) reads a word per 64 slots.
+    #[inline]
+    fn candidates(self, slots: &Slots, word: usize) -> u64 {
+        match self {
+            TierKind::Resting => slots.at_rest.words[word],
+            TierKind::Moving => !slots.at_rest.words[word],
+        }
+    }
+
+    /// Live proxies of this kind.
+    fn count(self, slots: &Slots) -> usize {
+        match self {
+            TierKind::Resting => slots.resting,
+            TierKind::Moving => slots.live - slots.resting,
         }
     }
 }
@@ -105,8 +160,8 @@ impl Part {
 #[derive(Debug)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct Tier {
-    /// The kind of proxy the tier holds.
-    kind: SlotState,
+    /// The proxies the tier holds.
+    kind: TierKind,
     parts: Vec<Part>,
     /// How many of `parts` the last build used.
     used: usize,
@@ -126,6 +181,10 @@ pub(crate) struct Tier {
     debt: u64,
     /// Whether the tier was rebuilt by this update's `prepare`.
     rebuilt_now: bool,
+    /// Whether this update's `prepare` dropped the grids because most of
+    /// the tier was re-indexed: then every member is paired in the stale
+    /// pass, and none queries the tier.
+    dropped_now: bool,
 }
 
 /// `clone_from` copies the grids of the last build, the stale marks and
@@ -156,6 +215,7 @@ impl Clone for Tier {
         copy(&mut self.stale, &source.stale);
         self.debt = source.debt;
         self.rebuilt_now = source.rebuilt_now;
+        self.dropped_now = source.dropped_now;
     }
 }
 
@@ -171,7 +231,7 @@ fn copy<T: Copy>(to: &mut Pool<T>, from: &Pool<T>) {
 }
 
 impl Tier {
-    fn new(kind: SlotState) -> Self {
+    fn new(kind: TierKind) -> Self {
         Self {
             kind,
             parts: Vec::new(),
@@ -183,13 +243,14 @@ impl Tier {
             stale: Pool::new(),
             debt: 0,
             rebuilt_now: false,
+            dropped_now: false,
         }
     }
 
     /// The slots of `list` whose proxy is now of this tier's kind (and
     /// live): the tier answers for those.
     fn own<'a>(&'a self, slots: &'a Slots, list: &'a [u32]) -> impl Iterator<Item = u32> + 'a {
-        list.iter().copied().filter(move |&slot| slots.state[slot as usize] == self.kind)
+        list.iter().copied().filter(move |&slot| self.kind.holds(slots, slot as usize))
     }
 
     fn invalidate(&mut self) {
@@ -216,7 +277,7 @@ impl Tier {
     #[inline]
     fn mark_stale(&mut self, slots: &Slots, slot: u32) {
         let s = slot as usize;
-        if !self.is_member(s) && slots.state[s] != self.kind {
+        if !self.is_member(s) && !self.kind.holds(slots, s) {
             return;
         }
         if self.dirty.len() <= s {
@@ -246,10 +307,8 @@ impl Tier {
         self.stale.reset();
         self.debt = 0;
         self.built = false;
-        let count = match self.kind {
-            SlotState::Dynamic => slots.dynamic,
-            _ => slots.live - slots.dynamic,
-        };
+        self.dropped_now = false;
+        let count = self.kind.count(slots);
         let parts = (count / PART_MIN).clamp(1, jobs.threads().min(MAX_PARTS));
         while self.parts.len() < parts {
             self.parts.push(Part::new(config));
@@ -262,7 +321,11 @@ impl Tier {
             let range = k * range_len..((k + 1) * range_len).min(slots.len());
             let kind = self.kind;
             part.build = 0;
-            slots.gather_in(range, |state| state == kind, &mut part.gathered, &mut part.ids);
+            let marks = |word| kind.candidates(slots, word);
+            let holds = |slot| kind.holds(slots, slot);
+            part.gathered.reset();
+            part.ids.clear();
+            slots.gather_marked(range, marks, holds, &mut part.gathered, &mut part.ids);
             for &slot in &part.ids {
                 self.member[slot as usize / 64] |= 1 << (slot % 64);
             }
@@ -273,6 +336,10 @@ impl Tier {
             part.failure = part.grid.build(&part.gathered).err();
             if part.failure.is_none() {
                 part.build = NEXT_BUILD.fetch_add(1, Ordering::Relaxed);
+                let mut boxes = part.gathered.iter();
+                part.bounds = boxes.next().map_or(everywhere(), |&first| {
+                    boxes.fold(first, |all, b| Aabb::new(all.min.min(b.min), all.max.max(b.max)))
+                });
             }
         })?;
         if let Some(e) = self.parts[..parts].iter_mut().find_map(|p| p.failure.take()) {
@@ -316,7 +383,7 @@ impl Clone for FatIndex {
 
 impl FatIndex {
     pub(crate) fn new(config: GridConfig) -> Self {
-        Self { config, tiers: [Tier::new(SlotState::Static), Tier::new(SlotState::Dynamic)] }
+        Self { config, tiers: [Tier::new(TierKind::Resting), Tier::new(TierKind::Moving)] }
     }
 
     /// Builds every tier that has no grids (never built, or dropped by a
@@ -380,10 +447,18 @@ impl FatIndex {
         let mut rebuilt = false;
         for tier in &mut self.tiers {
             tier.rebuilt_now = false;
-            let count = match tier.kind {
-                SlotState::Dynamic => slots.dynamic,
-                _ => slots.live - slots.dynamic,
-            };
+            tier.dropped_now = false;
+            let count = tier.kind.count(slots);
+            let moved_here = moved.iter().filter(|&&s| tier.kind.holds(slots, s as usize)).count();
+            if count > 0 && moved_here * 2 >= count {
+                // Most of the tier is re-indexed (the few moving proxies
+                // of a resting world, all moved): its grid would answer
+                // stale entries only. Its members pair among themselves
+                // in the stale pass instead, as a full update would.
+                tier.invalidate();
+                tier.dropped_now = true;
+                continue;
+            }
             // (An empty tier with nothing stale stays as it is: a debt of
             // 0 reaches a size of 0.)
             if !tier.built || (tier.debt > 0 && tier.debt >= count as u64) {
@@ -402,10 +477,11 @@ impl FatIndex {
 
     /// Replaces `boxes` and `ids` with the proxies to pair among
     /// themselves: every live proxy with no current entry (stale in the
-    /// tier of its kind), and every re-indexed one (`moved`; those of a
-    /// tier rebuilt by this update are current, but a proxy stale in the
-    /// other tier can only meet them here, as it does not query). Charges
-    /// each tier for its stale proxies.
+    /// tier of its kind, or of a tier this update dropped), and every
+    /// re-indexed one (`moved`; those of a tier rebuilt by this update are
+    /// current, but a proxy stale in the other tier can only meet them
+    /// here, as it does not query). Charges each tier for its stale
+    /// proxies.
     pub(crate) fn gather_stale(
         &mut self,
         slots: &Slots,
@@ -416,6 +492,13 @@ impl FatIndex {
         boxes.reset();
         ids.clear();
         for tier in &mut self.tiers {
+            if tier.dropped_now {
+                let kind = tier.kind;
+                let (marks, holds) =
+                    (|word| kind.candidates(slots, word), |s| kind.holds(slots, s));
+                slots.gather_marked(0..slots.len(), marks, holds, boxes, ids);
+                continue;
+            }
             let before = ids.len();
             for slot in tier.own(slots, &tier.stale) {
                 boxes.push(slots.indexed()[slot as usize]);
@@ -458,6 +541,9 @@ impl QueryChunk {
             let is_static = slots.state[s] == SlotState::Static;
             for tier in &index.tiers {
                 for part in &tier.parts[..tier.used] {
+                    if !part.bounds.overlaps(&slots.indexed()[s]) {
+                        continue;
+                    }
                     if let Err(e) = part.grid.query_aabb(&slots.indexed()[s], hits) {
                         *failure = Some(e);
                         return;
@@ -499,7 +585,7 @@ impl FatIndex {
         if self.config != config {
             return Err("the index was built under another grid tuning");
         }
-        let kinds = [SlotState::Static, SlotState::Dynamic];
+        let kinds = [TierKind::Resting, TierKind::Moving];
         for (tier, kind) in self.tiers.iter().zip(kinds) {
             if tier.kind != kind {
                 return Err("an index tier holds the wrong kind");
@@ -538,7 +624,7 @@ impl Tier {
                 }
                 // A queued slot is re-indexed by the next update; any
                 // other current entry must hold the slot's box.
-                let current = self.is_current(s) && slots.state[s] == self.kind;
+                let current = self.is_current(s) && self.kind.holds(slots, s);
                 if current && !slots.queued.get(s) && !contains(aabb, &slots.boxes[s]) {
                     return Err("an index grid holds a current slot by a box without it");
                 }

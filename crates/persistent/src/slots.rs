@@ -141,6 +141,8 @@ pub(crate) struct Slots {
     pub(crate) live: usize,
     /// Live dynamic proxies.
     pub(crate) dynamic: usize,
+    /// Live proxies at rest (the marks of `at_rest`).
+    pub(crate) resting: usize,
     /// Free slots that never held a proxy (generation 0): their boxes are
     /// all `Aabb::default()`, one point, so a tree over them in place
     /// would pair every one with every other.
@@ -175,6 +177,7 @@ impl Clone for Slots {
         self.free_listed.clone_from(&source.free_listed);
         self.live = source.live;
         self.dynamic = source.dynamic;
+        self.resting = source.resting;
         self.blank = source.blank;
     }
 }
@@ -302,7 +305,7 @@ impl Slots {
         self.state[s] = SlotState::of(kind);
         self.group[s] = 0;
         self.asleep.assign(s, false);
-        self.at_rest.assign(s, kind == ProxyKind::Static);
+        self.set_at_rest(s, kind == ProxyKind::Static);
         self.live += 1;
         self.dynamic += usize::from(kind == ProxyKind::Dynamic);
     }
@@ -332,7 +335,7 @@ impl Slots {
         self.state[slot] = SlotState::Removed;
         self.removed.set(slot);
         self.asleep.assign(slot, false);
-        self.at_rest.assign(slot, false);
+        self.set_at_rest(slot, false);
     }
 
     /// Frees a removed slot for reuse, so its old handle goes stale.
@@ -352,14 +355,24 @@ impl Slots {
         self.dynamic -= usize::from(self.state[slot] == SlotState::Dynamic);
         self.dynamic += usize::from(kind == ProxyKind::Dynamic);
         self.state[slot] = SlotState::of(kind);
-        self.at_rest.assign(slot, kind == ProxyKind::Static || self.asleep.get(slot));
+        self.set_at_rest(slot, kind == ProxyKind::Static || self.asleep.get(slot));
     }
 
-    /// Marks a live slot asleep or awake.
-    pub(crate) fn set_asleep(&mut self, slot: usize, asleep: bool) {
+    /// Marks a live slot asleep or awake; returns whether that put it at
+    /// rest or took it out of rest (it moves between the index's tiers).
+    pub(crate) fn set_asleep(&mut self, slot: usize, asleep: bool) -> bool {
         self.asleep.assign(slot, asleep);
-        self.at_rest.assign(slot, asleep || self.state[slot] == SlotState::Static);
         self.rest_changed.set(slot);
+        self.set_at_rest(slot, asleep || self.state[slot] == SlotState::Static)
+    }
+
+    /// Sets a slot's `at_rest` mark and the count; returns whether it
+    /// changed.
+    fn set_at_rest(&mut self, slot: usize, at_rest: bool) -> bool {
+        let was = self.at_rest.get(slot);
+        self.at_rest.assign(slot, at_rest);
+        self.resting = self.resting + usize::from(at_rest) - usize::from(was);
+        was != at_rest
     }
 
     /// Whether any slot was marked asleep or awake, re-indexed or removed
@@ -417,15 +430,15 @@ impl Slots {
     /// Replaces `boxes` and `ids` with every live slot's enlarged box and
     /// slot, in slot order.
     pub(crate) fn gather_live(&self, boxes: &mut Pool<Aabb>, ids: &mut AlignedColumn<u32>) {
-        self.gather_in(0..self.len(), SlotState::is_live, boxes, ids);
+        self.gather_in(0..self.len(), |slot| self.state[slot].is_live(), boxes, ids);
     }
 
     /// Replaces `boxes` and `ids` with the indexed box and slot of every
-    /// slot of `range` whose state passes `keep`, in slot order.
+    /// slot of `range` that passes `keep`, in slot order.
     pub(crate) fn gather_in(
         &self,
         range: core::ops::Range<usize>,
-        keep: impl Fn(SlotState) -> bool,
+        keep: impl Fn(usize) -> bool,
         boxes: &mut Pool<Aabb>,
         ids: &mut AlignedColumn<u32>,
     ) {
@@ -433,9 +446,42 @@ impl Slots {
         ids.clear();
         let indexed = self.indexed();
         for slot in range {
-            if keep(self.state[slot]) {
+            if keep(slot) {
                 boxes.push(indexed[slot]);
                 ids.push(slot as u32);
+            }
+        }
+    }
+
+    /// Appends to `boxes` and `ids` the indexed box and slot of every
+    /// slot of `range` whose bit is set in `marks(word)` (word by word)
+    /// and that passes `keep`, in slot order.
+    pub(crate) fn gather_marked(
+        &self,
+        range: core::ops::Range<usize>,
+        marks: impl Fn(usize) -> u64,
+        keep: impl Fn(usize) -> bool,
+        boxes: &mut Pool<Aabb>,
+        ids: &mut AlignedColumn<u32>,
+    ) {
+        if range.is_empty() {
+            return;
+        }
+        let indexed = self.indexed();
+        for word in range.start / 64..range.end.div_ceil(64) {
+            let first = word * 64;
+            // The bits of this word within `range`.
+            let from = range.start.saturating_sub(first).min(64);
+            let to = (range.end - first).min(64);
+            let within = (u64::MAX >> (64 - (to - from))) << from;
+            let mut bits = marks(word) & within;
+            while bits != 0 {
+                let slot = first + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if keep(slot) {
+                    boxes.push(indexed[slot]);
+                    ids.push(slot as u32);
+                }
             }
         }
     }
@@ -682,7 +728,12 @@ impl Slots {
                 }
             }
         }
-        if live != self.live || dynamic != self.dynamic || self.blank > blank {
+        let resting: u32 = self.at_rest.words.iter().map(|w| w.count_ones()).sum();
+        if live != self.live
+            || dynamic != self.dynamic
+            || resting as usize != self.resting
+            || self.blank > blank
+        {
             return Err("the proxy counts do not match the slots");
         }
         let mut listed = Bits::default();

@@ -149,7 +149,7 @@ fn bad_boxes_are_an_error() {
 fn an_index_that_contradicts_the_slots_is_an_error() {
     rejects("index grid", |j| pop(&mut j["index"]["tiers"][1]["parts"][0]["ids"]));
     rejects("grid count", |j| j["index"]["tiers"][0]["used"] = json!(9));
-    rejects("wrong kind", |j| j["index"]["tiers"][0]["kind"] = json!("Dynamic"));
+    rejects("wrong kind", |j| j["index"]["tiers"][0]["kind"] = json!("Moving"));
     rejects("grid tuning", |j| j["config"]["tree"]["grid"]["leaf_capacity"] = json!(7));
 }
 
