@@ -13,6 +13,7 @@ mod neighbors;
 mod order;
 mod pairs;
 mod persistent;
+mod shapes;
 mod threads;
 
 use pyo3::prelude::*;
