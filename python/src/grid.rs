@@ -274,8 +274,9 @@ impl Grid {
     ///     (int64 otherwise).
     /// t : ndarray, shape (len(indices),), float32
     ///     Where the ray enters each of those boxes: ``t[indptr[k] +
-    ///     m]`` belongs to ``indices[indptr[k] + m]``, and each row's ``t``
-    ///     ascend. A row's first entry is ``cast_rays``' answer.
+    ///     m]`` belongs to ``indices[indptr[k] + m]``, ascending within a
+    ///     row. A row's first entry is ``cast_rays``' answer. A box so far
+    ///     that ``t`` exceeds the float32 range is hit at ``inf``.
     ///
     /// Examples
     /// --------

@@ -38,6 +38,11 @@ const MAX_ID: u32 = (1 << 28) - 1;
 /// slots: keep them dense (``0 .. n``), as memory follows the largest id.
 /// Pair arrays are ``(m, 2)`` uint32 ``(i, j)`` with ``i < j``, rows sorted.
 ///
+/// ``query``, ``query_points``, ``query_spheres``, ``cast_rays`` and
+/// ``rays_hits`` ask what ``Grid``'s methods of those names ask, of the
+/// boxes as they stand now (set or removed since the last ``update``
+/// included), and answer with ids.
+///
 /// Parameters
 /// ----------
 /// margin : float, optional

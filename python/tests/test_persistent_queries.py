@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import broadphase as bp
-from conftest import brute_query, csr_rows, hostile_boxes
+from conftest import brute_overlap, brute_query, csr_rows, hostile_boxes
 from test_grid import brute_spheres
 from test_ray_hits import brute_first_hits, brute_ray_hits
 
@@ -29,16 +29,27 @@ class World:
         self.broad_phase = bp.PersistentBroadPhase(**kw)
         self.dims = dims
         self.boxes = {}
+        self.static = {}
 
     def set(self, ids, lo, hi, static=False):
         self.broad_phase.set_boxes(ids, lo, hi, static=static)
         for k, i in enumerate(ids.tolist()):
             self.boxes[i] = (lo[k], hi[k])
+            self.static[i] = static
 
     def remove(self, ids):
         self.broad_phase.remove(ids)
         for i in ids.tolist():
             del self.boxes[i]
+
+    def update(self):
+        """Updates, and checks that queries in between left the pairs
+        exact."""
+        self.broad_phase.update()
+        ids, lo, hi = self.arrays()
+        found = ids[brute_overlap(lo, hi).astype(np.int64)].tolist() if len(ids) else []
+        want = sorted((a, b) for a, b in found if not (self.static[a] and self.static[b]))
+        assert [tuple(p) for p in self.broad_phase.pairs.tolist()] == want
 
     def arrays(self):
         """The ids present, ascending, and their boxes."""
@@ -100,7 +111,7 @@ def test_queries_see_every_box_as_it_stands(dims, threads):
     world.set(ids[static], lo[static], hi[static], static=True)
     world.set(ids[~static], lo[~static], hi[~static])
     world.check(rng)  # set, not yet updated
-    world.broad_phase.update()
+    world.update()
     world.check(rng)
     for _ in range(3):
         # Some move a little, some far; some leave, some come back.
@@ -114,7 +125,7 @@ def test_queries_see_every_box_as_it_stands(dims, threads):
         world.remove(gone)
         world.check(rng)  # removed since the update
         world.set(gone[:50], *random_boxes_of(rng, 50, dims))
-        world.broad_phase.update()
+        world.update()
         world.check(rng)
 
 
