@@ -3,18 +3,25 @@
 The Rust crate ``broadphase`` behind numpy's idiom: arrays in, arrays out.
 
 - ``overlap_pairs(mins, maxs)``: every overlapping pair of a set of boxes.
-- ``Grid(mins, maxs)``: boxes indexed once, then batches of box, point and
-  ray queries.
+- ``Grid(mins, maxs)``: boxes indexed once, then batches of box, point,
+  sphere and ray queries (first hits or all hits).
 - ``neighbor_pairs(points, r)`` and ``neighbor_lists(points, r)``: points
   within ``r`` of each other, in open space or in a box whose faces wrap.
+- ``neighbors_of(points, queries, r)``: the points within ``r`` of each
+  query point, or of each point of a subset.
+- ``sphere_pairs(centers, radii)``: every pair of touching spheres, radii
+  of any spread.
+- ``VerletLists(r, skin)``: neighbor lists reused across the steps of a
+  simulation while no point has moved more than ``skin / 2``.
 - ``PersistentBroadPhase``: boxes that persist and move across the steps
-  of a simulation, with the pairs that started and ended at each step.
+  of a simulation, with the pairs that started and ended at each step,
+  and the same queries as ``Grid`` on the boxes as they stand.
 
 Coordinates are float32 or float64 arrays of shape ``(n, 3)`` or
 ``(n, 2)``; the work runs in float32 (see each function for how float64 is
 rounded). Bad input raises ``ValueError`` naming the first bad row. Every
 call releases the GIL while it works; ``threads=`` runs it on that many
-threads (None: one).
+threads (None: one), where the crates have a parallel path.
 """
 
 import os as _os
@@ -22,11 +29,14 @@ import os as _os
 from ._broadphase import (
     Grid,
     PersistentBroadPhase,
+    VerletLists,
     __version__,
     _stop_workers_before_fork,
     neighbor_lists,
     neighbor_pairs,
+    neighbors_of,
     overlap_pairs,
+    sphere_pairs,
 )
 
 # A forked child must not inherit worker threads caught mid-lock: stop
@@ -37,8 +47,11 @@ if hasattr(_os, "register_at_fork"):
 __all__ = [
     "Grid",
     "PersistentBroadPhase",
+    "VerletLists",
     "__version__",
     "neighbor_lists",
     "neighbor_pairs",
+    "neighbors_of",
     "overlap_pairs",
+    "sphere_pairs",
 ]

@@ -145,6 +145,13 @@ pub(crate) struct RowError {
     error: PyErr,
 }
 
+impl RowError {
+    /// The refusal `error` of row `row`.
+    pub(crate) fn new(row: usize, error: PyErr) -> Self {
+        Self { row, error }
+    }
+}
+
 impl From<RowError> for PyErr {
     fn from(e: RowError) -> Self {
         e.error

@@ -1,11 +1,12 @@
 //! `Grid`: a set of boxes indexed once by the kernel's grid, then asked
 //! batches of box, point, sphere and ray queries on the job system.
 
-use crate::convert::{Coords, boxes, first_bad_row, lengths};
+use crate::convert::{Coords, boxes};
 use crate::order::{Index, RowSource, build_csr};
+use crate::shapes::{FirstHitArrays, RayHitArrays, grid_rays_hits, rays, spheres};
 use crate::threads::{detached, failed, job_system};
 use broadphase::AdaptiveGrid;
-use broadphase::query::{BatchHits, Ray, Sphere, cast_rays};
+use broadphase::query::{BatchHits, cast_rays};
 use numpy::PyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -20,9 +21,10 @@ use pyo3::prelude::*;
 ///     columns.
 ///
 /// Every query returns the boxes it touches, faces, edges and corners
-/// included. Box and point queries return a CSR table ``(indptr,
+/// included. Box, point and sphere queries return a CSR table ``(indptr,
 /// indices)``: the hits of query ``k`` are
-/// ``indices[indptr[k]:indptr[k + 1]]``, ascending. Both arrays are int32
+/// ``indices[indptr[k]:indptr[k + 1]]``, ascending (``rays_hits``: nearest
+/// first, with each hit's ``t``). Both arrays are int32
 /// when every value fits (int64 otherwise), as ``scipy.sparse.csr_array``
 /// takes them without a copy.
 ///
@@ -39,9 +41,6 @@ pub(crate) struct Grid {
     grid: AdaptiveGrid,
     dims: usize,
 }
-
-/// First hits: the box index (-1 for none) and the entry `t` of each ray.
-type RayHits<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f32>>);
 
 /// The rows of a batch's answer.
 struct HitRows<'a>(&'a BatchHits);
@@ -199,11 +198,7 @@ impl Grid {
         let jobs = job_system(threads)?;
         let centers = Coords::extract(centers, "centers")?;
         self.check_dims(&centers, "centers")?;
-        let n = centers.len();
-        let radii = lengths(radii, n, "radii", "sphere", true)?;
-        let (centers, radii, ()) = first_bad_row(centers.points_by_row("sphere"), radii, Ok(()))?;
-        let spheres: Vec<Sphere> = (0..n).map(|i| Sphere::new(centers[i], radii[i])).collect();
-        drop((centers, radii));
+        let spheres = spheres(&centers, radii)?;
         let grid = &self.grid;
         let csr = detached(py, move || {
             let mut hits = BatchHits::default();
@@ -245,21 +240,12 @@ impl Grid {
         dirs: &Bound<'py, PyAny>,
         max_t: Option<&Bound<'py, PyAny>>,
         threads: Option<i64>,
-    ) -> PyResult<RayHits<'py>> {
+    ) -> PyResult<FirstHitArrays<'py>> {
         let jobs = job_system(threads)?;
         let (origins, dirs) =
             (Coords::extract(origins, "origins")?, Coords::extract(dirs, "dirs")?);
         self.check_dims(&origins, "origins")?;
-        origins.same_shape(&dirs)?;
-        let n = origins.len();
-        let max_t = match max_t {
-            Some(obj) => lengths(obj, n, "max_t", "ray", false)?,
-            None => Ok(vec![f32::INFINITY; n]),
-        };
-        let (origins, dirs, max_t) =
-            first_bad_row(origins.points_by_row("ray"), dirs.points_by_row("ray"), max_t)?;
-        let rays: Vec<Ray> = (0..n).map(|i| Ray::new(origins[i], dirs[i], max_t[i])).collect();
-        drop((origins, dirs, max_t));
+        let rays = rays(&origins, &dirs, max_t)?;
         let grid = &self.grid;
         let (index, t) = detached(py, move || -> PyResult<(Vec<i64>, Vec<f32>)> {
             let mut hits = Vec::new();
@@ -270,5 +256,51 @@ impl Grid {
                 .unzip())
         })??;
         Ok((PyArray1::from_vec(py, index), PyArray1::from_vec(py, t)))
+    }
+
+    /// Every box each ray hits, with where it enters each.
+    ///
+    /// Takes the arguments of ``cast_rays`` (same rays, same rounding,
+    /// same inclusive test): a ray hits every box it meets for ``t`` in
+    /// ``[0, max_t]``, the one it starts in at ``t = 0``, the ones whose
+    /// face it grazes too.
+    ///
+    /// Returns
+    /// -------
+    /// indptr, indices : ndarray
+    ///     CSR rows, one per ray: the boxes ray ``k`` hits are
+    ///     ``indices[indptr[k]:indptr[k + 1]]``, nearest first (by ``t``,
+    ///     ties by index), each box once; int32 when every value fits
+    ///     (int64 otherwise).
+    /// t : ndarray, shape (len(indices),), float32
+    ///     Where the ray enters each of those boxes: ``t[indptr[k] +
+    ///     m]`` belongs to ``indices[indptr[k] + m]``, ascending within a
+    ///     row. A row's first entry is ``cast_rays``' answer. A box so far
+    ///     that ``t`` exceeds the float32 range is hit at ``inf``.
+    ///
+    /// Examples
+    /// --------
+    /// >>> import numpy as np, broadphase
+    /// >>> mins = np.array([[2, -1, -1], [5, -1, -1]], dtype=np.float32)
+    /// >>> grid = broadphase.Grid(mins, mins + [1, 2, 2])
+    /// >>> grid.rays_hits(np.zeros((1, 3)), np.array([[1.0, 0, 0]]))
+    /// (array([0, 2], dtype=int32), array([0, 1], dtype=int32), array([2., 5.], dtype=float32))
+    #[pyo3(signature = (origins, dirs, max_t = None, threads = None))]
+    fn rays_hits<'py>(
+        &self,
+        py: Python<'py>,
+        origins: &Bound<'py, PyAny>,
+        dirs: &Bound<'py, PyAny>,
+        max_t: Option<&Bound<'py, PyAny>>,
+        threads: Option<i64>,
+    ) -> PyResult<RayHitArrays<'py>> {
+        let jobs = job_system(threads)?;
+        let (origins, dirs) =
+            (Coords::extract(origins, "origins")?, Coords::extract(dirs, "dirs")?);
+        self.check_dims(&origins, "origins")?;
+        let rays = rays(&origins, &dirs, max_t)?;
+        let grid = &self.grid;
+        let rows = detached(py, move || grid_rays_hits(&jobs, grid, &rays))??;
+        Ok(rows.into_arrays(py))
     }
 }

@@ -7,13 +7,17 @@
 //! bad row; a panic is caught at the boundary and becomes `RuntimeError`.
 //! The Python package `broadphase` re-exports what is registered here.
 
+mod contacts;
 mod convert;
 mod grid;
 mod neighbors;
 mod order;
 mod pairs;
 mod persistent;
+mod query_sets;
+mod shapes;
 mod threads;
+mod verlet;
 
 use pyo3::prelude::*;
 
@@ -27,6 +31,9 @@ fn _broadphase(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(neighbors::neighbor_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(neighbors::neighbor_lists, m)?)?;
     m.add_function(wrap_pyfunction!(neighbors::_neighbor_structure, m)?)?;
+    m.add_function(wrap_pyfunction!(contacts::sphere_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(query_sets::neighbors_of, m)?)?;
+    m.add_class::<verlet::VerletLists>()?;
     m.add_class::<grid::Grid>()?;
     m.add_class::<persistent::PersistentBroadPhase>()?;
     Ok(())

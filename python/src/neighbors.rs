@@ -23,7 +23,7 @@ const GRID_CELLS_PER_POINT: f64 = 8.0;
 
 /// Which structure answers a non-periodic search.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Structure {
+pub(crate) enum Structure {
     /// `CountingSortGrid`: the fastest, while cells of the radius tile the
     /// points' bounds within its cell budget.
     Grid,
@@ -34,7 +34,7 @@ enum Structure {
 
 /// The structure for `points` and radius `r`: the grid when cells of the
 /// radius over the points' bounds fit its budget, the hash otherwise.
-fn structure(points: &[Vec3], r: f32) -> Structure {
+pub(crate) fn structure(points: &[Vec3], r: f32) -> Structure {
     if r <= 0.0 || points.is_empty() {
         // Cells are then sized by the count, not the radius: the grid.
         return Structure::Grid;
@@ -108,7 +108,7 @@ fn domain(obj: &Bound<'_, PyAny>, dims: usize) -> PyResult<PeriodicDomain> {
 }
 
 /// The `ValueError` for what a neighbor search refused.
-fn point_error(error: PointError) -> PyErr {
+pub(crate) fn point_error(error: PointError) -> PyErr {
     match error {
         PointError::NotFinite { index, axis, value } => bad_row(
             "point",
@@ -165,7 +165,7 @@ fn build_error(error: BuildError) -> PyErr {
 
 /// The radius as float32, refusing NaN, negative values and any above
 /// `MAX_RADIUS`, whose float32 square would overflow.
-fn radius(r: f64) -> PyResult<f32> {
+pub(crate) fn radius(r: f64) -> PyResult<f32> {
     if r.is_finite() && r >= 0.0 && r as f32 <= MAX_RADIUS {
         return Ok(r as f32);
     }
@@ -176,10 +176,10 @@ fn radius(r: f64) -> PyResult<f32> {
 }
 
 /// What both functions take, checked and converted.
-struct Input {
-    points: Vec<Vec3>,
-    r: f32,
-    domain: Option<PeriodicDomain>,
+pub(crate) struct Input {
+    pub(crate) points: Vec<Vec3>,
+    pub(crate) r: f32,
+    pub(crate) domain: Option<PeriodicDomain>,
 }
 
 fn input(
@@ -223,7 +223,7 @@ fn pairs_of<S: NeighborSearch + Sync>(
 }
 
 /// Lists already in caller order.
-struct CallerRows<'a>(&'a NeighborLists);
+pub(crate) struct CallerRows<'a>(pub(crate) &'a NeighborLists);
 
 impl RowSource for CallerRows<'_> {
     fn rows(&self) -> usize {
@@ -255,7 +255,7 @@ fn lists_of<S: NeighborSearch + Sync>(jobs: &JobSystem, search: &S, sort: bool) 
 
 /// Builds the structure for `input` on `jobs` and hands it to
 /// `grid_then` or `hash_then`.
-fn with_structure<T>(
+pub(crate) fn with_structure<T>(
     jobs: &JobSystem,
     input: &Input,
     grid_then: impl FnOnce(&CountingSortGrid) -> PyResult<T>,

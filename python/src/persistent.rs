@@ -2,10 +2,15 @@
 //! simulation loops, with the caller's integer ids as its slots.
 
 use crate::convert::{Coords, bad_row, boxes, ids as id_array, pairs_array, show};
+use crate::order::build_csr;
+use crate::shapes::{FirstHitArrays, RayHitArrays, RayHitRows, SliceRows, rays, spheres};
 use crate::threads::{detached, failed, job_system};
 use broadphase::Aabb;
-use broadphase::persistent::{self, PersistentConfig, Proxy, ProxyError, ProxyKind};
-use numpy::PyArray2;
+use broadphase::persistent::{
+    self, BatchAnswers, PersistentConfig, Proxy, ProxyError, ProxyKind, QueryView,
+};
+use broadphase::query::BatchError;
+use numpy::{PyArray1, PyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::collections::HashSet;
@@ -32,6 +37,11 @@ const MAX_ID: u32 = (1 << 28) - 1;
 /// Ids are integers in ``0 .. 2**28 - 1`` that index the structure's
 /// slots: keep them dense (``0 .. n``), as memory follows the largest id.
 /// Pair arrays are ``(m, 2)`` uint32 ``(i, j)`` with ``i < j``, rows sorted.
+///
+/// ``query``, ``query_points``, ``query_spheres``, ``cast_rays`` and
+/// ``rays_hits`` ask what ``Grid``'s methods of those names ask, of the
+/// boxes as they stand now (set or removed since the last ``update``
+/// included), and answer with ids.
 ///
 /// Parameters
 /// ----------
@@ -97,6 +107,49 @@ impl PersistentBroadPhase {
     fn live(&self, id: u32) -> Option<Proxy> {
         self.handles.get(id as usize).copied().flatten()
     }
+
+    /// Refuses queries of another column count than the boxes set so far
+    /// (any, while none were).
+    fn check_dims(&self, coords: &Coords<'_>, name: &str) -> PyResult<()> {
+        match self.dims {
+            Some(dims) if dims != coords.dims() => Err(PyValueError::new_err(format!(
+                "{name} has {} columns but this broad phase holds boxes of {dims}",
+                coords.dims()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// The CSR rows of ids that `batch` fills on a view of the current
+    /// boxes, on this broad phase's threads, with the interpreter released.
+    fn id_rows<'py>(
+        &mut self,
+        py: Python<'py>,
+        batch: impl FnOnce(
+            &QueryView<'_>,
+            &broadphase::JobSystem,
+            &mut BatchAnswers<u32>,
+        ) -> Result<(), BatchError>
+        + Send,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let jobs = job_system(self.threads)?;
+        let columns = self.handles.len();
+        let world = &mut self.world;
+        let csr = detached(py, move || {
+            let view = world.queries(&jobs).map_err(proxy_error)?;
+            let mut answers = BatchAnswers::default();
+            batch(&view, &jobs, &mut answers).map_err(failed)?;
+            let rows = SliceRows { offsets: answers.offsets(), entries: answers.items() };
+            // Each row comes sorted by handle: by id.
+            build_csr(&jobs, &rows, columns, false)
+        })??;
+        Ok(csr.into_arrays(py))
+    }
+}
+
+/// A proxy as the id it was set under.
+fn id_of(_: usize, proxy: Proxy) -> Option<u32> {
+    Some(proxy.index())
 }
 
 #[pymethods]
@@ -276,5 +329,152 @@ impl PersistentBroadPhase {
             self.world.len(),
             self.world.pairs().len()
         )
+    }
+
+    /// The ids whose boxes overlap each query box (faces included).
+    ///
+    /// Queries see every box as it stands now: boxes set or removed since
+    /// the last ``update`` included (``pairs`` waits for ``update``;
+    /// queries do not).
+    ///
+    /// Parameters
+    /// ----------
+    /// mins, maxs : ndarray, shape (m, dims), float32 or float64
+    ///     The query boxes, as for ``Grid.query`` (float64 rounded
+    ///     outward), with the columns of the boxes set.
+    ///
+    /// Returns
+    /// -------
+    /// indptr, indices : ndarray
+    ///     CSR rows, one per query, each ascending: ids, int32 when every
+    ///     value fits (int64 otherwise). Runs on the broad phase's
+    ///     ``threads``.
+    ///
+    /// Examples
+    /// --------
+    /// >>> import numpy as np, broadphase
+    /// >>> world = broadphase.PersistentBroadPhase()
+    /// >>> world.set_boxes(np.array([4, 7]), np.array([[0.0, 0], [5, 0]]), np.array([[1.0, 1], [6, 1]]))
+    /// >>> world.query(np.array([[0.5, 0.5]]), np.array([[5.0, 0.5]]))
+    /// (array([0, 2], dtype=int32), array([4, 7], dtype=int32))
+    fn query<'py>(
+        &mut self,
+        py: Python<'py>,
+        mins: &Bound<'py, PyAny>,
+        maxs: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let (mins, maxs) = (Coords::extract(mins, "mins")?, Coords::extract(maxs, "maxs")?);
+        self.check_dims(&mins, "mins")?;
+        let queries = boxes(&mins, &maxs, "query box")?;
+        self.id_rows(py, move |view, jobs, out| view.query_aabbs_map(jobs, &queries, id_of, out))
+    }
+
+    /// The ids whose boxes contain each point (faces included), as
+    /// ``Grid.query_points`` (float64 points rounded to nearest), against
+    /// the boxes as they stand now (see ``query``).
+    ///
+    /// Returns
+    /// -------
+    /// indptr, indices : ndarray
+    ///     CSR rows of ids, one per point, each ascending.
+    fn query_points<'py>(
+        &mut self,
+        py: Python<'py>,
+        points: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let points = Coords::extract(points, "points")?;
+        self.check_dims(&points, "points")?;
+        let points = points.points("point")?;
+        self.id_rows(py, move |view, jobs, out| view.query_points_map(jobs, &points, id_of, out))
+    }
+
+    /// The ids whose boxes each sphere meets (touching counts), as
+    /// ``Grid.query_spheres`` (``radii`` one float or one per sphere,
+    /// rounded up), against the boxes as they stand now (see ``query``).
+    ///
+    /// Returns
+    /// -------
+    /// indptr, indices : ndarray
+    ///     CSR rows of ids, one per sphere, each ascending.
+    fn query_spheres<'py>(
+        &mut self,
+        py: Python<'py>,
+        centers: &Bound<'py, PyAny>,
+        radii: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let centers = Coords::extract(centers, "centers")?;
+        self.check_dims(&centers, "centers")?;
+        let spheres = spheres(&centers, radii)?;
+        self.id_rows(py, move |view, jobs, out| view.query_spheres_map(jobs, &spheres, id_of, out))
+    }
+
+    /// The first box each ray hits, as ``Grid.cast_rays`` (same rays,
+    /// same rounding; ties go to the lower id), against the boxes as they
+    /// stand now (see ``query``).
+    ///
+    /// Returns
+    /// -------
+    /// id : ndarray, shape (m,), int64
+    ///     The id hit first, -1 where none.
+    /// t : ndarray, shape (m,), float32
+    ///     Where the ray enters its box, ``inf`` where none.
+    #[pyo3(signature = (origins, dirs, max_t = None))]
+    fn cast_rays<'py>(
+        &mut self,
+        py: Python<'py>,
+        origins: &Bound<'py, PyAny>,
+        dirs: &Bound<'py, PyAny>,
+        max_t: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<FirstHitArrays<'py>> {
+        let (origins, dirs) =
+            (Coords::extract(origins, "origins")?, Coords::extract(dirs, "dirs")?);
+        self.check_dims(&origins, "origins")?;
+        let rays = rays(&origins, &dirs, max_t)?;
+        let jobs = job_system(self.threads)?;
+        let world = &mut self.world;
+        let (id, t) = detached(py, move || -> PyResult<(Vec<i64>, Vec<f32>)> {
+            let view = world.queries(&jobs).map_err(proxy_error)?;
+            let mut hits = Vec::new();
+            view.cast_rays_map(&jobs, &rays, id_of, &mut hits).map_err(failed)?;
+            Ok(hits
+                .iter()
+                .map(|hit| hit.map_or((-1, f32::INFINITY), |(id, t)| (i64::from(id), t)))
+                .unzip())
+        })??;
+        Ok((PyArray1::from_vec(py, id), PyArray1::from_vec(py, t)))
+    }
+
+    /// Every box each ray hits, as ``Grid.rays_hits``, against the boxes
+    /// as they stand now (see ``query``).
+    ///
+    /// Returns
+    /// -------
+    /// indptr, indices : ndarray
+    ///     CSR rows of ids, one per ray, nearest first (by ``t``, ties by
+    ///     id), each id once.
+    /// t : ndarray, shape (len(indices),), float32
+    ///     Where the ray enters each of those boxes.
+    #[pyo3(signature = (origins, dirs, max_t = None))]
+    fn rays_hits<'py>(
+        &mut self,
+        py: Python<'py>,
+        origins: &Bound<'py, PyAny>,
+        dirs: &Bound<'py, PyAny>,
+        max_t: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<RayHitArrays<'py>> {
+        let (origins, dirs) =
+            (Coords::extract(origins, "origins")?, Coords::extract(dirs, "dirs")?);
+        self.check_dims(&origins, "origins")?;
+        let rays = rays(&origins, &dirs, max_t)?;
+        let jobs = job_system(self.threads)?;
+        let columns = self.handles.len();
+        let world = &mut self.world;
+        let rows = detached(py, move || {
+            let view = world.queries(&jobs).map_err(proxy_error)?;
+            let mut answers = BatchAnswers::default();
+            view.rays_hits_map(&jobs, &rays, id_of, &mut answers).map_err(failed)?;
+            RayHitRows::new(&jobs, answers.offsets(), answers.items(), columns)
+        })??;
+        Ok(rows.into_arrays(py))
     }
 }

@@ -45,6 +45,8 @@ def test_a_large_call_lets_other_python_threads_run():
         lambda: bp.neighbor_pairs(points, 0.02),
         lambda: bp.neighbor_lists(points, 0.02),
         lambda: bp.overlap_pairs(lo, lo + 1.5),
+        lambda: bp.neighbors_of(points, points[::2] + 0.01, 0.02),
+        lambda: bp.sphere_pairs(points, 0.01),
     ]
     for call in calls:
         took, longest = longest_pause_of_a_python_loop_during(call)
@@ -88,7 +90,16 @@ def test_calls_from_many_threads_at_once_give_the_one_thread_answers():
 
 
 def test_docstring_examples():
-    for obj in (bp.overlap_pairs, bp.Grid, bp.PersistentBroadPhase):
+    for obj in (
+        bp.overlap_pairs,
+        bp.Grid,
+        bp.Grid.rays_hits,
+        bp.PersistentBroadPhase,
+        bp.PersistentBroadPhase.query,
+        bp.neighbors_of,
+        bp.sphere_pairs,
+        bp.VerletLists,
+    ):
         finder = doctest.DocTestFinder(recurse=False)
         tests = finder.find(obj, name=getattr(obj, "__name__", "obj"), globs={})
         assert tests and tests[0].examples, obj
@@ -102,10 +113,13 @@ def test_public_functions_have_docstrings():
     for name in bp.__all__:
         if name != "__version__":
             assert len(getattr(bp, name).__doc__ or "") > 200, name
-    for method in ("query", "query_points", "query_spheres", "cast_rays"):
+    queries = ("query", "query_points", "query_spheres", "cast_rays", "rays_hits")
+    for method in queries:
         assert getattr(bp.Grid, method).__doc__, method
-    for method in ("set_boxes", "remove", "update", "pairs", "started", "ended"):
+    for method in ("set_boxes", "remove", "update", "pairs", "started", "ended") + queries:
         assert getattr(bp.PersistentBroadPhase, method).__doc__, method
+    for method in ("update", "needs_rebuild", "rebuild", "neighbor_lists", "r", "skin", "rebuilds"):
+        assert getattr(bp.VerletLists, method).__doc__, method
 
 
 def test_readme_and_docs_python_examples_run():
