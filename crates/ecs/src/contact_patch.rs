@@ -3,13 +3,14 @@
 //! they name change, and a run that rebuilt every list would pay for
 //! every pair and every entity id of a world that is mostly at rest.
 //!
-//! A plan takes the run's `started` and `ended` pairs as half-pairs
-//! (`a` gains or loses `b`, `b` gains or loses `a`), sorts them by owner,
-//! and merges each owner's with its published list into a new sorted
-//! list, beside the published tables. Publishing appends each new list to
-//! its shard's partner buffer and points the owner's span at it; the old
-//! list stays in the buffer, unread, until the next full build, which the
-//! caller starts once that garbage outgrows the lists themselves.
+//! The events reach each shard as half-pairs (`a` gains or loses `b`, `b`
+//! gains or loses `a`), through the same sharded merge a build uses (see
+//! `contacts.rs`). A shard's [`Patch`] sorts its half-pairs by owner and
+//! merges each owner's with its published list into a new sorted list,
+//! beside the published table. Publishing appends each new list to the
+//! table's partner buffer and points the owner's span at it; the old list
+//! stays in the buffer, unread, until the next full build, which is due
+//! once that garbage outgrows the lists themselves.
 
 use crate::contacts::Table;
 use broadphase_storage::Pool;
@@ -17,36 +18,27 @@ use hecs::Entity;
 
 /// `(owner, partner, gained)`: one side of a started (`true`) or ended
 /// (`false`) pair.
-type Change = (Entity, Entity, bool);
+pub(crate) type Change = (Entity, Entity, bool);
 
-/// The changed lists of one run, ready to publish.
+/// One shard's changed lists of a run, ready to publish.
 #[derive(Debug, Default)]
 pub(crate) struct Patch {
-    changes: Pool<Change>,
     /// Each changed owner with its new list, `lists[start..end]`.
     owners: Pool<(Entity, u32, u32)>,
     lists: Pool<Entity>,
 }
 
 impl Patch {
-    /// Plans the lists of every entity that `started` or `ended` names:
-    /// its list in `published` (`published(owner)`) with the ended
-    /// partners dropped and the started ones merged in, sorted.
+    /// Plans the list of every owner of `changes` (sorted here): its list
+    /// in the published table (`published(owner)`) with the partners lost
+    /// dropped and those gained merged in, sorted.
     pub(crate) fn plan<'a>(
         &mut self,
-        started: &[(Entity, Entity)],
-        ended: &[(Entity, Entity)],
+        changes: &mut [Change],
         published: impl Fn(Entity) -> &'a [Entity],
     ) {
-        let Patch { changes, owners, lists } = self;
-        changes.reset();
-        for (pairs, gained) in [(started, true), (ended, false)] {
-            for &(a, b) in pairs {
-                changes.push((a, b, gained));
-                changes.push((b, a, gained));
-            }
-        }
         changes.sort_unstable();
+        let Patch { owners, lists } = self;
         owners.reset();
         lists.reset();
         for group in changes.chunk_by(|x, y| x.0 == y.0) {
@@ -57,18 +49,19 @@ impl Patch {
         }
     }
 
-    /// Writes the planned lists into `tables` (`locate(id)`: the table
-    /// and local index of an entity id); returns how many partners of
-    /// replaced lists were left unread in the tables' buffers.
-    pub(crate) fn apply(
-        &self,
-        tables: &mut [Table],
-        locate: impl Fn(u32) -> (usize, usize),
-    ) -> usize {
+    /// Forgets the plan.
+    pub(crate) fn clear(&mut self) {
+        self.owners.reset();
+        self.lists.reset();
+    }
+
+    /// Writes the planned lists into `table` (`local(id)`: an entity id's
+    /// index in it); returns how many partners of replaced lists were left
+    /// unread in the table's buffer.
+    pub(crate) fn apply(&self, table: &mut Table, local: impl Fn(u32) -> usize) -> usize {
         let mut unread = 0;
         for &(owner, start, end) in self.owners.iter() {
-            let (at_table, local) = locate(owner.id());
-            let table = &mut tables[at_table];
+            let local = local(owner.id());
             if table.spans.len() <= local {
                 table.spans.resize(local + 1, [0, 0]);
             }
@@ -154,25 +147,32 @@ mod tests {
         assert_eq!(out.as_slice(), [entity(1), entity(2), entity(5), entity(9)]);
     }
 
+    /// Both sides of each pair of `started` and `ended`.
+    fn changes(started: &[(Entity, Entity)], ended: &[(Entity, Entity)]) -> Vec<Change> {
+        let mut out = Vec::new();
+        for (pairs, gained) in [(started, true), (ended, false)] {
+            for &(a, b) in pairs {
+                out.extend([(a, b, gained), (b, a, gained)]);
+            }
+        }
+        out
+    }
+
     #[test]
     fn apply_appends_new_lists_and_empties_lost_ones() {
         let (a, b, c) = (entity(0), entity(1), entity(2));
         let mut patch = Patch::default();
-        patch.plan(&[(a, b), (a, c)], &[], |_| &[]);
-        let mut tables = [Table::default()];
-        let locate = |id: u32| (0, id as usize);
-        assert_eq!(patch.apply(&mut tables, locate), 0);
-        let table = &tables[0];
-        assert_eq!(
-            (table.list(0, a), table.list(1, b), table.list(2, c)),
-            (&[b, c][..], &[a][..], &[a][..])
-        );
+        let mut table = Table::default();
+        let local = |id: u32| id as usize;
+        patch.plan(&mut changes(&[(a, b), (a, c)], &[]), |_| &[]);
+        assert_eq!(patch.apply(&mut table, local), 0);
+        assert_eq!(table.list(0, a), [b, c]);
+        assert_eq!((table.list(1, b), table.list(2, c)), (&[a][..], &[a][..]));
         let lists =
             [table.list(0, a).to_vec(), table.list(1, b).to_vec(), table.list(2, c).to_vec()];
-        patch.plan(&[], &[(a, b)], |e| &lists[e.id() as usize]);
+        patch.plan(&mut changes(&[], &[(a, b)]), |e| &lists[e.id() as usize]);
         // a's list and b's are replaced: 2 + 1 partners left unread.
-        assert_eq!(patch.apply(&mut tables, locate), 3);
-        let table = &tables[0];
+        assert_eq!(patch.apply(&mut table, local), 3);
         assert_eq!(table.list(0, a), [c]);
         assert!(table.list(1, b).is_empty());
         assert_eq!(table.list(2, c), [a]);

@@ -606,8 +606,8 @@ impl<P: Position> BroadPhasePlugin<P> {
         let resting = if self.remap_resting { &self.next_resting } else { &self.resting };
         let pairs = self.next_awake.len() + resting.len();
         let owners = self.proxies.live_entities();
-        let (started, ended) = (&self.next_started, &self.next_ended);
-        if self.contacts.plan_patch(started, ended, pairs, owners.len()) {
+        let (jobs, events) = (&self.backend.jobs, [&self.next_started[..], &self.next_ended[..]]);
+        if self.contacts.plan_patch(jobs, events, pairs, owners.len())? {
             return Ok(true);
         }
         let all = union_into(&self.next_awake, resting, &mut self.merged);
