@@ -13,6 +13,7 @@ mod neighbors;
 mod order;
 mod pairs;
 mod persistent;
+mod regions;
 mod threads;
 
 use pyo3::prelude::*;
@@ -27,6 +28,10 @@ fn _broadphase(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(neighbors::neighbor_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(neighbors::neighbor_lists, m)?)?;
     m.add_function(wrap_pyfunction!(neighbors::_neighbor_structure, m)?)?;
+    m.add_function(wrap_pyfunction!(regions::_region_cuts, m)?)?;
+    m.add_function(wrap_pyfunction!(regions::_point_regions, m)?)?;
+    m.add_function(wrap_pyfunction!(regions::_box_regions, m)?)?;
+    m.add_function(wrap_pyfunction!(regions::_box_pair_owners, m)?)?;
     m.add_class::<grid::Grid>()?;
     m.add_class::<persistent::PersistentBroadPhase>()?;
     Ok(())
