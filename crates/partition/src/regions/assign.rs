@@ -43,6 +43,18 @@ pub struct Assignment {
 
 impl Assignment {
     /// Points or boxes assigned.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_partition::{Assignment, Regions};
+    /// use glam::Vec3;
+    /// let mut assignment = Assignment::default();
+    /// assert!(assignment.is_empty());
+    /// Regions::default().assign_points(&[Vec3::ZERO; 3], 1.0, None, &mut assignment)?;
+    /// assert_eq!(assignment.len(), 3);
+    /// # Ok::<(), broadphase_partition::RegionError>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.home.len()
     }
@@ -59,6 +71,18 @@ impl Assignment {
     }
 
     /// Every home region, by index.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_partition::{Assignment, Regions};
+    /// use glam::Vec3;
+    /// let regions = Regions::new([vec![0.0], vec![], vec![]])?;
+    /// let mut assignment = Assignment::default();
+    /// regions.assign_points(&[Vec3::splat(1.0), Vec3::splat(-1.0)], 0.5, None, &mut assignment)?;
+    /// assert_eq!(assignment.homes(), &[1, 0]);
+    /// # Ok::<(), broadphase_partition::RegionError>(())
+    /// ```
     pub fn homes(&self) -> &[u32] {
         &self.home
     }
@@ -71,6 +95,19 @@ impl Assignment {
 
     /// The CSR row starts of [`regions`](Self::regions): entry `i`'s
     /// regions are `regions()[offsets()[i]..offsets()[i + 1]]`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_partition::{Assignment, Regions};
+    /// use glam::Vec3;
+    /// let regions = Regions::new([vec![0.0], vec![], vec![]])?;
+    /// let mut assignment = Assignment::default();
+    /// regions.assign_points(&[Vec3::splat(0.25), Vec3::splat(5.0)], 0.5, None, &mut assignment)?;
+    /// assert_eq!(assignment.offsets(), &[0, 2, 3]);
+    /// assert_eq!(assignment.regions(), &[0, 1, 1]);
+    /// # Ok::<(), broadphase_partition::RegionError>(())
+    /// ```
     pub fn offsets(&self) -> &[usize] {
         &self.offsets
     }
