@@ -202,7 +202,7 @@ class _Graph:
     plain tasks (no per-task graph objects, which cost quadratic time in
     the number of chunks and regions)."""
 
-    def __init__(self, x, regions, others, label):
+    def __init__(self, x, regions, others, label, params=()):
         self.n = x.shape[0]
         self.sizes = [int(c) for c in x.chunks[0]]
         self.starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64).tolist()
@@ -210,7 +210,9 @@ class _Graph:
         self.count = _region_count(regions, self.chunks)
         self.take = max(1, -(-_SAMPLE_ROWS // self.chunks))
         self.inputs = [x, *others]
-        token = tokenize(label, *(a.name for a in self.inputs), self.count)
+        # Every argument the tasks depend on is in the names: two calls
+        # computed together must not share a key.
+        token = tokenize(label, *(a.name for a in self.inputs), self.count, *params)
         self.name = f"{label}-{token}"
         self.layer = {}
 
@@ -286,7 +288,8 @@ class _PointGraph(_Graph):
         # single-machine call on no points.
         _neighbor_pairs(np.empty((0, points.shape[1]), np.float32), r, periodic=periodic)
         r = float(np.float32(r))
-        super().__init__(points, regions, [], "neighbors" if both_ways else "neighbor-pairs")
+        label = "neighbors" if both_ways else "neighbor-pairs"
+        super().__init__(points, regions, [], label, params=(r, repr(periodic)))
         blocks = [(b,) for b in self.blocks(points)]
         self.add_cuts(partial(_point_sample, take=self.take), blocks)
         self.add_split(partial(_split_points, r=r, periodic=periodic, count=self.count), blocks)

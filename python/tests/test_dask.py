@@ -120,6 +120,15 @@ def test_any_region_count_and_crowded_regions(regions):
     assert np.array_equal(got, bp.neighbor_pairs(points, 0.8, sort=True))
 
 
+def test_calls_computed_together_keep_their_own_arguments():
+    points = scene(300, seed=9, dtype=np.float32)
+    x = da.from_array(points, chunks=100)
+    calls = [(0.5, None), (1.0, None), (1.0, (0.0, 10.0))]
+    got = dask.compute(*(bpd.neighbor_pairs(x, r, periodic=p) for r, p in calls), scheduler="synchronous")
+    for (r, p), pairs in zip(calls, got):
+        assert np.array_equal(pairs, bp.neighbor_pairs(points, r, periodic=p, sort=True))
+
+
 def test_two_columns_and_float32():
     points = scene(400, seed=5, dims=2, dtype=np.float32)
     x = da.from_array(points, chunks=33)
