@@ -268,15 +268,24 @@ class _Graph:
 
     def lists(self):
         """``indptr`` and ``indices`` of the CSR rows."""
-        counts, indices = f"{self.name}-counts", f"{self.name}-indices"
+        indptr, indices = f"{self.name}-indptr", f"{self.name}-indices"
         for c in range(self.chunks):
             rows = partial(_csr_rows, start=self.starts[c], size=self.sizes[c])
             self.layer[self.key("rows", c)] = (rows, self.found(c))
-            self.layer[(counts, c)] = (getitem, self.key("rows", c), 0)
+            self.layer[self.key("entries", c)] = (_entry_count, self.key("rows", c))
             self.layer[(indices, c)] = (getitem, self.key("rows", c), 1)
-        per_row = self.array(counts, (tuple(self.sizes),), np.int64)
-        indptr = da.concatenate([da.zeros(1, dtype=np.int64), da.cumsum(per_row)])
-        return indptr, self.array(indices, ((math.nan,) * self.chunks,), np.int64)
+        # Where each chunk's entries start: a sum of small counts, so no
+        # chunk's rows travel for it.
+        entries = [self.key("entries", c) for c in range(self.chunks)]
+        self.layer[self.key("offsets")] = (_offsets, entries)
+        for c in range(self.chunks):
+            piece = partial(_indptr_piece, chunk=c)
+            self.layer[(indptr, c)] = (piece, self.key("rows", c), self.key("offsets"))
+        # The leading 0 travels with the first chunk.
+        sizes = (self.sizes[0] + 1, *self.sizes[1:])
+        return self.array(indptr, (sizes,), np.int64), self.array(
+            indices, ((math.nan,) * self.chunks,), np.int64
+        )
 
 
 class _PointGraph(_Graph):
@@ -451,6 +460,21 @@ def _sorted_rows(pieces):
 def _sorted_pairs(pieces, dtype):
     first, second = _sorted_rows(pieces)
     return np.stack([first, second], axis=1).astype(dtype)
+
+
+def _entry_count(rows):
+    return len(rows[1])
+
+
+def _offsets(counts):
+    return np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).tolist()
+
+
+def _indptr_piece(rows, offsets, chunk):
+    """The chunk's part of ``indptr``: where each of its rows ends (and,
+    for the first chunk, the leading 0)."""
+    ends = offsets[chunk] + np.cumsum(rows[0], dtype=np.int64)
+    return np.concatenate([[0], ends]) if chunk == 0 else ends
 
 
 def _csr_rows(pieces, start, size):

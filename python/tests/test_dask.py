@@ -129,6 +129,16 @@ def test_calls_computed_together_keep_their_own_arguments():
         assert np.array_equal(pairs, bp.neighbor_pairs(points, r, periodic=p, sort=True))
 
 
+def test_empty_chunks_and_chunked_columns():
+    points = scene(200, seed=10)
+    x = da.from_array(points, chunks=((50, 0, 0, 120, 0, 30), (1, 2)))
+    pairs, indptr, indices = dask.compute(
+        bpd.neighbor_pairs(x, 1.5), *bpd.neighbor_lists(x, 1.5), scheduler="synchronous"
+    )
+    assert np.array_equal(pairs, bp.neighbor_pairs(points, 1.5, sort=True))
+    assert lists_equal((indptr, indices), bp.neighbor_lists(points, 1.5))
+
+
 def test_two_columns_and_float32():
     points = scene(400, seed=5, dims=2, dtype=np.float32)
     x = da.from_array(points, chunks=33)
