@@ -169,6 +169,8 @@ def overlap_pairs(mins, maxs, regions=None):
     return graph.pairs()
 
 
+# --- building the graph ----------------------------------------------------
+
 
 def _rows(x, name):
     """``x`` as a dask array of coordinate rows, one column chunk."""
