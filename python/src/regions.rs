@@ -1,7 +1,8 @@
 //! What `broadphase.dask` needs of the crates' regions: cuts from a
 //! sample, where each point or box goes, and which region owns a box pair.
-//! Hidden helpers, not part of the API: the dask layer checks its inputs
-//! first, so the errors here name a chunk's own rows.
+//! Hidden helpers, not part of the API. They see one chunk at a time, so
+//! their errors name the chunk's own rows; the dask layer renames them to
+//! rows of the whole input.
 
 use crate::convert::{Coords, boxes, show32};
 use crate::neighbors::domain;
