@@ -44,6 +44,16 @@ pub mod tree {
     };
 }
 
+/// Space cut into regions for a search spread over machines:
+/// [`Regions`](regions::Regions) tiles space with half-open boxes cut from
+/// a sample, an [`Assignment`](regions::Assignment) sends each point to its
+/// home region and its halo (each box to every region it overlaps), and an
+/// ownership rule makes every pair come out of exactly one region. See
+/// `docs/PARTITION.md`.
+pub mod regions {
+    pub use broadphase_partition::{Assignment, RegionError, Regions};
+}
+
 /// The broad phase that persists across frames:
 /// [`PersistentBroadPhase`](persistent::PersistentBroadPhase) keeps proxies
 /// with stable handles, indexes them by enlarged boxes, keeps candidate

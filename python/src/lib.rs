@@ -15,6 +15,7 @@ mod order;
 mod pairs;
 mod persistent;
 mod query_sets;
+mod regions;
 mod shapes;
 mod threads;
 mod verlet;
@@ -34,6 +35,10 @@ fn _broadphase(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(contacts::sphere_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(query_sets::neighbors_of, m)?)?;
     m.add_class::<verlet::VerletLists>()?;
+    m.add_function(wrap_pyfunction!(regions::_region_cuts, m)?)?;
+    m.add_function(wrap_pyfunction!(regions::_point_regions, m)?)?;
+    m.add_function(wrap_pyfunction!(regions::_box_regions, m)?)?;
+    m.add_function(wrap_pyfunction!(regions::_box_pair_owners, m)?)?;
     m.add_class::<grid::Grid>()?;
     m.add_class::<persistent::PersistentBroadPhase>()?;
     Ok(())

@@ -53,7 +53,7 @@ pub(crate) fn structure(points: &[Vec3], r: f32) -> Structure {
 }
 
 /// A box whose faces wrap, as the `periodic=` argument describes it.
-fn domain(obj: &Bound<'_, PyAny>, dims: usize) -> PyResult<PeriodicDomain> {
+pub(crate) fn domain(obj: &Bound<'_, PyAny>, dims: usize) -> PyResult<PeriodicDomain> {
     let usage = || {
         PyTypeError::new_err(
             "periodic must be (lo, hi) or (lo, hi, wrap): lo and hi a float or one per axis, \

@@ -77,7 +77,9 @@
 
 mod batch;
 mod profile;
+mod regions;
 mod tree;
 
 pub use batch::{BatchError, BatchHits, cast_rays};
+pub use regions::{Assignment, RegionError, Regions};
 pub use tree::{GridTree, GridTreeConfig, PairMerge, PartitionError, TreeStats};

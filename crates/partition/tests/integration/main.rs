@@ -6,4 +6,5 @@ mod batched_shapes;
 mod extreme_tunings;
 mod matches_kernel;
 mod old_names_forward;
+mod regions;
 mod sharded_merge;
