@@ -160,3 +160,52 @@ fn falling_asleep_and_waking_keep_the_pairs_exact() {
         }
     }
 }
+
+#[test]
+fn a_resting_row_is_kept_aside_and_read_again_only_when_disturbed() {
+    for mode in MODES {
+        let mut world = World::new();
+        // 30 sleeping cubes in a row, each touching the next, and 6 awake
+        // movers far away, overlapping in pairs.
+        let row: Vec<_> = (0..30)
+            .map(|i| world.spawn((cube(Vec3::new(i as f32 * 0.8, 0.0, 0.0), 1.0), Sleeping)))
+            .collect();
+        let movers: Vec<_> = (0..6)
+            .map(|i| world.spawn((cube(Vec3::new(100.0 + (i / 2) as f32 * 5.0, 0.0, 0.0), 1.0),)))
+            .collect();
+        let mut plugin = plugin(mode);
+        plugin.run(&mut world).unwrap();
+        assert_eq!(plugin.stats().broad_phase.resting, 29, "{mode:?}");
+        assert_eq!(
+            plugin.awake_pairs(),
+            [(movers[0], movers[1]), (movers[2], movers[3]), (movers[4], movers[5])]
+        );
+        for frame in 1..8 {
+            for (k, &m) in movers.iter().enumerate() {
+                let y = if (frame + k) % 2 == 0 { 0.0 } else { 0.5 };
+                let at = Vec3::new(100.0 + (k / 2) as f32 * 5.0, y, 0.0);
+                *world.get::<&mut broadphase::ecs::Aabb>(m).unwrap() = cube(at, 1.0);
+            }
+            plugin.run(&mut world).unwrap();
+            let stats = plugin.stats();
+            assert!(!stats.broad_phase.resting_changed, "{mode:?}, frame {frame}");
+            assert!(stats.contacts_patched, "{mode:?}, frame {frame}");
+            assert_eq!(plugin.pairs(), expected_pairs(&world), "{mode:?}, frame {frame}");
+            assert_eq!(plugin.touching(row[5]), [row[4], row[6]]);
+        }
+        // Wake one of the row and move it away: its two pairs end, the
+        // others stay at rest.
+        world.remove_one::<Sleeping>(row[5]).unwrap();
+        *world.get::<&mut broadphase::ecs::Aabb>(row[5]).unwrap() =
+            cube(Vec3::new(-50.0, 0.0, 0.0), 1.0);
+        if mode == SleepChanges::Notify {
+            plugin.sleepers_changed();
+        }
+        plugin.run(&mut world).unwrap();
+        assert!(plugin.stats().broad_phase.resting_changed, "{mode:?}");
+        assert_eq!(plugin.stats().broad_phase.resting, 27, "{mode:?}");
+        assert_eq!(plugin.ended(), [(row[4], row[5]), (row[5], row[6])], "{mode:?}");
+        assert_eq!(plugin.pairs(), expected_pairs(&world), "{mode:?}");
+        assert!(plugin.touching(row[5]).is_empty() && plugin.touching(row[4]) == [row[3]]);
+    }
+}
