@@ -893,7 +893,9 @@ impl PersistentBroadPhase {
             self.candidates.wake_all();
             self.full_candidates(jobs)?;
             self.candidates.replace(jobs, &mut self.fresh, &self.slots, &mut self.events)?;
-            self.candidates.settle(&self.slots, &mut self.events);
+            if self.slots.sleeping > 0 {
+                self.candidates.settle(&self.slots, &mut self.events);
+            }
         } else {
             let woken = self.slots.disturbed(&mut self.disturbed);
             if woken {

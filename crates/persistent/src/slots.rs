@@ -143,6 +143,10 @@ pub(crate) struct Slots {
     pub(crate) dynamic: usize,
     /// Live proxies at rest (the marks of `at_rest`).
     pub(crate) resting: usize,
+    /// Live proxies marked asleep (the marks of `asleep`): with none, no
+    /// candidate can have two proxies at rest (two static ones never
+    /// pair), and an update skips looking for them.
+    pub(crate) sleeping: usize,
     /// Free slots that never held a proxy (generation 0): their boxes are
     /// all `Aabb::default()`, one point, so a tree over them in place
     /// would pair every one with every other.
@@ -178,6 +182,7 @@ impl Clone for Slots {
         self.live = source.live;
         self.dynamic = source.dynamic;
         self.resting = source.resting;
+        self.sleeping = source.sleeping;
         self.blank = source.blank;
     }
 }
@@ -304,7 +309,7 @@ impl Slots {
         self.set_fat(s, fat);
         self.state[s] = SlotState::of(kind);
         self.group[s] = 0;
-        self.asleep.assign(s, false);
+        self.set_asleep_mark(s, false);
         self.set_at_rest(s, kind == ProxyKind::Static);
         self.live += 1;
         self.dynamic += usize::from(kind == ProxyKind::Dynamic);
@@ -334,7 +339,7 @@ impl Slots {
         self.live -= 1;
         self.state[slot] = SlotState::Removed;
         self.removed.set(slot);
-        self.asleep.assign(slot, false);
+        self.set_asleep_mark(slot, false);
         self.set_at_rest(slot, false);
     }
 
@@ -361,9 +366,16 @@ impl Slots {
     /// Marks a live slot asleep or awake; returns whether that put it at
     /// rest or took it out of rest (it moves between the index's tiers).
     pub(crate) fn set_asleep(&mut self, slot: usize, asleep: bool) -> bool {
-        self.asleep.assign(slot, asleep);
+        self.set_asleep_mark(slot, asleep);
         self.rest_changed.set(slot);
         self.set_at_rest(slot, asleep || self.state[slot] == SlotState::Static)
+    }
+
+    /// Sets a slot's `asleep` mark and the count.
+    fn set_asleep_mark(&mut self, slot: usize, asleep: bool) {
+        let was = self.asleep.get(slot);
+        self.asleep.assign(slot, asleep);
+        self.sleeping = self.sleeping + usize::from(asleep) - usize::from(was);
     }
 
     /// Sets a slot's `at_rest` mark and the count; returns whether it
@@ -728,10 +740,11 @@ impl Slots {
                 }
             }
         }
-        let resting: u32 = self.at_rest.words.iter().map(|w| w.count_ones()).sum();
+        let ones = |bits: &Bits| bits.words.iter().map(|w| w.count_ones() as usize).sum::<usize>();
         if live != self.live
             || dynamic != self.dynamic
-            || resting as usize != self.resting
+            || ones(&self.at_rest) != self.resting
+            || ones(&self.asleep) != self.sleeping
             || self.blank > blank
         {
             return Err("the proxy counts do not match the slots");
