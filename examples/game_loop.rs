@@ -9,9 +9,10 @@
 //! `BroadPhasePlugin`, and counts the pairs and events (and the body
 //! pairs);
 //! at the end it prints a summary (boxes, pairs per frame, per-stage median
-//! ms, the `contacts` stage's share of the frame, memory, a count from every
-//! particle's `touching` list) and can draw the last frame from above,
-//! colliding particles in red.
+//! ms, the `contacts` stage's share of the frame, the grid tree's rebuild
+//! of the same boxes every tenth frame as a reference measured in the same
+//! run, memory, a count from every particle's `touching` list) and can
+//! draw the last frame from above, colliding particles in red.
 //!
 //! ```text
 //! cargo run --release --example game_loop
@@ -41,6 +42,7 @@ use broadphase::ecs::{
 };
 use broadphase::glam::Vec3;
 use broadphase::persistent::UpdatePath;
+use broadphase::{GridTree, JobSystem};
 use broadphase_scenes::SplitMix64;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -351,6 +353,19 @@ fn rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// Every box in the world, as the plugin reads them: a collider at its
+/// position, or an `Aabb`.
+fn all_boxes(world: &mut World, out: &mut Vec<Aabb>) {
+    out.clear();
+    out.extend(world.query_mut::<(&Vec3, &Collider)>().into_iter().map(|(p, c)| c.aabb_at(*p)));
+    out.extend(world.query_mut::<&Aabb>().into_iter().copied());
+}
+
+/// Every this many frames, the grid tree rebuilds the frame's boxes from
+/// scratch beside the plugin: the reference a frame is measured against
+/// in the same run (the machine's speed moves from hour to hour).
+const TREE_EVERY: usize = 10;
+
 fn median(values: &mut [f64]) -> f64 {
     values.sort_unstable_by(f64::total_cmp);
     values[values.len() / 2]
@@ -438,6 +453,11 @@ fn main() -> ExitCode {
     let mut totals = Totals::default();
     let mut recent: Vec<[f64; 8]> = Vec::with_capacity(WINDOW.min(args.frames));
     let warm_frame = (args.frames / 10).clamp(1, 100);
+    // The reference: the grid tree on the same boxes, on as many threads.
+    let tree_jobs = JobSystem::new(plugin.stats().threads);
+    let mut tree = GridTree::default();
+    let (mut tree_boxes, mut tree_pairs) = (Vec::new(), Vec::new());
+    let mut tree_ms: Vec<f64> = Vec::with_capacity(args.frames / TREE_EVERY + 1);
     let mut rss_warm = None;
     let started_at = Instant::now();
     for frame in 0..args.frames {
@@ -465,6 +485,15 @@ fn main() -> ExitCode {
             recent[frame % WINDOW] = row;
         }
         frame_mark();
+        if frame % TREE_EVERY == TREE_EVERY - 1 {
+            all_boxes(&mut world, &mut tree_boxes);
+            let t = Instant::now();
+            if let Err(error) = tree.try_find_pairs(&tree_jobs, &tree_boxes, &mut tree_pairs) {
+                eprintln!("error in the reference rebuild of frame {frame}: {error}");
+                return ExitCode::FAILURE;
+            }
+            tree_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        }
         if frame + 1 == warm_frame {
             rss_warm = rss_kib();
         }
@@ -540,6 +569,17 @@ fn main() -> ExitCode {
         100.0 * contacts / (moved + total),
         100.0 * contacts / total
     );
+    if !tree_ms.is_empty() {
+        let tree = median(&mut tree_ms);
+        println!(
+            "reference    the grid tree rebuilding the same {} boxes from scratch ({} thread{}): {tree:.3} ms median of {} frames; the broad phase's frame is {:.2}x that",
+            tree_boxes.len(),
+            tree_jobs.threads(),
+            if tree_jobs.threads() == 1 { "" } else { "s" },
+            tree_ms.len(),
+            total / tree
+        );
+    }
     // What the per-entity lists are for: each particle's contacts, O(1).
     let particles: Vec<Entity> =
         world.query_mut::<(Entity, &Collider)>().into_iter().map(|(e, _)| e).collect();
