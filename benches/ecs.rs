@@ -34,7 +34,10 @@
 //!   - `asleep100k_dynamic1k`: with the sleepers, default
 //!     [`SleepChanges::Detect`] (every run compares the sleeping entities);
 //!   - `asleep100k_dynamic1k_notify`: the same with
-//!     [`SleepChanges::Notify`] (the target: at most 1.5 × `dynamic1k`).
+//!     [`SleepChanges::Notify`] (the target: at most 1.5 × `dynamic1k`);
+//!   - `asleep100k_apart_dynamic1k_notify`: the same sleepers moved 4,000
+//!     units along x, out of the movers' way: what sleeping costs when the
+//!     movers have no sleeping neighbors to find.
 //! - `ecs_contacts`: the `contacts` stage (every entity's partners merged
 //!   from the pairs into sharded sets and laid out for `touching`), timed
 //!   from the plugin's own `FrameStats::times` (criterion's `iter_custom`),
