@@ -1,11 +1,13 @@
 //! Rays against the kept build: front to back through the occupied cells,
-//! nearest cell first, stopping once no cell left can hold a nearer hit.
+//! nearest first, each entered only where the ray meets the tight box of
+//! what it holds, stopping once no node left can hold a nearer hit.
 
 use super::config::RayDedup;
 use super::hierarchy::AdaptiveGrid;
 use super::leaf::{Corners, unflip};
 use super::quantize::{Cell, Item, LEVELS, WorldSteps};
 use super::query::leaf_hits;
+use super::ray_bounds::RayBox;
 use super::split::AXIS_CELLS;
 use broadphase_storage::{FastUnique, QueryError, Ray};
 use core::mem::MaybeUninit;
@@ -96,19 +98,23 @@ impl Slabs {
         }
     }
 
-    /// Where the ray enters and leaves a cell's world box
-    /// ([`WorldSteps::span`]), widened by the allowed error, or `None` if it
-    /// misses it.
-    fn through(&self, cell: Cell) -> Option<(f64, f64)> {
-        let (mut first, mut last) = (0.0f64, self.max_t);
+    /// Where the ray enters and leaves a node's tight box, widened by the
+    /// allowed error; the entry above the exit if it misses.
+    #[inline(always)]
+    fn through_box(&self, tight: &RayBox) -> (f64, f64) {
+        let (mut near, mut far) = (f64::NEG_INFINITY, f64::INFINITY);
         for axis in 0..3 {
-            let (lo, hi) = cell.span(axis);
-            let (near, far) = self.crossing(axis, self.steps.span(axis, lo, hi));
-            first = first.max(near);
-            last = last.min(far);
+            let span = (f64::from(tight.lo[axis]), f64::from(tight.hi[axis]));
+            let (a, b) = self.crossing(axis, span);
+            near = larger(near, a);
+            far = smaller(far, b);
         }
-        let (first, last) = (earlier(first), later(last));
-        (first <= last).then_some((first, last))
+        // Outside the box on an axis the ray does not move along: widening
+        // that `(inf, -inf)` would give NaN, which compares as no miss.
+        if near == f64::INFINITY || far == f64::NEG_INFINITY {
+            return (f64::INFINITY, f64::NEG_INFINITY);
+        }
+        (earlier(near), later(far))
     }
 
     /// Whether the ray passes, between `first` and `last` (with the
@@ -433,7 +439,13 @@ impl AdaptiveGrid {
         }
         let slabs = Slabs::of(ray, self);
         let nodes = &self.builder.nodes;
-        let Some((first, last)) = slabs.through(nodes[0].cell) else { return };
+        let tight = self.ray_bounds.get(nodes, &self.leaves, &slabs.steps);
+        // The root's tight box between 0 and `max_t`.
+        let (near, far) = slabs.through_box(&tight[0]);
+        let (first, last) = (larger(near, 0.0), smaller(far, later(slabs.max_t)));
+        if first > last {
+            return;
+        }
         // Nodes waiting, with where the ray enters and leaves them (rounded
         // outward to `f32`). At most 63 siblings wait per level above the
         // current node. Left uninitialised: zeroing it would cost more than
@@ -496,14 +508,23 @@ impl AdaptiveGrid {
                 let cell = candidates.trailing_zeros();
                 candidates &= candidates - 1;
                 let (x, y, z) = (cell as usize & 3, (cell as usize >> 2) & 3, cell as usize >> 4);
-                let entry =
-                    larger(larger(first, spans[0].0[x]), larger(spans[1].0[y], spans[2].0[z]));
-                let exit =
-                    smaller(smaller(last, spans[0].1[x]), smaller(spans[1].1[y], spans[2].1[z]));
+                let rank = (node.occupancy & ((1u64 << cell) - 1)).count_ones();
+                let child = node.first + rank;
+                // The child's tight box lies in its cell: where the ray
+                // meets both is where it meets the box, and the cell's
+                // spans, shared by the block, cost less than a miss.
+                let (near, far) = slabs.through_box(&tight[child as usize]);
+                let entry = larger(
+                    larger(larger(first, near), spans[0].0[x]),
+                    larger(spans[1].0[y], spans[2].0[z]),
+                );
+                let exit = smaller(
+                    smaller(smaller(last, far), spans[0].1[x]),
+                    smaller(spans[1].1[y], spans[2].1[z]),
+                );
                 // Written always, kept if entered: whether the ray enters
                 // is a coin toss for the branch predictor.
-                let rank = (node.occupancy & ((1u64 << cell) - 1)).count_ones();
-                children[count] = Waiting { node: node.first + rank, entry, exit };
+                children[count] = Waiting { node: child, entry, exit };
                 count += usize::from(entry <= exit);
             }
             // Nearest popped first.
