@@ -126,12 +126,11 @@ fn origins_inside_boxes_and_a_huge_box_over_small_ones() {
             Aabb::new(min, min + Vec3::splat(rng.range_f32(0.0, 2.0)))
         })
         .collect();
-    let inside_huge = boxes.len();
+    let small = boxes.len();
     boxes.push(Aabb::new(Vec3::splat(-1e30), Vec3::splat(1e30)));
     boxes.push(Aabb::new(Vec3::new(-1e30, 30.0, 30.0), Vec3::new(1e30, 31.0, 31.0)));
     let mut rays = Vec::new();
-    for k in 0..200 {
-        let b = boxes[k];
+    for b in boxes[..200].iter().copied() {
         let inside = (b.min + b.max) * 0.5;
         let dir =
             Vec3::new(rng.range_f32(-1.0, 1.0), rng.range_f32(-1.0, 1.0), rng.range_f32(-1.0, 1.0));
@@ -141,7 +140,7 @@ fn origins_inside_boxes_and_a_huge_box_over_small_ones() {
     }
     check_rays(&boxes, &rays);
     // Without the huge box, rays from far outside the scene.
-    boxes.truncate(inside_huge);
+    boxes.truncate(small);
     check_rays(&boxes, &rays);
 }
 
