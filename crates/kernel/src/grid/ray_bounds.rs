@@ -101,6 +101,23 @@ impl RayBounds {
         }
     }
 
+    /// Nodes the buffer holds without allocating.
+    pub(crate) fn capacity(&self) -> usize {
+        // Locked first: the first ray's computation takes the buffer from
+        // `spare` under this lock, so it is in one place or the other.
+        let spare = self.spare.lock().unwrap_or_else(PoisonError::into_inner);
+        self.boxes.get().map_or(spare.capacity(), Vec::capacity)
+    }
+
+    /// Grows the buffer to hold `nodes` boxes without allocating.
+    pub(crate) fn reserve_exact(&mut self, nodes: usize) {
+        let buffer = match self.boxes.get_mut() {
+            Some(buffer) => buffer,
+            None => self.spare.get_mut().unwrap_or_else(PoisonError::into_inner),
+        };
+        buffer.reserve_exact(nodes.saturating_sub(buffer.len()));
+    }
+
     /// The tight box of every node, computed now if this build has none
     /// yet.
     #[inline]
@@ -234,6 +251,38 @@ mod tests {
             }
         }
         assert!(tighter > 10, "{tighter} leaves cut inside their cells");
+    }
+
+    /// A grid given the room of one whose rays have run computes its own
+    /// bounds into that room: the buffer does not grow.
+    #[test]
+    fn reserved_room_holds_the_bounds() {
+        let boxes = sparse_boxes();
+        let config = crate::GridConfig { leaf_capacity: 4, ..Default::default() };
+        let mut roomy = AdaptiveGrid::with_config(config);
+        roomy.build(&boxes).unwrap();
+        let ray = Ray::new(Vec3::new(-10.0, 0.0, 0.0), Vec3::X, f32::INFINITY);
+        roomy.cast_ray(&ray).unwrap();
+        let room = roomy.ray_bounds.capacity();
+        assert!(room >= roomy.builder.nodes.len());
+
+        let mut grid = AdaptiveGrid::with_config(config);
+        grid.reserve(&roomy.capacity());
+        assert!(grid.ray_bounds.capacity() >= roomy.builder.nodes.len());
+        grid.build(&boxes).unwrap();
+        let before = grid.ray_bounds.capacity();
+        assert_eq!(grid.cast_ray(&ray).unwrap(), roomy.cast_ray(&ray).unwrap());
+        assert_eq!(grid.ray_bounds.capacity(), before);
+        // The next build keeps the buffer.
+        grid.build(&boxes[..100]).unwrap();
+        assert_eq!(grid.ray_bounds.capacity(), before);
+        assert_eq!(grid.capacity().max(roomy.capacity()), grid.capacity());
+    }
+
+    #[test]
+    fn a_grid_with_bounds_is_send_and_sync() {
+        fn shared<T: Send + Sync>() {}
+        shared::<AdaptiveGrid>();
     }
 
     /// A new build drops the bounds of the old one: a ray that met a box
