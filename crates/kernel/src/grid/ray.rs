@@ -20,6 +20,9 @@ const RAY_SEEN: usize = 16;
 #[derive(Clone, Copy, Debug, Default)]
 struct Waiting {
     node: u32,
+    /// Whether `entry` and `exit` are the node's tight box's, or still
+    /// its cell's.
+    tight: bool,
     entry: f64,
     exit: f64,
 }
@@ -446,12 +449,13 @@ impl AdaptiveGrid {
         if first > last {
             return;
         }
-        // Nodes waiting, with where the ray enters and leaves them (rounded
-        // outward to `f32`). At most 63 siblings wait per level above the
-        // current node. Left uninitialised: zeroing it would cost more than
+        // Nodes waiting, with where the ray enters and leaves their cell,
+        // or their tight box once it has been read. At most 63 siblings
+        // wait per level above the current node (a node put back among
+        // them takes the slot it was taken from). Left uninitialised: zeroing it would cost more than
         // a short ray.
         let mut stack = [const { MaybeUninit::<Waiting>::uninit() }; 64 * LEVELS as usize];
-        stack[0].write(Waiting { node: 0, entry: first, exit: last });
+        stack[0].write(Waiting { node: 0, tight: true, entry: first, exit: last });
         let mut waiting = 1;
         let mut enough: Option<f64> = None;
         let mut children = [Waiting::default(); 64];
@@ -459,13 +463,44 @@ impl AdaptiveGrid {
             waiting -= 1;
             // SAFETY: slots below `waiting` were all written: slot 0 above,
             // every other by the push that raised `waiting` past it.
-            let popped = unsafe { stack[waiting].assume_init() };
-            let (first, mut last) = (popped.entry, popped.exit);
+            let mut popped = unsafe { stack[waiting].assume_init() };
             // Checked again now: the best hit may have come nearer since.
-            if let Some(limit) = enough {
-                if first >= limit {
+            if enough.is_some_and(|limit| popped.entry >= limit) {
+                continue;
+            }
+            if !popped.tight {
+                // The child's tight box lies in its cell: where the ray
+                // meets both is where it meets the box. Read only now, as
+                // most children a first-hit ray pushes are dropped above.
+                let (near, far) = slabs.through_box(&tight[popped.node as usize]);
+                popped.entry = larger(popped.entry, near);
+                popped.exit = smaller(popped.exit, far);
+                popped.tight = true;
+                if popped.entry > popped.exit || enough.is_some_and(|limit| popped.entry >= limit) {
                     continue;
                 }
+                // Now entered later than a node waiting above it: back
+                // among them, in order of entry, once (it is tight now).
+                // Any order finds the same hits; nearest first stops a
+                // first-hit ray soonest.
+                let mut at = waiting;
+                while at > 0 {
+                    // SAFETY: below `waiting`, as above.
+                    let above = unsafe { stack[at - 1].assume_init() };
+                    if above.entry >= popped.entry {
+                        break;
+                    }
+                    stack[at].write(above);
+                    at -= 1;
+                }
+                if at < waiting {
+                    stack[at].write(popped);
+                    waiting += 1;
+                    continue;
+                }
+            }
+            let (first, mut last) = (popped.entry, popped.exit);
+            if let Some(limit) = enough {
                 last = last.min(limit);
             }
             let node = &nodes[popped.node as usize];
@@ -509,22 +544,13 @@ impl AdaptiveGrid {
                 candidates &= candidates - 1;
                 let (x, y, z) = (cell as usize & 3, (cell as usize >> 2) & 3, cell as usize >> 4);
                 let rank = (node.occupancy & ((1u64 << cell) - 1)).count_ones();
-                let child = node.first + rank;
-                // The child's tight box lies in its cell: where the ray
-                // meets both is where it meets the box, and the cell's
-                // spans, shared by the block, cost less than a miss.
-                let (near, far) = slabs.through_box(&tight[child as usize]);
-                let entry = larger(
-                    larger(larger(first, near), spans[0].0[x]),
-                    larger(spans[1].0[y], spans[2].0[z]),
-                );
-                let exit = smaller(
-                    smaller(smaller(last, far), spans[0].1[x]),
-                    smaller(spans[1].1[y], spans[2].1[z]),
-                );
+                let entry =
+                    larger(larger(first, spans[0].0[x]), larger(spans[1].0[y], spans[2].0[z]));
+                let exit =
+                    smaller(smaller(last, spans[0].1[x]), smaller(spans[1].1[y], spans[2].1[z]));
                 // Written always, kept if entered: whether the ray enters
                 // is a coin toss for the branch predictor.
-                children[count] = Waiting { node: child, entry, exit };
+                children[count] = Waiting { node: node.first + rank, tight: false, entry, exit };
                 count += usize::from(entry <= exit);
             }
             // Nearest popped first.
