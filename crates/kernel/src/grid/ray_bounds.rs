@@ -118,6 +118,16 @@ impl RayBounds {
         buffer.reserve_exact(nodes.saturating_sub(buffer.len()));
     }
 
+    /// Whether the bounds, if a ray has computed them, are those of the
+    /// build given (for [`validate`](super::AdaptiveGrid::validate)).
+    pub(crate) fn are_of(&self, nodes: &[Node], leaves: &LeafColumns, steps: &WorldSteps) -> bool {
+        self.boxes.get().is_none_or(|kept| {
+            let mut fresh = Vec::new();
+            compute(nodes, leaves, steps, &mut fresh);
+            *kept == fresh
+        })
+    }
+
     /// The tight box of every node, computed now if this build has none
     /// yet.
     #[inline]
@@ -277,6 +287,22 @@ mod tests {
         grid.build(&boxes[..100]).unwrap();
         assert_eq!(grid.ray_bounds.capacity(), before);
         assert_eq!(grid.capacity().max(roomy.capacity()), grid.capacity());
+    }
+
+    /// `validate` finds bounds that are not the build's.
+    #[test]
+    fn validate_checks_computed_bounds() {
+        let boxes = sparse_boxes();
+        let mut grid =
+            AdaptiveGrid::with_config(crate::GridConfig { leaf_capacity: 4, ..Default::default() });
+        grid.build(&boxes).unwrap();
+        assert!(grid.validate(&boxes).is_ok());
+        grid.cast_ray(&Ray::new(Vec3::new(-10.0, 0.0, 0.0), Vec3::X, f32::INFINITY)).unwrap();
+        assert!(grid.validate(&boxes).is_ok());
+        let kept = grid.ray_bounds.boxes.get_mut().unwrap();
+        let last = kept.len() - 1;
+        kept[last].lo[1] += 1.0;
+        assert!(grid.validate(&boxes).is_err());
     }
 
     #[test]

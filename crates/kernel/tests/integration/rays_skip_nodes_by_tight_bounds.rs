@@ -51,6 +51,8 @@ fn check_rays(boxes: &[Aabb], rays: &[Ray]) {
         for ray in rays {
             check_ray(&grid, boxes, ray);
         }
+        // The tight boxes the rays computed are this build's.
+        grid.validate(boxes).unwrap();
     }
 }
 
@@ -213,6 +215,7 @@ fn a_new_build_a_copy_and_a_copy_back_use_their_own_bounds() {
     back.build(&after).unwrap();
     rays.iter().for_each(|r| check_ray(&back, &after, r));
     grid.clone_from(&back);
+    grid.validate(&after).unwrap();
     rays.iter().for_each(|r| check_ray(&grid, &after, r));
     // Pairs in between keep nothing; the next build computes afresh.
     let mut pairs = Vec::new();
