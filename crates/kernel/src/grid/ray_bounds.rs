@@ -12,6 +12,7 @@
 use super::hierarchy::Node;
 use super::leaf::{LeafColumns, unflip};
 use super::quantize::WorldSteps;
+use broadphase_storage::Pool;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// The world span of a node's contents per axis, in `f32` rounded outward:
@@ -60,14 +61,14 @@ fn up(x: f64) -> f32 {
 /// nothing.
 #[derive(Default)]
 pub(crate) struct RayBounds {
-    boxes: OnceLock<Vec<RayBox>>,
+    boxes: OnceLock<Pool<RayBox>>,
     /// The buffer while no bounds are computed.
-    spare: Mutex<Vec<RayBox>>,
+    spare: Mutex<Pool<RayBox>>,
 }
 
 impl core::fmt::Debug for RayBounds {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("RayBounds").field("nodes", &self.boxes.get().map(Vec::len)).finish()
+        f.debug_struct("RayBounds").field("nodes", &self.boxes.get().map(Pool::len)).finish()
     }
 }
 
@@ -80,10 +81,10 @@ impl RayBounds {
     }
 
     /// The buffer, emptied, from wherever it is.
-    fn take_buffer(&mut self) -> Vec<RayBox> {
+    fn take_buffer(&mut self) -> Pool<RayBox> {
         let spare = self.spare.get_mut().unwrap_or_else(PoisonError::into_inner);
         let mut buffer = self.boxes.take().unwrap_or_else(|| core::mem::take(spare));
-        buffer.clear();
+        buffer.reset();
         buffer
     }
 
@@ -106,7 +107,7 @@ impl RayBounds {
         // Locked first: the first ray's computation takes the buffer from
         // `spare` under this lock, so it is in one place or the other.
         let spare = self.spare.lock().unwrap_or_else(PoisonError::into_inner);
-        self.boxes.get().map_or(spare.capacity(), Vec::capacity)
+        self.boxes.get().map_or(spare.capacity(), Pool::capacity)
     }
 
     /// Grows the buffer to hold `nodes` boxes without allocating.
@@ -122,9 +123,9 @@ impl RayBounds {
     /// build given (for [`validate`](super::AdaptiveGrid::validate)).
     pub(crate) fn are_of(&self, nodes: &[Node], leaves: &LeafColumns, steps: &WorldSteps) -> bool {
         self.boxes.get().is_none_or(|kept| {
-            let mut fresh = Vec::new();
+            let mut fresh = Pool::new();
             compute(nodes, leaves, steps, &mut fresh);
-            *kept == fresh
+            kept.as_slice() == fresh.as_slice()
         })
     }
 
@@ -149,8 +150,8 @@ impl RayBounds {
 /// Writes the tight box of every node into `out`. Children come after
 /// their parent in `nodes`, so one pass from the back sees every child
 /// before its parent.
-fn compute(nodes: &[Node], leaves: &LeafColumns, steps: &WorldSteps, out: &mut Vec<RayBox>) {
-    out.clear();
+fn compute(nodes: &[Node], leaves: &LeafColumns, steps: &WorldSteps, out: &mut Pool<RayBox>) {
+    out.reset();
     out.resize(nodes.len(), RayBox::EMPTY);
     for index in (0..nodes.len()).rev() {
         let node = &nodes[index];
