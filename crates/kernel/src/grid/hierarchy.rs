@@ -111,9 +111,9 @@ pub struct AdaptiveGrid {
 /// A copy answers [`pairs`](AdaptiveGrid::pairs) and every query as the
 /// original does: it holds the same configuration and kept build (nodes,
 /// leaves and boxes, and the rays' tight bounds if the original has
-/// computed them; else the copy computes its own on its first ray). The build's scratch (the item stack, the split's
-/// lists, the one-leaf columns) is not copied: a build writes it before
-/// reading it.
+/// computed them; else the copy computes its own on its first ray). The
+/// build's scratch (the item stack, the split's lists, the one-leaf
+/// columns) is not copied: a build writes it before reading it.
 ///
 /// `clone_from` copies into the grid's own buffers, each first grown to
 /// the source's room: a copy taken every frame (a snapshot kept in a

@@ -452,8 +452,8 @@ impl AdaptiveGrid {
         // Nodes waiting, with where the ray enters and leaves their cell,
         // or their tight box once it has been read. At most 63 siblings
         // wait per level above the current node (a node put back among
-        // them takes the slot it was taken from). Left uninitialised: zeroing it would cost more than
-        // a short ray.
+        // them takes the slot it was taken from). Left uninitialised:
+        // zeroing it would cost more than a short ray.
         let mut stack = [const { MaybeUninit::<Waiting>::uninit() }; 64 * LEVELS as usize];
         stack[0].write(Waiting { node: 0, tight: true, entry: first, exit: last });
         let mut waiting = 1;
@@ -485,7 +485,8 @@ impl AdaptiveGrid {
                 // first-hit ray soonest.
                 let mut at = waiting;
                 while at > 0 {
-                    // SAFETY: below `waiting`, as above.
+                    // SAFETY: `at - 1` is below `waiting`: written, as
+                    // above (a slot moved up is written before it is read).
                     let above = unsafe { stack[at - 1].assume_init() };
                     if above.entry >= popped.entry {
                         break;

@@ -251,8 +251,26 @@ fn many_threads_cast_the_first_rays_of_a_build_at_once() {
     }
 }
 
+/// `count` boxes with corners in `[0, side)³` and sizes up to `size`.
+fn random_boxes(seed: u64, count: usize, side: f32, size: f32) -> Vec<Aabb> {
+    let mut rng = SplitMix64::new(seed);
+    let mut upto = |limit: f32| {
+        Vec3::new(rng.range_f32(0.0, limit), rng.range_f32(0.0, limit), rng.range_f32(0.0, limit))
+    };
+    (0..count)
+        .map(|_| {
+            let min = upto(side);
+            Aabb::new(min, min + upto(size))
+        })
+        .collect()
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: 48,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     /// Random scenes of small or coincident boxes, small leaves, rays from
     /// anywhere or aimed at a box's corner.
@@ -268,18 +286,17 @@ proptest! {
         aim_at_corner in any::<bool>(),
         max_t in prop_oneof![Just(0.0f32), Just(f32::INFINITY), 0.0f32..600.0],
     ) {
-        let mut rng = SplitMix64::new(seed);
-        let boxes: Vec<Aabb> = (0..count)
-            .map(|_| {
-                let min = Vec3::new(rng.range_f32(0.0, side), rng.range_f32(0.0, side), rng.range_f32(0.0, side));
-                Aabb::new(min, min + Vec3::new(rng.range_f32(0.0, size), rng.range_f32(0.0, size), rng.range_f32(0.0, size)))
-            })
-            .collect();
+        let boxes = random_boxes(seed, count, side, size);
         let origin = Vec3::from(origin);
-        let dir = if aim_at_corner { boxes[seed as usize % count].max - origin } else { Vec3::from(dir) };
+        let dir = if aim_at_corner {
+            boxes[seed as usize % count].max - origin
+        } else {
+            Vec3::from(dir)
+        };
         let ray = Ray::new(origin, dir, max_t);
         for kernel in PairKernel::available() {
-            let mut grid = AdaptiveGrid::with_config(GridConfig { leaf_capacity, kernel, ..GridConfig::default() });
+            let config = GridConfig { leaf_capacity, kernel, ..GridConfig::default() };
+            let mut grid = AdaptiveGrid::with_config(config);
             grid.build(&boxes).unwrap();
             check_ray(&grid, &boxes, &ray);
         }
