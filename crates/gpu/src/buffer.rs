@@ -75,7 +75,7 @@ pub(crate) fn read_back<const N: usize>(
     drop(done);
     let outcome = context.wait().and_then(|()| {
         if let Some(Err(e)) = results.try_iter().find(Result::is_err) {
-            return Err(GpuError::Map(e));
+            return Err(GpuError::BufferAsync(e));
         }
         let views = reads.map(|(buffer, bytes)| {
             (bytes > 0).then(|| buffer.slice(..bytes).get_mapped_range()).transpose()

@@ -49,7 +49,7 @@ impl GpuContext {
     ///
     /// # Errors
     ///
-    /// [`GpuError::NoAdapter`] when none exists, [`GpuError::Device`] when
+    /// [`GpuError::NoAdapter`] when none exists, [`GpuError::RequestDevice`] when
     /// it refuses a device.
     ///
     /// # Examples
@@ -96,7 +96,7 @@ impl GpuContext {
             required_limits: limits.clone(),
             ..Default::default()
         }))
-        .map_err(GpuError::Device)?;
+        .map_err(GpuError::RequestDevice)?;
         Ok(Self { device, queue, info: adapter.get_info(), limits })
     }
 

@@ -23,17 +23,17 @@ pub enum GpuError {
         reason: String,
     },
     /// The adapter refused to open a device.
-    Device(wgpu::RequestDeviceError),
+    RequestDevice(wgpu::RequestDeviceError),
     /// Waiting for the device failed (it was lost, or timed out).
     Poll(wgpu::PollError),
     /// Reading results back failed.
-    Map(wgpu::BufferAsyncError),
+    BufferAsync(wgpu::BufferAsyncError),
     /// A mapped read-back buffer could not be viewed.
     MapRange(wgpu::MapRangeError),
     /// The input breaks the neighbor-search contract: a non-finite point,
     /// a radius out of range (see [`MIN_RADIUS`](crate::MIN_RADIUS)), or
     /// more points than [`GpuNeighborSearch::max_points`](crate::GpuNeighborSearch::max_points).
-    Input(PointError),
+    Point(PointError),
     /// The lists would hold more entries than one device buffer can.
     TooManyNeighbors {
         /// Entries the lists need (`u32::MAX` or more: at least that many).
@@ -51,13 +51,13 @@ impl fmt::Display for GpuError {
                 "no GPU adapter found ({reason}); on a machine without a GPU, install a \
                  software Vulkan driver (mesa-vulkan-drivers)"
             ),
-            GpuError::Device(e) => write!(f, "the GPU adapter refused a device: {e}"),
+            GpuError::RequestDevice(e) => write!(f, "the GPU adapter refused a device: {e}"),
             GpuError::Poll(e) => write!(f, "waiting for the GPU failed: {e}"),
-            GpuError::Map(e) => write!(f, "reading results back from the GPU failed: {e}"),
+            GpuError::BufferAsync(e) => write!(f, "reading results back from the GPU failed: {e}"),
             GpuError::MapRange(e) => {
                 write!(f, "viewing results read back from the GPU failed: {e}")
             }
-            GpuError::Input(e) => write!(f, "bad input: {e}"),
+            GpuError::Point(e) => write!(f, "bad input: {e}"),
             GpuError::TooManyNeighbors { total, max } => write!(
                 f,
                 "the neighbor lists need {total} entries; one GPU buffer holds at most {max}"
@@ -69,11 +69,11 @@ impl fmt::Display for GpuError {
 impl std::error::Error for GpuError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            GpuError::Device(e) => Some(e),
+            GpuError::RequestDevice(e) => Some(e),
             GpuError::Poll(e) => Some(e),
-            GpuError::Map(e) => Some(e),
+            GpuError::BufferAsync(e) => Some(e),
             GpuError::MapRange(e) => Some(e),
-            GpuError::Input(e) => Some(e),
+            GpuError::Point(e) => Some(e),
             GpuError::NoAdapter { .. } | GpuError::TooManyNeighbors { .. } => None,
         }
     }
@@ -81,6 +81,6 @@ impl std::error::Error for GpuError {
 
 impl From<PointError> for GpuError {
     fn from(e: PointError) -> Self {
-        GpuError::Input(e)
+        GpuError::Point(e)
     }
 }

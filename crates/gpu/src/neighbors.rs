@@ -271,7 +271,7 @@ impl GpuNeighborSearch {
     ///
     /// # Errors
     ///
-    /// [`GpuError::Input`] for bad input (see
+    /// [`GpuError::Point`] for bad input (see
     /// [`find_neighbor_lists`](NeighborListSearch::find_neighbor_lists));
     /// device failures. `out` is then left untouched.
     ///
@@ -412,7 +412,7 @@ impl NeighborListSearch for GpuNeighborSearch {
     ///
     /// # Errors
     ///
-    /// [`GpuError::Input`] with the [`PointError`](broadphase_neighbors::PointError)
+    /// [`GpuError::Point`] with the [`PointError`](broadphase_neighbors::PointError)
     /// a CPU build gives (the first non-finite point; more than
     /// [`max_points`](GpuNeighborSearch::max_points) points) or for a
     /// radius outside [`MIN_RADIUS`](crate::MIN_RADIUS)`..=`[`MAX_RADIUS`](broadphase_neighbors::MAX_RADIUS);

@@ -162,12 +162,12 @@ fn bad_input_is_a_typed_error_and_leaves_the_lists() {
     let bad = [Vec3::ZERO, Vec3::new(0.0, f32::NAN, 0.0), Vec3::splat(f32::INFINITY)];
     let e = gpu.find_neighbor_lists(&bad, 1.0, &mut lists).unwrap_err();
     assert!(
-        matches!(e, GpuError::Input(PointError::NotFinite { index: 1, axis: Axis::Y, .. })),
+        matches!(e, GpuError::Point(PointError::NotFinite { index: 1, axis: Axis::Y, .. })),
         "{e}"
     );
     for radius in [0.0, -1.0, MIN_RADIUS / 2.0, f32::NAN, f32::INFINITY, 2e19] {
         let e = gpu.find_neighbor_lists(&good, radius, &mut lists).unwrap_err();
-        assert!(matches!(e, GpuError::Input(PointError::InvalidRadius { .. })), "{radius}: {e}");
+        assert!(matches!(e, GpuError::Point(PointError::InvalidRadius { .. })), "{radius}: {e}");
         let mut counts = Vec::new();
         assert!(gpu.neighbor_counts(&good, radius, &mut counts).is_err());
     }
@@ -186,7 +186,7 @@ fn too_many_points_is_refused() {
     let points = [Vec3::ZERO; 5];
     let mut lists = NeighborLists::default();
     let e = small.find_neighbor_lists(&points, 1.0, &mut lists).unwrap_err();
-    assert!(matches!(e, GpuError::Input(PointError::TooManyPoints { count: 5 })), "{e}");
+    assert!(matches!(e, GpuError::Point(PointError::TooManyPoints { count: 5 })), "{e}");
     small.find_neighbor_lists(&points[..4], 1.0, &mut lists).unwrap();
     assert_eq!(lists.total(), 12);
 }
