@@ -1,6 +1,6 @@
 //! [`GpuError`]: everything the GPU backend can refuse or fail with.
 
-use broadphase_neighbors::PointError;
+use broadphase_neighbors::{PeriodicError, PointError};
 use core::fmt;
 
 /// Why a GPU context could not be made, or a search was refused.
@@ -34,6 +34,9 @@ pub enum GpuError {
     /// a radius out of range (see [`MIN_RADIUS`](crate::MIN_RADIUS)), or
     /// more points than [`GpuNeighborSearch::max_points`](crate::GpuNeighborSearch::max_points).
     Point(PointError),
+    /// A periodic search's input breaks its contract (see
+    /// [`GpuNeighborSearch::find_periodic_neighbor_lists`](crate::GpuNeighborSearch::find_periodic_neighbor_lists)).
+    Periodic(PeriodicError),
     /// The lists would hold more entries than one device buffer can.
     TooManyNeighbors {
         /// Entries the lists need (`u32::MAX` or more: at least that many).
@@ -58,6 +61,7 @@ impl fmt::Display for GpuError {
                 write!(f, "viewing results read back from the GPU failed: {e}")
             }
             GpuError::Point(e) => write!(f, "bad input: {e}"),
+            GpuError::Periodic(e) => write!(f, "bad periodic input: {e}"),
             GpuError::TooManyNeighbors { total, max } => write!(
                 f,
                 "the neighbor lists need {total} entries; one GPU buffer holds at most {max}"
@@ -74,8 +78,15 @@ impl std::error::Error for GpuError {
             GpuError::BufferAsync(e) => Some(e),
             GpuError::MapRange(e) => Some(e),
             GpuError::Point(e) => Some(e),
+            GpuError::Periodic(e) => Some(e),
             GpuError::NoAdapter { .. } | GpuError::TooManyNeighbors { .. } => None,
         }
+    }
+}
+
+impl From<PeriodicError> for GpuError {
+    fn from(e: PeriodicError) -> Self {
+        GpuError::Periodic(e)
     }
 }
 

@@ -1,7 +1,7 @@
 //! The host's half of the search: the input checks and the grid's plan
 //! (cell size, cells per axis), written into the shaders' `Params`.
 
-use broadphase_neighbors::{Axis, MAX_RADIUS, PointError};
+use broadphase_neighbors::{Axis, MAX_RADIUS, PeriodicDomain, PeriodicError, PointError};
 use glam::Vec3;
 
 /// The smallest radius a GPU search accepts (`2⁻³⁰`, about `9.3e-10`).
@@ -42,6 +42,8 @@ pub(crate) struct Params {
     pub(crate) one: f32,
     pub(crate) dims: [u32; 3],
     pub(crate) n: u32,
+    pub(crate) size: [f32; 3],
+    pub(crate) wrap: u32,
 }
 
 /// The uniform of `scan.wgsl`.
@@ -115,6 +117,79 @@ pub(crate) fn plan(n: usize, lo: Vec3, hi: Vec3, radius: f32, max_cells: u32) ->
         one: 1.0,
         dims,
         n: n as u32,
+        size: [0.0; 3],
+        wrap: 0,
+    }
+}
+
+/// Checks a periodic search's input in the CPU's order (radius, points,
+/// radius against half the box, points inside the box).
+pub(crate) fn validate_periodic(
+    domain: &PeriodicDomain,
+    points: &[Vec3],
+    radius: f32,
+    max_points: usize,
+) -> Result<bool, PeriodicError> {
+    let bounds = validate(points, radius, max_points)?;
+    let size = domain.size();
+    for (axis, name) in Axis::ALL.into_iter().enumerate() {
+        let half = size[axis] * 0.5;
+        if domain.periodic()[axis] && radius > half {
+            return Err(PeriodicError::RadiusAboveHalfBox { radius, axis: name, half });
+        }
+    }
+    let (min, max) = (domain.min(), domain.max());
+    for (index, p) in points.iter().enumerate() {
+        for (axis, name) in Axis::ALL.into_iter().enumerate() {
+            let value = p[axis];
+            if value < min[axis] || value > max[axis] {
+                return Err(PeriodicError::OutsideDomain { index, axis: name, value });
+            }
+        }
+    }
+    Ok(bounds.is_some())
+}
+
+/// Plans the grid of `n` points in `domain`: cells tile the box exactly on
+/// every axis (so on a periodic one they wrap with it), each at least
+/// `CELL_OVER_RADIUS` times the radius plus the rounding of the
+/// nearest-image rule (a wrap adds the length: a few units in the last
+/// place of the box's coordinates), at most `max(4096, 8n)` cells.
+pub(crate) fn plan_periodic(
+    n: usize,
+    domain: &PeriodicDomain,
+    radius: f32,
+    max_cells: u32,
+) -> Params {
+    let (min, size) = (domain.min(), domain.size());
+    let length = size.to_array().map(f64::from);
+    let magnitude = [0, 1, 2]
+        .map(|a| f64::from(min[a].abs().max(domain.max()[a].abs()).max(size[a])))
+        .into_iter()
+        .fold(0.0, f64::max);
+    let rounding = 8.0 * magnitude / f64::from(1u32 << 23);
+    let budget = (n as f64 * 8.0).max(4096.0).min(f64::from(max_cells));
+    let mut cell = (f64::from(radius) + rounding) * CELL_OVER_RADIUS;
+    let mut dims = [1.0; 3];
+    for _ in 0..400 {
+        dims = length.map(|l| (l / cell).floor().clamp(1.0, MAX_CELLS_PER_AXIS));
+        if dims[0] * dims[1] * dims[2] <= budget {
+            break;
+        }
+        cell *= (dims[0] * dims[1] * dims[2] / budget).cbrt().max(1.01);
+    }
+    let wrap = (0..3).filter(|&a| domain.periodic()[a]).map(|a| 1u32 << a).sum();
+    Params {
+        half_lo: (min * 0.5).to_array(),
+        r2: radius * radius,
+        // One cell along an axis: every point in it, whatever its coordinate.
+        inv2: [0, 1, 2]
+            .map(|a| if dims[a] > 1.0 { (2.0 * dims[a] / length[a]) as f32 } else { 0.0 }),
+        one: 1.0,
+        dims: dims.map(|d| d as u32),
+        n: n as u32,
+        size: size.to_array(),
+        wrap,
     }
 }
 

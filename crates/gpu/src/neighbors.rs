@@ -4,8 +4,9 @@
 use crate::buffer::{DeviceBuffer, read_back};
 use crate::context::GpuContext;
 use crate::error::GpuError;
-use crate::grid::{MAX_GROUPS, Params, ScanParams, WG, groups, plan, validate};
-use broadphase_neighbors::{NeighborListSearch, NeighborLists};
+use crate::grid::{MAX_GROUPS, Params, ScanParams, WG, groups, plan, plan_periodic};
+use crate::grid::{validate, validate_periodic};
+use broadphase_neighbors::{NeighborListSearch, NeighborLists, PeriodicDomain};
 use glam::Vec3;
 use wgpu::BufferUsages as Use;
 
@@ -138,12 +139,6 @@ struct BindGroups {
     count_neighbors: wgpu::BindGroup,
     row_scan: ScanBindGroups,
     fill: wgpu::BindGroup,
-}
-
-/// What [`GpuNeighborSearch::run_counts`] set up for the rest of a call.
-#[derive(Clone, Copy, Debug)]
-struct Run {
-    n: u32,
 }
 
 impl GpuNeighborSearch {
@@ -294,11 +289,13 @@ impl GpuNeighborSearch {
         radius: f32,
         out: &mut Vec<u32>,
     ) -> Result<(), GpuError> {
-        let Some(run) = self.run_counts(points, radius, false)? else {
+        let Some((lo, hi)) = validate(points, radius, self.max_points())? else {
             out.clear();
             return Ok(());
         };
-        let bytes = u64::from(run.n) * 4;
+        let params = plan(points.len(), lo, hi, radius, self.max_cells());
+        self.submit_counts(params, points, false);
+        let bytes = u64::from(params.n) * 4;
         let b = &self.buffers;
         let mut encoder = self.context.device.create_command_encoder(&Default::default());
         encoder.copy_buffer_to_buffer(&b.row_count.buffer, 0, &b.read_rows.buffer, 0, bytes);
@@ -309,21 +306,16 @@ impl GpuNeighborSearch {
         })
     }
 
-    /// Validates, plans the grid, uploads, and runs everything up to the
-    /// neighbor counts (with `rows`, their prefix sum too, and the total is
-    /// copied for reading). `None` for no points.
-    fn run_counts(
-        &mut self,
-        points: &[Vec3],
-        radius: f32,
-        rows: bool,
-    ) -> Result<Option<Run>, GpuError> {
-        let Some((lo, hi)) = validate(points, radius, self.max_points())? else {
-            return Ok(None);
-        };
-        let max_cells =
-            u32::try_from(self.max_binding / 4 - 1).unwrap_or(u32::MAX).min(MAX_GROUPS * WG);
-        let params = plan(points.len(), lo, hi, radius, max_cells);
+    /// The most cells a grid may have: one dispatch scans them, one
+    /// buffer holds their starts.
+    fn max_cells(&self) -> u32 {
+        u32::try_from(self.max_binding / 4 - 1).unwrap_or(u32::MAX).min(MAX_GROUPS * WG)
+    }
+
+    /// Uploads `points` and the grid `params` (planned for them), and runs
+    /// everything up to the neighbor counts (with `rows`, their prefix sum
+    /// too, and the total is copied for reading).
+    fn submit_counts(&mut self, params: Params, points: &[Vec3], rows: bool) {
         let n = params.n;
         let cells = params.dims.iter().product::<u32>();
         let (cell_scan, row_scan) = (ScanParams::of(cells), ScanParams::of(n));
@@ -366,7 +358,6 @@ impl GpuNeighborSearch {
             );
         }
         queue.submit([encoder.finish()]);
-        Ok(Some(Run { n }))
     }
 
     /// Grows the buffers for `n` points and `cells` cells; drops the bind
@@ -424,10 +415,68 @@ impl NeighborListSearch for GpuNeighborSearch {
         radius: f32,
         out: &mut NeighborLists,
     ) -> Result<(), GpuError> {
-        let Some(Run { n }) = self.run_counts(points, radius, true)? else {
+        let Some((lo, hi)) = validate(points, radius, self.max_points())? else {
             out.copy_from_csr(&[0], &[]);
             return Ok(());
         };
+        let params = plan(points.len(), lo, hi, radius, self.max_cells());
+        self.lists(params, points, out)
+    }
+}
+
+impl GpuNeighborSearch {
+    /// [`find_neighbor_lists`](NeighborListSearch::find_neighbor_lists) in
+    /// a [`PeriodicDomain`]: distances through the nearest image on its
+    /// periodic axes, by the CPU's rule (see [`PeriodicDomain::offset`]);
+    /// the same lists as
+    /// [`PeriodicGrid`](broadphase_neighbors::PeriodicGrid)'s, rows sorted.
+    ///
+    /// # Errors
+    ///
+    /// [`GpuError::Periodic`] with what [`PeriodicGrid::build`](broadphase_neighbors::PeriodicGrid::build)
+    /// refuses (a radius below [`MIN_RADIUS`](crate::MIN_RADIUS) too);
+    /// otherwise as [`find_neighbor_lists`](NeighborListSearch::find_neighbor_lists).
+    /// `out` is then left untouched.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use broadphase_gpu::{GpuContext, GpuNeighborSearch};
+    /// use broadphase_neighbors::{NeighborLists, PeriodicDomain};
+    /// use glam::Vec3;
+    /// let domain = PeriodicDomain::new(Vec3::ZERO, Vec3::splat(10.0), [true, true, false])?;
+    /// let points = [Vec3::new(0.2, 5.0, 5.0), Vec3::new(9.9, 5.0, 5.0), Vec3::new(5.0, 5.0, 0.1)];
+    /// let mut gpu = GpuNeighborSearch::new(&GpuContext::new()?);
+    /// let mut lists = NeighborLists::default();
+    /// gpu.find_periodic_neighbor_lists(&domain, &points, 1.0, &mut lists)?;
+    /// assert_eq!(lists.neighbors(0), [1]); // 0.3 apart through the x faces
+    /// assert!(lists.neighbors(2).is_empty()); // z has walls
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn find_periodic_neighbor_lists(
+        &mut self,
+        domain: &PeriodicDomain,
+        points: &[Vec3],
+        radius: f32,
+        out: &mut NeighborLists,
+    ) -> Result<(), GpuError> {
+        if !validate_periodic(domain, points, radius, self.max_points())? {
+            out.copy_from_csr(&[0], &[]);
+            return Ok(());
+        }
+        let params = plan_periodic(points.len(), domain, radius, self.max_cells());
+        self.lists(params, points, out)
+    }
+
+    /// Runs the search for a planned grid and reads back the CSR lists.
+    fn lists(
+        &mut self,
+        params: Params,
+        points: &[Vec3],
+        out: &mut NeighborLists,
+    ) -> Result<(), GpuError> {
+        self.submit_counts(params, points, true);
+        let n = params.n;
         let mut total = 0u32;
         read_back(&self.context, [(&self.buffers.read_total.buffer, 4)], |[t]| total = t[0])?;
         let max = self.max_binding / 4;

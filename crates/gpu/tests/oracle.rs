@@ -8,8 +8,9 @@
 use broadphase_gpu::{GpuContext, GpuContextConfig, GpuError, GpuNeighborSearch, GpuSearchConfig};
 use broadphase_gpu::{MIN_RADIUS, wgpu};
 use broadphase_neighbors::{
-    Axis, CountingSortGrid, NeighborListSearch, NeighborLists, PointError,
-    brute_force_neighbor_pairs, brute_force_neighbor_rows,
+    Axis, CountingSortGrid, NeighborListSearch, NeighborLists, PeriodicDomain, PeriodicError,
+    PeriodicGrid, PointError, brute_force_neighbor_pairs, brute_force_neighbor_rows,
+    brute_force_periodic_pairs,
 };
 use broadphase_scenes::SplitMix64;
 use glam::Vec3;
@@ -38,7 +39,11 @@ fn gpu() -> Option<MutexGuard<'static, GpuNeighborSearch>> {
 fn brute_force_lists(points: &[Vec3], radius: f32) -> NeighborLists {
     let mut pairs = Vec::new();
     brute_force_neighbor_pairs(points, radius, &mut pairs).unwrap();
-    let rows = brute_force_neighbor_rows(points.len(), &pairs);
+    lists_of_pairs(points.len(), &pairs)
+}
+
+fn lists_of_pairs(count: usize, pairs: &[[u32; 2]]) -> NeighborLists {
+    let rows = brute_force_neighbor_rows(count, pairs);
     let mut offsets = vec![0u32];
     let mut entries = Vec::new();
     for row in rows {
@@ -225,4 +230,105 @@ fn warm_calls_create_no_buffers() {
     let more = uniform(&mut rng, 9000, 15.0);
     gpu.find_neighbor_lists(&more, 1.0, &mut lists).unwrap();
     assert!(gpu.buffer_allocations() > allocations);
+}
+
+/// GPU == periodic brute force == the CPU's `PeriodicGrid`.
+fn check_periodic(
+    gpu: &mut GpuNeighborSearch,
+    what: &str,
+    domain: &PeriodicDomain,
+    points: &[Vec3],
+    radius: f32,
+) {
+    let mut lists = NeighborLists::default();
+    gpu.find_periodic_neighbor_lists(domain, points, radius, &mut lists).unwrap();
+    let mut pairs = Vec::new();
+    brute_force_periodic_pairs(domain, points, radius, &mut pairs).unwrap();
+    let expected = lists_of_pairs(points.len(), &pairs);
+    let mut grid = PeriodicGrid::default();
+    grid.build(domain, points, radius).unwrap();
+    let mut cpu = NeighborLists::default();
+    grid.neighbor_lists(&mut cpu);
+    cpu.sort_rows();
+    assert_same(what, &cpu, &expected);
+    assert_same(what, &lists, &expected);
+}
+
+fn inside(rng: &mut SplitMix64, n: usize, min: Vec3, max: Vec3) -> Vec<Vec3> {
+    (0..n)
+        .map(|_| {
+            Vec3::new(
+                rng.range_f32(min.x, max.x),
+                rng.range_f32(min.y, max.y),
+                rng.range_f32(min.z, max.z),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn periodic_domains_match_brute_force() {
+    let Some(mut gpu) = gpu() else { return };
+    let mut rng = SplitMix64::new(21);
+    for (periodic, min, max, radius) in [
+        ([true; 3], Vec3::ZERO, Vec3::splat(10.0), 1.0),
+        ([true, false, true], Vec3::splat(-4.0), Vec3::new(6.0, 3.0, 8.0), 0.7),
+        ([false, true, false], Vec3::ZERO, Vec3::splat(12.0), 1.3),
+        ([true; 3], Vec3::splat(1000.0), Vec3::splat(1010.0), 1.0),
+        // Radii that leave 1, 2 and 3 cells along the periodic axes.
+        ([true; 3], Vec3::ZERO, Vec3::splat(10.0), 5.0),
+        ([true; 3], Vec3::ZERO, Vec3::splat(10.0), 4.0),
+        ([true; 3], Vec3::ZERO, Vec3::splat(10.0), 3.0),
+        ([true, true, false], Vec3::ZERO, Vec3::new(10.0, 7.0, 30.0), 2.5),
+    ] {
+        let domain = PeriodicDomain::new(min, max, periodic).unwrap();
+        let mut points = inside(&mut rng, 1500, min, max);
+        // On the faces, and at the corners: min and max are one place.
+        points.extend([min, max, Vec3::new(min.x, max.y, min.z), Vec3::new(max.x, min.y, max.z)]);
+        let what = format!("{periodic:?} {min}..{max}, r {radius}");
+        check_periodic(&mut gpu, &what, &domain, &points, radius);
+    }
+}
+
+#[test]
+fn periodic_pairs_at_the_radius_through_the_faces() {
+    let Some(mut gpu) = gpu() else { return };
+    let domain = PeriodicDomain::new(Vec3::ZERO, Vec3::splat(8.0), [true; 3]).unwrap();
+    // A lattice of spacing 0.5 tiles the box: neighbors exactly r apart,
+    // across every face too.
+    let points: Vec<Vec3> = (0..4096)
+        .map(|i| Vec3::new((i % 16) as f32, ((i / 16) % 16) as f32, (i / 256) as f32) * 0.5)
+        .collect();
+    check_periodic(&mut gpu, "lattice at r", &domain, &points, 0.5);
+    check_periodic(&mut gpu, "lattice, diagonal r", &domain, &points, 0.5 * 2f32.sqrt());
+}
+
+#[test]
+fn periodic_input_errors_match_the_cpu() {
+    let Some(mut gpu) = gpu() else { return };
+    let domain = PeriodicDomain::new(Vec3::ZERO, Vec3::splat(10.0), [true, false, false]).unwrap();
+    let mut lists = NeighborLists::default();
+    let outside = [Vec3::ONE, Vec3::new(1.0, 10.5, 1.0)];
+    let e = gpu.find_periodic_neighbor_lists(&domain, &outside, 1.0, &mut lists).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            GpuError::Periodic(PeriodicError::OutsideDomain { index: 1, axis: Axis::Y, .. })
+        ),
+        "{e}"
+    );
+    let e = gpu.find_periodic_neighbor_lists(&domain, &[Vec3::ONE], 5.5, &mut lists).unwrap_err();
+    assert!(matches!(e, GpuError::Periodic(PeriodicError::RadiusAboveHalfBox { .. })), "{e}");
+    let e = gpu.find_periodic_neighbor_lists(&domain, &[Vec3::NAN], 1.0, &mut lists).unwrap_err();
+    assert!(
+        matches!(e, GpuError::Periodic(PeriodicError::Point(PointError::NotFinite { .. }))),
+        "{e}"
+    );
+    let e = gpu.find_periodic_neighbor_lists(&domain, &[Vec3::ONE], 0.0, &mut lists).unwrap_err();
+    assert!(matches!(
+        e,
+        GpuError::Periodic(PeriodicError::Point(PointError::InvalidRadius { .. }))
+    ));
+    gpu.find_periodic_neighbor_lists(&domain, &[], 1.0, &mut lists).unwrap();
+    assert_eq!(lists.offsets(), [0]);
 }

@@ -8,6 +8,8 @@ struct Params {
     one: f32,           // always 1.0, read from here so no compiler knows it
     dims: vec3<u32>,    // cells per axis, x fastest
     n: u32,             // points
+    size: vec3<f32>,    // a periodic domain's lengths (max - min in f32)
+    wrap: u32,          // bit a set: axis a is periodic (cells tile the domain)
 }
 
 @group(0) @binding(0) var<uniform> P: Params;
@@ -41,8 +43,24 @@ fn cell_index(c: vec3<u32>) -> u32 {
 // pairs near the radius across it. Each square is multiplied by P.one
 // (1.0, unknown to the compiler): the only products that can feed an add
 // are then `square * one`, and fma(square, 1.0, c) == square + c exactly.
+//
+// On a periodic axis the difference goes through the nearest image first,
+// with the CPU's rule: d - L if d > L / 2, d + L if d < -L / 2 (no product
+// there, so nothing to contract).
 fn dist2(p: vec3<f32>, q: vec3<f32>) -> f32 {
-    let d = q - p;
+    var d = q - p;
+    if (P.wrap != 0u) {
+        for (var a = 0u; a < 3u; a++) {
+            if ((P.wrap & (1u << a)) != 0u) {
+                let half = P.size[a] * 0.5;
+                if (d[a] > half) {
+                    d[a] = d[a] - P.size[a];
+                } else if (d[a] < -half) {
+                    d[a] = d[a] + P.size[a];
+                }
+            }
+        }
+    }
     let xx = (d.x * d.x) * P.one;
     let yy = (d.y * d.y) * P.one;
     let zz = (d.z * d.z) * P.one;
