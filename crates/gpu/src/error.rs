@@ -1,6 +1,7 @@
 //! [`GpuError`]: everything the GPU backend can refuse or fail with.
 
 use broadphase_neighbors::{PeriodicError, PointError};
+use broadphase_storage::InputError;
 use core::fmt;
 
 /// Why a GPU context could not be made, or a search was refused.
@@ -34,10 +35,13 @@ pub enum GpuError {
     /// a radius out of range (see [`MIN_RADIUS`](crate::MIN_RADIUS)), or
     /// more points than [`GpuNeighborSearch::max_points`](crate::GpuNeighborSearch::max_points).
     Point(PointError),
+    /// A box is not finite or inverted (the first such, by index), or
+    /// there are more boxes than [`GpuBoxPairs::max_boxes`](crate::GpuBoxPairs::max_boxes).
+    Input(InputError),
     /// A periodic search's input breaks its contract (see
     /// [`GpuNeighborSearch::find_periodic_neighbor_lists`](crate::GpuNeighborSearch::find_periodic_neighbor_lists)).
     Periodic(PeriodicError),
-    /// The lists would hold more entries than one device buffer can.
+    /// The lists (or pairs) would hold more entries than one device buffer can.
     TooManyNeighbors {
         /// Entries the lists need (`u32::MAX` or more: at least that many).
         total: u64,
@@ -60,6 +64,7 @@ impl fmt::Display for GpuError {
             GpuError::MapRange(e) => {
                 write!(f, "viewing results read back from the GPU failed: {e}")
             }
+            GpuError::Input(e) => write!(f, "bad box: {e}"),
             GpuError::Point(e) => write!(f, "bad input: {e}"),
             GpuError::Periodic(e) => write!(f, "bad periodic input: {e}"),
             GpuError::TooManyNeighbors { total, max } => write!(
@@ -77,10 +82,17 @@ impl std::error::Error for GpuError {
             GpuError::Poll(e) => Some(e),
             GpuError::BufferAsync(e) => Some(e),
             GpuError::MapRange(e) => Some(e),
+            GpuError::Input(e) => Some(e),
             GpuError::Point(e) => Some(e),
             GpuError::Periodic(e) => Some(e),
             GpuError::NoAdapter { .. } | GpuError::TooManyNeighbors { .. } => None,
         }
+    }
+}
+
+impl From<InputError> for GpuError {
+    fn from(e: InputError) -> Self {
+        GpuError::Input(e)
     }
 }
 

@@ -2,6 +2,7 @@
 //! (cell size, cells per axis), written into the shaders' `Params`.
 
 use broadphase_neighbors::{Axis, MAX_RADIUS, PeriodicDomain, PeriodicError, PointError};
+use broadphase_storage::{Aabb, InputError};
 use glam::Vec3;
 
 /// The smallest radius a GPU search accepts (`2⁻³⁰`, about `9.3e-10`).
@@ -44,6 +45,8 @@ pub(crate) struct Params {
     pub(crate) n: u32,
     pub(crate) size: [f32; 3],
     pub(crate) wrap: u32,
+    pub(crate) stride: u32,
+    pub(crate) unused: [u32; 3],
 }
 
 /// The uniform of `scan.wgsl`.
@@ -92,9 +95,16 @@ pub(crate) fn validate(
 /// `CELL_OVER_RADIUS · radius`, grown until the grid has at most
 /// `max(4096, 8n)` cells (and `max_cells`), so its memory stays linear.
 pub(crate) fn plan(n: usize, lo: Vec3, hi: Vec3, radius: f32, max_cells: u32) -> Params {
+    let mut params = plan_cells(n, lo, hi, f64::from(radius) * CELL_OVER_RADIUS, max_cells);
+    params.r2 = radius * radius;
+    params
+}
+
+/// The grid of cells at least `cell` wide (and more, for the budget) over
+/// `lo..=hi`.
+fn plan_cells(n: usize, lo: Vec3, hi: Vec3, mut cell: f64, max_cells: u32) -> Params {
     let extent = [0, 1, 2].map(|a| f64::from(hi[a]) - f64::from(lo[a]));
     let budget = (n as f64 * 8.0).max(4096.0).min(f64::from(max_cells));
-    let mut cell = f64::from(radius) * CELL_OVER_RADIUS;
     let mut dims = [1.0; 3];
     for _ in 0..400 {
         dims = extent.map(|e| (e / cell).floor() + 1.0);
@@ -108,17 +118,21 @@ pub(crate) fn plan(n: usize, lo: Vec3, hi: Vec3, radius: f32, max_cells: u32) ->
     let (dims, inv2) = if cell > MAX_CELL {
         ([1; 3], [0.0; 3])
     } else {
-        (dims.map(|d| d as u32), [(2.0 / cell) as f32; 3])
+        // One cell along an axis: every point in it (and 2 / cell may not be finite).
+        let dims = dims.map(|d| d as u32);
+        (dims, [0, 1, 2].map(|a| if dims[a] > 1 { (2.0 / cell) as f32 } else { 0.0 }))
     };
     Params {
         half_lo: (lo * 0.5).to_array(),
-        r2: radius * radius,
+        r2: 0.0,
         inv2,
         one: 1.0,
         dims,
         n: n as u32,
         size: [0.0; 3],
         wrap: 0,
+        stride: 3,
+        unused: [0; 3],
     }
 }
 
@@ -190,7 +204,47 @@ pub(crate) fn plan_periodic(
         n: n as u32,
         size: size.to_array(),
         wrap,
+        stride: 3,
+        unused: [0; 3],
     }
+}
+
+/// Checks boxes as every CPU structure does (the first bad one by index)
+/// and returns the bounds of their min corners and the widest extent along
+/// any axis (`None` when empty).
+pub(crate) fn validate_boxes(
+    boxes: &[Aabb],
+    max_boxes: usize,
+) -> Result<Option<(Vec3, Vec3, f64)>, InputError> {
+    if boxes.len() > max_boxes {
+        return Err(InputError::TooManyBoxes { count: boxes.len() });
+    }
+    broadphase_storage::validate_boxes(boxes)?;
+    let Some(first) = boxes.first() else { return Ok(None) };
+    let (mut lo, mut hi, mut widest) = (first.min, first.min, 0.0f64);
+    for b in boxes {
+        lo = lo.min(b.min);
+        hi = hi.max(b.min);
+        for a in 0..3 {
+            widest = widest.max(f64::from(b.max[a]) - f64::from(b.min[a]));
+        }
+    }
+    Ok(Some((lo, hi, widest)))
+}
+
+/// Plans the grid of `n` boxes whose min corners lie in `lo..=hi`: cells
+/// `CELL_OVER_RADIUS` times the widest box extent `widest` (two
+/// overlapping boxes' min corners are at most that far apart per axis),
+/// grown like [`plan`]'s. Boxes of no extent overlap only at one min
+/// corner, in one cell whatever its size: the cells are then as small as
+/// the budget allows.
+pub(crate) fn plan_boxes(n: usize, lo: Vec3, hi: Vec3, widest: f64, max_cells: u32) -> Params {
+    let span =
+        [0, 1, 2].map(|a| f64::from(hi[a]) - f64::from(lo[a])).into_iter().fold(0.0, f64::max);
+    let floor = (span / MAX_CELLS_PER_AXIS).max(f64::MIN_POSITIVE);
+    let mut params = plan_cells(n, lo, hi, (widest * CELL_OVER_RADIUS).max(floor), max_cells);
+    params.stride = 6;
+    params
 }
 
 /// Workgroups for `items` invocations, one per item.

@@ -1,6 +1,7 @@
 //! The GPU backend of broadphase, on wgpu (Vulkan, WGSL shaders): the
 //! counting-sort neighbor search built and searched on the device, giving
-//! the same neighbor lists as the CPU structures, bit for bit.
+//! the same neighbor lists as the CPU structures, bit for bit, and the
+//! overlapping pairs of boxes.
 //!
 //! - [`GpuContext`] opens a device ([`GpuError::NoAdapter`] where there is
 //!   none: no GPU and no software Vulkan such as lavapipe).
@@ -9,6 +10,8 @@
 //!   one-call interface the CPU structures implement too, so the same
 //!   oracle tests run on both; and [`GpuNeighborSearch::neighbor_counts`]
 //!   reads back the counts alone.
+//! - [`GpuBoxPairs`] finds every overlapping pair of boxes, the same set as
+//!   the CPU grid's.
 //!
 //! This crate is its own cargo workspace: the main workspace's build and
 //! tests never compile wgpu. `docs/GPU.md` says how the device stays exact
@@ -38,12 +41,14 @@
 
 #![forbid(unsafe_code)]
 
+mod boxes;
 mod buffer;
 mod context;
 mod error;
 mod grid;
 mod neighbors;
 
+pub use boxes::GpuBoxPairs;
 pub use context::{GpuContext, GpuContextConfig};
 pub use error::GpuError;
 pub use grid::MIN_RADIUS;

@@ -7,6 +7,7 @@ use crate::error::GpuError;
 use crate::grid::{MAX_GROUPS, Params, ScanParams, WG, groups, plan, plan_periodic};
 use crate::grid::{validate, validate_periodic};
 use broadphase_neighbors::{NeighborListSearch, NeighborLists, PeriodicDomain};
+use broadphase_storage::Aabb;
 use glam::Vec3;
 use wgpu::BufferUsages as Use;
 
@@ -99,6 +100,8 @@ struct Pipelines {
     scatter: wgpu::ComputePipeline,
     count_neighbors: wgpu::ComputePipeline,
     fill: wgpu::ComputePipeline,
+    box_count: wgpu::ComputePipeline,
+    box_fill: wgpu::ComputePipeline,
 }
 
 #[derive(Debug)]
@@ -139,6 +142,24 @@ struct BindGroups {
     count_neighbors: wgpu::BindGroup,
     row_scan: ScanBindGroups,
     fill: wgpu::BindGroup,
+    box_count: wgpu::BindGroup,
+    box_fill: wgpu::BindGroup,
+}
+
+/// What a call searches for: the pass pair (count, fill) it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Walk {
+    /// Points within a radius (`neighbors.wgsl`).
+    Neighbors,
+    /// Overlapping boxes, each pair once (`boxes.wgsl`).
+    Boxes,
+}
+
+/// The items a call uploads: `params.stride` floats each.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Items<'a> {
+    Points(&'a [Vec3]),
+    Boxes(&'a [Aabb]),
 }
 
 impl GpuNeighborSearch {
@@ -294,7 +315,7 @@ impl GpuNeighborSearch {
             return Ok(());
         };
         let params = plan(points.len(), lo, hi, radius, self.max_cells());
-        self.submit_counts(params, points, false);
+        self.submit_counts(params, Items::Points(points), Walk::Neighbors, false);
         let bytes = u64::from(params.n) * 4;
         let b = &self.buffers;
         let mut encoder = self.context.device.create_command_encoder(&Default::default());
@@ -308,18 +329,18 @@ impl GpuNeighborSearch {
 
     /// The most cells a grid may have: one dispatch scans them, one
     /// buffer holds their starts.
-    fn max_cells(&self) -> u32 {
+    pub(crate) fn max_cells(&self) -> u32 {
         u32::try_from(self.max_binding / 4 - 1).unwrap_or(u32::MAX).min(MAX_GROUPS * WG)
     }
 
-    /// Uploads `points` and the grid `params` (planned for them), and runs
-    /// everything up to the neighbor counts (with `rows`, their prefix sum
+    /// Uploads `items` and the grid `params` (planned for them), and runs
+    /// everything up to the counts of `walk` (with `rows`, their prefix sum
     /// too, and the total is copied for reading).
-    fn submit_counts(&mut self, params: Params, points: &[Vec3], rows: bool) {
+    fn submit_counts(&mut self, params: Params, items: Items<'_>, walk: Walk, rows: bool) {
         let n = params.n;
         let cells = params.dims.iter().product::<u32>();
         let (cell_scan, row_scan) = (ScanParams::of(cells), ScanParams::of(n));
-        self.reserve(n, cells, cell_scan.blocks, row_scan.blocks);
+        self.reserve(params, cells, cell_scan.blocks, row_scan.blocks);
         let bind_groups = self
             .bind_groups
             .get_or_insert_with(|| BindGroups::new(&self.context, &self.pipelines, &self.buffers));
@@ -328,7 +349,12 @@ impl GpuNeighborSearch {
         queue.write_buffer(&b.params.buffer, 0, bytemuck::bytes_of(&params));
         queue.write_buffer(&b.cell_scan.buffer, 0, bytemuck::bytes_of(&cell_scan));
         queue.write_buffer(&b.row_scan.buffer, 0, bytemuck::bytes_of(&row_scan));
-        queue.write_buffer(&b.points.buffer, 0, bytemuck::cast_slice(points));
+        match items {
+            Items::Points(points) => {
+                queue.write_buffer(&b.points.buffer, 0, bytemuck::cast_slice(points));
+            }
+            Items::Boxes(boxes) => upload_boxes(queue, &b.points.buffer, boxes),
+        }
 
         let mut encoder = self.context.device.create_command_encoder(&Default::default());
         encoder.clear_buffer(&b.cell_count.buffer, 0, Some(u64::from(cells) * 4));
@@ -342,7 +368,12 @@ impl GpuNeighborSearch {
             run(&p.count, &bind_groups.count, groups(n));
             p.scan(&mut run, &bind_groups.cell_scan, cell_scan.blocks);
             run(&p.scatter, &bind_groups.scatter, groups(n));
-            run(&p.count_neighbors, &bind_groups.count_neighbors, groups(n));
+            match walk {
+                Walk::Neighbors => {
+                    run(&p.count_neighbors, &bind_groups.count_neighbors, groups(n));
+                }
+                Walk::Boxes => run(&p.box_count, &bind_groups.box_count, groups(n)),
+            }
             if rows {
                 p.scan(&mut run, &bind_groups.row_scan, row_scan.blocks);
             }
@@ -362,12 +393,12 @@ impl GpuNeighborSearch {
 
     /// Grows the buffers for `n` points and `cells` cells; drops the bind
     /// groups if any buffer was remade.
-    fn reserve(&mut self, n: u32, cells: u32, cell_blocks: u32, row_blocks: u32) {
-        let (n, cells) = (u64::from(n), u64::from(cells));
+    fn reserve(&mut self, params: Params, cells: u32, cell_blocks: u32, row_blocks: u32) {
+        let (n, cells, stride) = (u64::from(params.n), u64::from(cells), u64::from(params.stride));
         let most = self.max_binding;
         let b = &mut self.buffers;
         let wanted: [(&mut DeviceBuffer, u64); 13] = [
-            (&mut b.points, 12 * n),
+            (&mut b.points, 4 * stride * n),
             (&mut b.cell_of, 4 * n),
             (&mut b.slot, 4 * n),
             (&mut b.cell_count, 4 * cells),
@@ -420,7 +451,9 @@ impl NeighborListSearch for GpuNeighborSearch {
             return Ok(());
         };
         let params = plan(points.len(), lo, hi, radius, self.max_cells());
-        self.lists(params, points, out)
+        self.rows(params, Items::Points(points), Walk::Neighbors, |offsets, entries| {
+            out.copy_from_csr(offsets, entries);
+        })
     }
 }
 
@@ -465,17 +498,21 @@ impl GpuNeighborSearch {
             return Ok(());
         }
         let params = plan_periodic(points.len(), domain, radius, self.max_cells());
-        self.lists(params, points, out)
+        self.rows(params, Items::Points(points), Walk::Neighbors, |offsets, entries| {
+            out.copy_from_csr(offsets, entries);
+        })
     }
 
-    /// Runs the search for a planned grid and reads back the CSR lists.
-    fn lists(
+    /// Runs `walk` for a planned grid and hands the CSR rows read back
+    /// (offsets, entries) to `take`.
+    pub(crate) fn rows(
         &mut self,
         params: Params,
-        points: &[Vec3],
-        out: &mut NeighborLists,
+        items: Items<'_>,
+        walk: Walk,
+        take: impl FnOnce(&[u32], &[u32]),
     ) -> Result<(), GpuError> {
-        self.submit_counts(params, points, true);
+        self.submit_counts(params, items, walk, true);
         let n = params.n;
         let mut total = 0u32;
         read_back(&self.context, [(&self.buffers.read_total.buffer, 4)], |[t]| total = t[0])?;
@@ -501,8 +538,12 @@ impl GpuNeighborSearch {
         let mut encoder = self.context.device.create_command_encoder(&Default::default());
         {
             let mut pass = encoder.begin_compute_pass(&Default::default());
-            pass.set_pipeline(&self.pipelines.fill);
-            pass.set_bind_group(0, &bind_groups.fill, &[]);
+            let (pipeline, group) = match walk {
+                Walk::Neighbors => (&self.pipelines.fill, &bind_groups.fill),
+                Walk::Boxes => (&self.pipelines.box_fill, &bind_groups.box_fill),
+            };
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, group, &[]);
             pass.dispatch_workgroups(groups(n), 1, 1);
         }
         let row_bytes = (u64::from(n) + 1) * 4;
@@ -518,7 +559,7 @@ impl GpuNeighborSearch {
         }
         self.context.queue.submit([encoder.finish()]);
         let reads = [(&b.read_rows.buffer, row_bytes), (&b.read_entries.buffer, entry_bytes)];
-        read_back(&self.context, reads, |[offsets, entries]| out.copy_from_csr(offsets, entries))
+        read_back(&self.context, reads, |[offsets, entries]| take(offsets, entries))
     }
 }
 
@@ -550,15 +591,10 @@ impl Buffers {
 impl Pipelines {
     fn new(context: &GpuContext) -> Self {
         let device = &context.device;
-        let module = |label: &str, source: &str, prelude: bool| {
-            let source = if prelude {
-                format!("{}\n{source}", include_str!("shaders/common.wgsl"))
-            } else {
-                source.to_owned()
-            };
+        let module = |label: &str, parts: &[&str]| {
             device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(label),
-                source: wgpu::ShaderSource::Wgsl(source.into()),
+                source: wgpu::ShaderSource::Wgsl(parts.concat().into()),
             })
         };
         let pipeline = |module: &wgpu::ShaderModule, entry: &str| {
@@ -572,10 +608,15 @@ impl Pipelines {
                 cache: None,
             })
         };
-        let count = module("count", include_str!("shaders/count.wgsl"), true);
-        let scan = module("scan", include_str!("shaders/scan.wgsl"), false);
-        let scatter = module("scatter", include_str!("shaders/scatter.wgsl"), true);
-        let neighbors = module("neighbors", include_str!("shaders/neighbors.wgsl"), true);
+        let common = include_str!("shaders/common.wgsl");
+        let (stencil, rows) =
+            (include_str!("shaders/stencil.wgsl"), include_str!("shaders/rows.wgsl"));
+        let count = module("count", &[common, include_str!("shaders/count.wgsl")]);
+        let scan = module("scan", &[include_str!("shaders/scan.wgsl")]);
+        let scatter = module("scatter", &[common, include_str!("shaders/scatter.wgsl")]);
+        let neighbors =
+            module("neighbors", &[common, stencil, rows, include_str!("shaders/neighbors.wgsl")]);
+        let boxes = module("boxes", &[common, stencil, rows, include_str!("shaders/boxes.wgsl")]);
         Self {
             count: pipeline(&count, "main"),
             scan_blocks: pipeline(&scan, "scan_blocks"),
@@ -584,6 +625,8 @@ impl Pipelines {
             scatter: pipeline(&scatter, "main"),
             count_neighbors: pipeline(&neighbors, "count"),
             fill: pipeline(&neighbors, "fill"),
+            box_count: pipeline(&boxes, "box_count"),
+            box_fill: pipeline(&boxes, "box_fill"),
         }
     }
 
@@ -667,6 +710,40 @@ impl BindGroups {
                     (6, &b.entries),
                 ],
             ),
+            box_count: group(
+                &p.box_count,
+                &[
+                    (0, &b.params),
+                    (1, &b.sorted_pos),
+                    (2, &b.sorted_id),
+                    (3, &b.cell_start),
+                    (4, &b.row_count),
+                    (7, &b.points),
+                ],
+            ),
+            box_fill: group(
+                &p.box_fill,
+                &[
+                    (0, &b.params),
+                    (1, &b.sorted_pos),
+                    (2, &b.sorted_id),
+                    (3, &b.cell_start),
+                    (5, &b.row_start),
+                    (6, &b.entries),
+                    (7, &b.points),
+                ],
+            ),
         }
     }
+}
+
+/// Writes the boxes as six floats each (min, then max) straight into the
+/// queue's staging memory: no copy on the host.
+fn upload_boxes(queue: &wgpu::Queue, buffer: &wgpu::Buffer, boxes: &[Aabb]) {
+    let Some(size) = wgpu::BufferSize::new(boxes.len() as u64 * 24) else { return };
+    let Some(mut view) = queue.write_buffer_with(buffer, 0, size) else { return };
+    view.slice(..).write_iter(boxes.iter().flat_map(|b| {
+        let floats = [b.min.x, b.min.y, b.min.z, b.max.x, b.max.y, b.max.z];
+        floats.into_iter().flat_map(f32::to_ne_bytes)
+    }));
 }

@@ -1,4 +1,4 @@
-// Prepended to count.wgsl, scatter.wgsl and neighbors.wgsl (grid.rs).
+// Prepended to every shader but scan.wgsl (see `Pipelines::new`).
 
 // The grid and the radius of one search; `Params` in grid.rs.
 struct Params {
@@ -10,6 +10,10 @@ struct Params {
     n: u32,             // points
     size: vec3<f32>,    // a periodic domain's lengths (max - min in f32)
     wrap: u32,          // bit a set: axis a is periodic (cells tile the domain)
+    stride: u32,        // floats per input item: 3 (a point), 6 (a box: min, max)
+    unused0: u32,
+    unused1: u32,
+    unused2: u32,
 }
 
 @group(0) @binding(0) var<uniform> P: Params;

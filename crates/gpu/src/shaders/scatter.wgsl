@@ -11,6 +11,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if (i >= P.n) { return; }
     let s = cell_start[cell_of[i]] + slot[i];
-    sorted_pos[s] = vec4<f32>(points[3u * i], points[3u * i + 1u], points[3u * i + 2u], 0.0);
+    sorted_pos[s] = vec4<f32>(points[P.stride * i], points[P.stride * i + 1u], points[P.stride * i + 2u], 0.0);
     sorted_id[s] = i;
 }
