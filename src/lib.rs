@@ -88,10 +88,10 @@ pub mod jobs {
 pub mod neighbors {
     pub use broadphase_neighbors::{
         BuildError, CellHash, CountingSortGrid, CountingSortGridConfig, FillError, LEVEL_RATIO,
-        MAX_RADIUS, MultiLevelGrid, NeighborLists, NeighborRule, NeighborSearch,
-        ParallelNeighborLists, PeriodicDomain, PeriodicError, PeriodicGrid, PointError, RowLookup,
-        ScanKernel, SpatialHash, SpatialHashConfig, SpatialIndex, SpatialIndexConfig, VerletError,
-        VerletLists, neighbors_of,
+        MAX_RADIUS, MultiLevelGrid, NeighborListSearch, NeighborLists, NeighborRule,
+        NeighborSearch, ParallelNeighborLists, PeriodicDomain, PeriodicError, PeriodicGrid,
+        PointError, RowLookup, ScanKernel, SpatialHash, SpatialHashConfig, SpatialIndex,
+        SpatialIndexConfig, VerletError, VerletLists, neighbors_of,
     };
 }
 

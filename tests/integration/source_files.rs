@@ -9,6 +9,10 @@ pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
+            // A build's output (crates/gpu builds into its own target/).
+            if path.file_name().is_some_and(|name| name == "target") {
+                continue;
+            }
             rust_files(&path, out);
         } else if path.extension().is_some_and(|e| e == "rs") {
             out.push(path);

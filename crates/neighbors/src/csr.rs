@@ -224,6 +224,63 @@ impl NeighborLists {
         self.indices[base..base + added.len()].copy_from_slice(added);
     }
 
+    /// Sorts the entries of every row in increasing order: the canonical
+    /// form [`NeighborListSearch`](crate::NeighborListSearch) returns, the
+    /// same whichever structure (or device) filled the lists.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_neighbors::NeighborLists;
+    /// let mut lists = NeighborLists::default();
+    /// lists.copy_from_csr(&[0, 2, 3], &[7, 3, 1]);
+    /// lists.sort_rows();
+    /// assert_eq!(lists.indices(), [3, 7, 1]);
+    /// ```
+    pub fn sort_rows(&mut self) {
+        for w in self.offsets.windows(2) {
+            self.indices[w[0]..w[1]].sort_unstable();
+        }
+    }
+
+    /// Replaces the lists with the CSR `offsets` (`rows + 1` of them, from
+    /// 0, never decreasing) and the entries `indices`, reusing the buffers:
+    /// how lists computed elsewhere (read back from a GPU, say) become a
+    /// [`NeighborLists`]. Empty `offsets` means no rows.
+    ///
+    /// # Panics
+    ///
+    /// If `offsets` is not a CSR of `indices`: it does not start at 0,
+    /// decreases, or does not end at `indices.len()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_neighbors::NeighborLists;
+    /// let mut lists = NeighborLists::default();
+    /// lists.copy_from_csr(&[0, 1, 1, 2], &[2, 0]);
+    /// assert_eq!(lists.len(), 3);
+    /// assert_eq!(lists.neighbors(0), [2]);
+    /// assert!(lists.neighbors(1).is_empty());
+    /// assert_eq!(lists.neighbors(2), [0]);
+    /// ```
+    pub fn copy_from_csr(&mut self, offsets: &[u32], indices: &[u32]) {
+        let valid = offsets.is_empty() && indices.is_empty()
+            || offsets.first() == Some(&0)
+                && offsets.windows(2).all(|w| w[0] <= w[1])
+                && offsets.last().map(|&end| end as usize) == Some(indices.len());
+        assert!(
+            valid,
+            "offsets of {} rows are not a CSR of {} entries",
+            offsets.len(),
+            indices.len()
+        );
+        self.offsets.clear();
+        self.offsets.extend(offsets.iter().map(|&o| o as usize));
+        Self::reserve_entries(&mut self.indices, indices.len());
+        self.indices[..indices.len()].copy_from_slice(indices);
+    }
+
     /// Makes the entry buffer at least `needed + MAX_LANES` long (the scan
     /// kernel stores whole steps), growing geometrically.
     #[inline]

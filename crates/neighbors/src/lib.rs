@@ -82,6 +82,7 @@
 //! ```
 
 mod api;
+mod batch;
 // Only the AVX2 walk runs by blocks; the scalar twin is its test.
 #[cfg_attr(not(simd), allow(dead_code))]
 mod block;
@@ -108,6 +109,7 @@ mod stencil;
 mod verlet;
 
 pub use api::NeighborSearch;
+pub use batch::NeighborListSearch;
 /// The axis a [`PointError::NotFinite`] names.
 pub use broadphase_storage::Axis;
 pub use brute_force::{

@@ -1,0 +1,109 @@
+//! [`GpuError`]: everything the GPU backend can refuse or fail with.
+
+use broadphase_neighbors::{PeriodicError, PointError};
+use broadphase_storage::InputError;
+use core::fmt;
+
+/// Why a GPU context could not be made, or a search was refused.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_gpu::{GpuContext, GpuContextConfig, GpuError};
+/// // No backend asked for, so no adapter can be found: an error, not a panic.
+/// let config = GpuContextConfig { backends: broadphase_gpu::wgpu::Backends::empty() };
+/// assert!(matches!(GpuContext::with_config(config), Err(GpuError::NoAdapter { .. })));
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum GpuError {
+    /// No adapter of the asked-for backends exists (no GPU and no software
+    /// Vulkan such as lavapipe, `mesa-vulkan-drivers`, installed).
+    NoAdapter {
+        /// What wgpu said.
+        reason: String,
+    },
+    /// The adapter refused to open a device.
+    RequestDevice(wgpu::RequestDeviceError),
+    /// Waiting for the device failed (it was lost, or timed out).
+    Poll(wgpu::PollError),
+    /// Reading results back failed.
+    BufferAsync(wgpu::BufferAsyncError),
+    /// A mapped read-back buffer could not be viewed.
+    MapRange(wgpu::MapRangeError),
+    /// The input breaks the neighbor-search contract: a non-finite point,
+    /// a radius out of range (see [`MIN_RADIUS`](crate::MIN_RADIUS)), or
+    /// more points than [`GpuNeighborSearch::max_points`](crate::GpuNeighborSearch::max_points).
+    Point(PointError),
+    /// A box is not finite or inverted (the first such, by index), or
+    /// there are more boxes than [`GpuBoxPairs::max_boxes`](crate::GpuBoxPairs::max_boxes).
+    Input(InputError),
+    /// A periodic search's input breaks its contract (see
+    /// [`GpuNeighborSearch::find_periodic_neighbor_lists`](crate::GpuNeighborSearch::find_periodic_neighbor_lists)).
+    Periodic(PeriodicError),
+    /// The lists (or pairs) would hold more entries than one device buffer can.
+    TooManyNeighbors {
+        /// Entries the lists need (`u32::MAX` or more: at least that many).
+        total: u64,
+        /// The most entries one buffer holds on this device.
+        max: u64,
+    },
+}
+
+impl fmt::Display for GpuError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GpuError::NoAdapter { reason } => write!(
+                f,
+                "no GPU adapter found ({reason}); on a machine without a GPU, install a \
+                 software Vulkan driver (mesa-vulkan-drivers)"
+            ),
+            GpuError::RequestDevice(e) => write!(f, "the GPU adapter refused a device: {e}"),
+            GpuError::Poll(e) => write!(f, "waiting for the GPU failed: {e}"),
+            GpuError::BufferAsync(e) => write!(f, "reading results back from the GPU failed: {e}"),
+            GpuError::MapRange(e) => {
+                write!(f, "viewing results read back from the GPU failed: {e}")
+            }
+            GpuError::Input(e) => write!(f, "bad box: {e}"),
+            GpuError::Point(e) => write!(f, "bad input: {e}"),
+            GpuError::Periodic(e) => write!(f, "bad periodic input: {e}"),
+            GpuError::TooManyNeighbors { total, max } => write!(
+                f,
+                "the neighbor lists need {total} entries; one GPU buffer holds at most {max}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for GpuError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            GpuError::RequestDevice(e) => Some(e),
+            GpuError::Poll(e) => Some(e),
+            GpuError::BufferAsync(e) => Some(e),
+            GpuError::MapRange(e) => Some(e),
+            GpuError::Input(e) => Some(e),
+            GpuError::Point(e) => Some(e),
+            GpuError::Periodic(e) => Some(e),
+            GpuError::NoAdapter { .. } | GpuError::TooManyNeighbors { .. } => None,
+        }
+    }
+}
+
+impl From<InputError> for GpuError {
+    fn from(e: InputError) -> Self {
+        GpuError::Input(e)
+    }
+}
+
+impl From<PeriodicError> for GpuError {
+    fn from(e: PeriodicError) -> Self {
+        GpuError::Periodic(e)
+    }
+}
+
+impl From<PointError> for GpuError {
+    fn from(e: PointError) -> Self {
+        GpuError::Point(e)
+    }
+}
