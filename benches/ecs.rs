@@ -324,7 +324,10 @@ fn time_movers(c: &mut Criterion, group: &str, setups: &mut [(&str, World, Broad
                 frame += 1;
                 move_movers(world, frame);
                 plugin.run(black_box(world)).expect("valid world");
-                black_box(plugin.pairs().len())
+                // What a physics step reads: the pairs with a mover (all of
+                // them but where entities sleep; `pairs()` would merge in
+                // the sleepers' pairs too, about 0.3 ns a pair).
+                black_box(plugin.awake_pairs().len())
             })
         });
     }
