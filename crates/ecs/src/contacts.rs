@@ -308,6 +308,8 @@ pub(crate) struct Contacts {
     pending: Pending,
     /// Partners of replaced lists still in the published tables' buffers.
     unread: usize,
+    /// Half-pairs the last planned patch changes.
+    patched: usize,
 }
 
 impl core::fmt::Debug for Contacts {
@@ -333,6 +335,7 @@ impl Contacts {
             published: (0..shards).map(|_| Table::default()).collect(),
             pending: Pending::Nothing,
             unread: 0,
+            patched: 0,
         }
     }
 
@@ -385,6 +388,7 @@ impl Contacts {
             jobs.for_each_mut(shards, plan)?;
         }
         self.pending = Pending::Patch;
+        self.patched = changes;
         Ok(true)
     }
 
@@ -447,8 +451,11 @@ impl Contacts {
 
     /// Makes the lists of the last [`build`](Self::build) or
     /// [`plan_patch`](Self::plan_patch) the ones
-    /// [`touching`](Self::touching) reads.
-    pub(crate) fn publish(&mut self) {
+    /// [`touching`](Self::touching) reads. A big patch is written one
+    /// shard per job on `jobs`; if a job fails, the shards it left are
+    /// written on this thread (each shard's patch is cleared once
+    /// written, and writing one again gives the same lists).
+    pub(crate) fn publish(&mut self, jobs: &JobSystem) {
         match core::mem::replace(&mut self.pending, Pending::Nothing) {
             Pending::Build => {
                 for (shard, table) in self.shards.iter_mut().zip(&mut self.published) {
@@ -457,12 +464,19 @@ impl Contacts {
                 self.unread = 0;
             }
             Pending::Patch => {
-                let sharding = self.sharding;
-                for (cell, table) in self.shards.iter_mut().zip(&mut self.published) {
-                    let patch = &mut cell.0.get_mut().patch;
-                    self.unread += patch.apply(table, |id| sharding.local(id));
-                    patch.clear();
+                let (sharding, shards) = (self.sharding, &self.shards);
+                let unread = core::sync::atomic::AtomicUsize::new(0);
+                let apply = |at: usize, table: &mut Table| {
+                    let mut shard = shards[at].0.lock();
+                    let left = shard.patch.apply(table, |id| sharding.local(id));
+                    shard.patch.clear();
+                    unread.fetch_add(left, Ordering::Relaxed);
+                };
+                let big = self.patched >= PARALLEL_MIN && jobs.threads() > 1;
+                if !big || jobs.for_each_mut(&mut self.published, apply).is_err() {
+                    self.published.iter_mut().enumerate().for_each(|(at, t)| apply(at, t));
                 }
+                self.unread += unread.into_inner();
             }
             Pending::Nothing => {}
         }
@@ -805,7 +819,7 @@ mod tests {
         pairs: &[(Entity, Entity)],
     ) {
         contacts.build(jobs, owners, pairs).expect("no job panics");
-        contacts.publish();
+        contacts.publish(&jobs);
         for (expected, &owner) in brute_force(owners, pairs).iter().zip(owners) {
             assert_eq!(contacts.touching(owner), expected, "{owner:?}, {} pairs", pairs.len());
             let stale = entity(owner.id(), (owner.to_bits().get() >> 32) as u32 + 7);
@@ -899,7 +913,7 @@ mod tests {
                 let events = [&started[..], &ended[..]];
                 if contacts.plan_patch(&jobs, events, now.len(), owners.len()).expect("no panic") {
                     patched += 1;
-                    contacts.publish();
+                    contacts.publish(&jobs);
                     for (want, &owner) in brute_force(&owners, &now).iter().zip(&owners) {
                         prop_assert_eq!(contacts.touching(owner), &want[..]);
                     }
@@ -968,7 +982,7 @@ mod tests {
             owners.iter().map(|&e| contacts.touching(e).to_vec()).collect();
         contacts.build(&jobs, &owners, &[]).expect("no job panics");
         assert!(owners.iter().zip(&before).all(|(&e, list)| contacts.touching(e) == list));
-        contacts.publish();
+        contacts.publish(&jobs);
         assert!(owners.iter().all(|&e| contacts.touching(e).is_empty()));
     }
 }

@@ -631,7 +631,7 @@ impl<P: Position> BroadPhasePlugin<P> {
         std::mem::swap(&mut self.started, &mut self.next_started);
         std::mem::swap(&mut self.ended, &mut self.next_ended);
         self.all.reset();
-        self.contacts.publish();
+        self.contacts.publish(&self.backend.jobs);
         self.filtered =
             self.dynamic.filtered || self.statics.set.filtered || self.sleeping.set.filtered;
         if bodies {

@@ -265,7 +265,7 @@ impl<P: Position> BroadPhasePlugin<P> {
         let owners = snapshot.proxies.live_entities();
         let pairs = union_into(&snapshot.awake, &snapshot.resting, &mut self.merged);
         self.contacts.build(&self.backend.jobs, owners, pairs).map_err(PluginError::Job)?;
-        self.contacts.publish();
+        self.contacts.publish(&self.backend.jobs);
         self.backend.broad_phase.restore(&snapshot.broad_phase);
         self.config.broad_phase = *snapshot.broad_phase.config();
         self.proxies.clone_from(&snapshot.proxies);
