@@ -819,7 +819,7 @@ mod tests {
         pairs: &[(Entity, Entity)],
     ) {
         contacts.build(jobs, owners, pairs).expect("no job panics");
-        contacts.publish(&jobs);
+        contacts.publish(jobs);
         for (expected, &owner) in brute_force(owners, pairs).iter().zip(owners) {
             assert_eq!(contacts.touching(owner), expected, "{owner:?}, {} pairs", pairs.len());
             let stale = entity(owner.id(), (owner.to_bits().get() >> 32) as u32 + 7);
