@@ -41,8 +41,6 @@ pub struct GridCapacity {
     boxes: usize,
     leaf_scratch: usize,
     sweep: usize,
-    /// The rays' tight node boxes.
-    ray_boxes: usize,
 }
 
 impl GridCapacity {
@@ -66,7 +64,6 @@ impl GridCapacity {
             boxes: self.boxes.max(other.boxes),
             leaf_scratch: self.leaf_scratch.max(other.leaf_scratch),
             sweep: self.sweep.max(other.sweep),
-            ray_boxes: self.ray_boxes.max(other.ray_boxes),
         }
     }
 }
@@ -98,14 +95,12 @@ impl AdaptiveGrid {
             boxes: self.boxes.capacity(),
             leaf_scratch: self.leaf_scratch.capacity(),
             sweep: self.sweep.capacity(),
-            ray_boxes: self.ray_bounds.capacity(),
         }
     }
 
     /// Grows every buffer to at least the room in `capacity`: afterwards,
-    /// building, listing the pairs of and casting rays through any input
-    /// that a grid of that capacity handled without allocating allocates
-    /// nothing here either.
+    /// building and listing the pairs of any input that a grid of that
+    /// capacity handled without allocating allocates nothing here either.
     /// The grid's contents are unchanged.
     ///
     /// # Examples
@@ -132,6 +127,5 @@ impl AdaptiveGrid {
         self.boxes.reserve_exact(capacity.boxes.saturating_sub(self.boxes.len()));
         self.leaf_scratch.reserve_exact(capacity.leaf_scratch);
         self.sweep.reserve_exact(capacity.sweep);
-        self.ray_bounds.reserve_exact(capacity.ray_boxes);
     }
 }

@@ -4,7 +4,6 @@ use super::config::{GridConfig, PairKernel};
 use super::cpu::Kernel;
 use super::leaf::{LeafColumns, SweepScratch};
 use super::quantize::{Cell, Item, Quantizer};
-use super::ray_bounds::RayBounds;
 use super::split::Splitter;
 use broadphase_storage::{Aabb, Pool};
 
@@ -103,17 +102,13 @@ pub struct AdaptiveGrid {
     pub(crate) sweep: SweepScratch,
     /// Whether `nodes`, `leaves` and `boxes` hold a kept build.
     pub(crate) kept: bool,
-    /// The kept build's tight bounds for rays, computed by the first ray
-    /// after the build.
-    pub(crate) ray_bounds: RayBounds,
 }
 
 /// A copy answers [`pairs`](AdaptiveGrid::pairs) and every query as the
 /// original does: it holds the same configuration and kept build (nodes,
-/// leaves and boxes, and the rays' tight bounds if the original has
-/// computed them; else the copy computes its own on its first ray). The
-/// build's scratch (the item stack, the split's lists, the one-leaf
-/// columns) is not copied: a build writes it before reading it.
+/// leaves and boxes). The build's scratch (the item stack, the split's
+/// lists, the one-leaf columns) is not copied: a build writes it before
+/// reading it.
 ///
 /// `clone_from` copies into the grid's own buffers, each first grown to
 /// the source's room: a copy taken every frame (a snapshot kept in a
@@ -151,7 +146,6 @@ impl Clone for AdaptiveGrid {
         copy_pool(&mut self.builder.nodes, &source.builder.nodes);
         self.leaves.clone_from(&source.leaves);
         copy_pool(&mut self.boxes, &source.boxes);
-        self.ray_bounds.clone_from(&source.ray_bounds);
         self.kept = source.kept;
     }
 }
@@ -192,7 +186,6 @@ impl AdaptiveGrid {
             leaf_scratch: LeafColumns::default(),
             sweep: SweepScratch::default(),
             kept: false,
-            ray_bounds: RayBounds::default(),
         }
     }
 

@@ -19,7 +19,6 @@ mod quantize;
 mod query;
 #[allow(unsafe_code, reason = "AVX2 ray walk by token; an uninit stack of nodes")]
 mod ray;
-mod ray_bounds;
 mod region;
 #[cfg(feature = "serde")]
 mod serialize;

@@ -1,13 +1,11 @@
 //! Rays against the kept build: front to back through the occupied cells,
-//! nearest first, each entered only where the ray meets the tight box of
-//! what it holds, stopping once no node left can hold a nearer hit.
+//! nearest cell first, stopping once no cell left can hold a nearer hit.
 
 use super::config::RayDedup;
 use super::hierarchy::AdaptiveGrid;
 use super::leaf::{Corners, unflip};
 use super::quantize::{Cell, Item, LEVELS, WorldSteps};
 use super::query::leaf_hits;
-use super::ray_bounds::RayBox;
 use super::split::AXIS_CELLS;
 use broadphase_storage::{FastUnique, QueryError, Ray};
 use core::mem::MaybeUninit;
@@ -20,9 +18,6 @@ const RAY_SEEN: usize = 16;
 #[derive(Clone, Copy, Debug, Default)]
 struct Waiting {
     node: u32,
-    /// Whether `entry` and `exit` are the node's tight box's, or still
-    /// its cell's.
-    tight: bool,
     entry: f64,
     exit: f64,
 }
@@ -101,23 +96,19 @@ impl Slabs {
         }
     }
 
-    /// Where the ray enters and leaves a node's tight box, widened by the
-    /// allowed error; the entry above the exit if it misses.
-    #[inline(always)]
-    fn through_box(&self, tight: &RayBox) -> (f64, f64) {
-        let (mut near, mut far) = (f64::NEG_INFINITY, f64::INFINITY);
+    /// Where the ray enters and leaves a cell's world box
+    /// ([`WorldSteps::span`]), widened by the allowed error, or `None` if it
+    /// misses it.
+    fn through(&self, cell: Cell) -> Option<(f64, f64)> {
+        let (mut first, mut last) = (0.0f64, self.max_t);
         for axis in 0..3 {
-            let span = (f64::from(tight.lo[axis]), f64::from(tight.hi[axis]));
-            let (a, b) = self.crossing(axis, span);
-            near = larger(near, a);
-            far = smaller(far, b);
+            let (lo, hi) = cell.span(axis);
+            let (near, far) = self.crossing(axis, self.steps.span(axis, lo, hi));
+            first = first.max(near);
+            last = last.min(far);
         }
-        // Outside the box on an axis the ray does not move along: widening
-        // that `(inf, -inf)` would give NaN, which compares as no miss.
-        if near == f64::INFINITY || far == f64::NEG_INFINITY {
-            return (f64::INFINITY, f64::NEG_INFINITY);
-        }
-        (earlier(near), later(far))
+        let (first, last) = (earlier(first), later(last));
+        (first <= last).then_some((first, last))
     }
 
     /// Whether the ray passes, between `first` and `last` (with the
@@ -442,20 +433,13 @@ impl AdaptiveGrid {
         }
         let slabs = Slabs::of(ray, self);
         let nodes = &self.builder.nodes;
-        let tight = self.ray_bounds.get(nodes, &self.leaves, &slabs.steps);
-        // The root's tight box between 0 and `max_t`.
-        let (near, far) = slabs.through_box(&tight[0]);
-        let (first, last) = (larger(near, 0.0), smaller(far, later(slabs.max_t)));
-        if first > last {
-            return;
-        }
-        // Nodes waiting, with where the ray enters and leaves their cell,
-        // or their tight box once it has been read. At most 63 siblings
-        // wait per level above the current node (a node put back among
-        // them takes the slot it was taken from). Left uninitialised:
-        // zeroing it would cost more than a short ray.
+        let Some((first, last)) = slabs.through(nodes[0].cell) else { return };
+        // Nodes waiting, with where the ray enters and leaves them (rounded
+        // outward to `f32`). At most 63 siblings wait per level above the
+        // current node. Left uninitialised: zeroing it would cost more than
+        // a short ray.
         let mut stack = [const { MaybeUninit::<Waiting>::uninit() }; 64 * LEVELS as usize];
-        stack[0].write(Waiting { node: 0, tight: true, entry: first, exit: last });
+        stack[0].write(Waiting { node: 0, entry: first, exit: last });
         let mut waiting = 1;
         let mut enough: Option<f64> = None;
         let mut children = [Waiting::default(); 64];
@@ -463,45 +447,13 @@ impl AdaptiveGrid {
             waiting -= 1;
             // SAFETY: slots below `waiting` were all written: slot 0 above,
             // every other by the push that raised `waiting` past it.
-            let mut popped = unsafe { stack[waiting].assume_init() };
-            // Checked again now: the best hit may have come nearer since.
-            if enough.is_some_and(|limit| popped.entry >= limit) {
-                continue;
-            }
-            if !popped.tight {
-                // The child's tight box lies in its cell: where the ray
-                // meets both is where it meets the box. Read only now, as
-                // most children a first-hit ray pushes are dropped above.
-                let (near, far) = slabs.through_box(&tight[popped.node as usize]);
-                popped.entry = larger(popped.entry, near);
-                popped.exit = smaller(popped.exit, far);
-                popped.tight = true;
-                if popped.entry > popped.exit || enough.is_some_and(|limit| popped.entry >= limit) {
-                    continue;
-                }
-                // Now entered later than a node waiting above it: back
-                // among them, in order of entry, once (it is tight now).
-                // Any order finds the same hits; nearest first stops a
-                // first-hit ray soonest.
-                let mut at = waiting;
-                while at > 0 {
-                    // SAFETY: `at - 1` is below `waiting`: written, as
-                    // above (a slot moved up is written before it is read).
-                    let above = unsafe { stack[at - 1].assume_init() };
-                    if above.entry >= popped.entry {
-                        break;
-                    }
-                    stack[at].write(above);
-                    at -= 1;
-                }
-                if at < waiting {
-                    stack[at].write(popped);
-                    waiting += 1;
-                    continue;
-                }
-            }
+            let popped = unsafe { stack[waiting].assume_init() };
             let (first, mut last) = (popped.entry, popped.exit);
+            // Checked again now: the best hit may have come nearer since.
             if let Some(limit) = enough {
+                if first >= limit {
+                    continue;
+                }
                 last = last.min(limit);
             }
             let node = &nodes[popped.node as usize];
@@ -544,14 +496,14 @@ impl AdaptiveGrid {
                 let cell = candidates.trailing_zeros();
                 candidates &= candidates - 1;
                 let (x, y, z) = (cell as usize & 3, (cell as usize >> 2) & 3, cell as usize >> 4);
-                let rank = (node.occupancy & ((1u64 << cell) - 1)).count_ones();
                 let entry =
                     larger(larger(first, spans[0].0[x]), larger(spans[1].0[y], spans[2].0[z]));
                 let exit =
                     smaller(smaller(last, spans[0].1[x]), smaller(spans[1].1[y], spans[2].1[z]));
                 // Written always, kept if entered: whether the ray enters
                 // is a coin toss for the branch predictor.
-                children[count] = Waiting { node: node.first + rank, tight: false, entry, exit };
+                let rank = (node.occupancy & ((1u64 << cell) - 1)).count_ones();
+                children[count] = Waiting { node: node.first + rank, entry, exit };
                 count += usize::from(entry <= exit);
             }
             // Nearest popped first.

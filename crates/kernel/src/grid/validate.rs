@@ -60,8 +60,6 @@ impl AdaptiveGrid {
     /// quantized bounds, its low-corner axes, and no repeat; padding is
     /// sentinels. Together these say every point of every box lies in one
     /// leaf that holds the box, which is what makes every pair found once.
-    /// And once a ray has computed the tight boxes of the nodes, they are
-    /// this build's.
     ///
     /// # Errors
     /// A [`ValidationError`] describing the first broken invariant.
@@ -151,10 +149,6 @@ impl AdaptiveGrid {
             }
         }
         ensure!(node_seen.iter().all(|&s| s), "a node is unreachable from the root");
-        ensure!(
-            self.ray_bounds.are_of(nodes, &self.leaves, &self.quantizer.world_steps()),
-            "the rays' tight boxes are not this build's"
-        );
         let lost = in_a_leaf.iter().position(|&s| !s);
         ensure!(lost.is_none(), "box {} is in no leaf", lost.unwrap_or(0));
         Ok(())

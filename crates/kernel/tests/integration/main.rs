@@ -19,7 +19,6 @@ mod outliers_clamp_to_the_border;
 mod pile_of_identical_boxes;
 mod quantized_filter_is_exact;
 mod rays_and_shapes_match_brute_force;
-mod rays_skip_nodes_by_tight_bounds;
 mod regions_match_brute_force;
 mod simd_kernels_agree;
 mod support;
