@@ -1,0 +1,101 @@
+//! Times the GPU backend on the shared scenes beside the CPU structures on
+//! the same machine: sph1M's neighbor lists (the GPU's counting-sort
+//! search against the CPU's `CountingSortGrid`, both giving CSR lists in
+//! point order) and uniform1M's box pairs (against `AdaptiveGrid`), each
+//! checked equal before it is timed.
+//!
+//! A GPU call's time here is the whole call as a caller sees it: upload,
+//! the passes, and the read-back of the lists or pairs. On lavapipe
+//! (Vulkan on the CPU) the figures say what the backend costs where no
+//! GPU is present, not what a GPU does.
+//!
+//! ```text
+//! cd crates/gpu && XDG_RUNTIME_DIR=$(mktemp -d) cargo run --release --example timing [-- --reps N]
+//! ```
+
+use broadphase_gpu::{GpuBoxPairs, GpuContext, GpuNeighborSearch};
+use broadphase_kernel::AdaptiveGrid;
+use broadphase_neighbors::{CountingSortGrid, NeighborListSearch, NeighborLists};
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// The median of `reps` timed calls of `call`, in milliseconds.
+fn median_ms<E>(reps: usize, mut call: impl FnMut() -> Result<(), E>) -> Result<f64, E> {
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let start = Instant::now();
+        call()?;
+        times.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    times.sort_unstable_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let mut reps = 3;
+    while let Some(arg) = args.next() {
+        match (arg.as_str(), args.next().and_then(|v| v.parse().ok())) {
+            ("--reps", Some(n)) if n > 0 => reps = n,
+            _ => {
+                eprintln!("usage: timing [--reps N] (N > 0)");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let context = match GpuContext::new() {
+        Ok(context) => context,
+        Err(error) => {
+            eprintln!("no GPU backend here: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!("adapter      {} (cpu: {})", context.adapter_name(), context.is_cpu());
+    match run(&context, reps) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(context: &GpuContext, reps: usize) -> Result<(), Box<dyn std::error::Error>> {
+    let points = broadphase_scenes::sph1m();
+    let radius = broadphase_scenes::SPH1M_RADIUS;
+    let (mut gpu_lists, mut cpu_lists) = (NeighborLists::default(), NeighborLists::default());
+    let mut gpu = GpuNeighborSearch::new(context);
+    let mut cpu = CountingSortGrid::default();
+    // Checked equal first; the first GPU call also builds the pipelines.
+    gpu.find_neighbor_lists(&points, radius, &mut gpu_lists)?;
+    cpu.find_neighbor_lists(&points, radius, &mut cpu_lists)?;
+    if gpu_lists.offsets() != cpu_lists.offsets() || gpu_lists.indices() != cpu_lists.indices() {
+        return Err("sph1m: the GPU's lists differ from the CPU's".into());
+    }
+    let gpu_ms = median_ms(reps, || gpu.find_neighbor_lists(&points, radius, &mut gpu_lists))?;
+    let cpu_ms = median_ms(reps, || cpu.find_neighbor_lists(&points, radius, &mut cpu_lists))?;
+    println!(
+        "sph1m        {} points, {} neighbor entries: GPU {gpu_ms:.1} ms, CPU CountingSortGrid (1 thread) {cpu_ms:.1} ms, median of {reps}",
+        points.len(),
+        gpu_lists.total()
+    );
+
+    let boxes = broadphase_scenes::uniform1m().boxes;
+    let (mut gpu_pairs, mut cpu_pairs) = (Vec::new(), Vec::new());
+    let mut gpu = GpuBoxPairs::new(context);
+    let mut grid = AdaptiveGrid::default();
+    gpu.find_pairs(&boxes, &mut gpu_pairs)?;
+    grid.find_pairs(&boxes, &mut cpu_pairs)?;
+    cpu_pairs.sort_unstable();
+    if gpu_pairs != cpu_pairs {
+        return Err("uniform1m: the GPU's pairs differ from the CPU's".into());
+    }
+    let gpu_ms = median_ms(reps, || gpu.find_pairs(&boxes, &mut gpu_pairs))?;
+    let cpu_ms = median_ms(reps, || grid.find_pairs(&boxes, &mut cpu_pairs))?;
+    println!(
+        "uniform1m    {} boxes, {} pairs: GPU {gpu_ms:.1} ms, CPU AdaptiveGrid (1 thread, unsorted) {cpu_ms:.1} ms, median of {reps}",
+        boxes.len(),
+        gpu_pairs.len()
+    );
+    Ok(())
+}
