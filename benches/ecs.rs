@@ -110,11 +110,17 @@ fn median_ms(times: &mut [Duration]) -> f64 {
 struct Mover;
 
 /// Per-stage medians over `frames` more runs of `plugin` on `world`,
-/// moving the movers between runs as the timed loop does.
-fn stage_medians(plugin: &mut BroadPhasePlugin, world: &mut World, frames: usize) -> String {
+/// moving the world between runs with `step` (given the frame) as the
+/// timed loop does.
+fn stage_medians(
+    plugin: &mut BroadPhasePlugin,
+    world: &mut World,
+    frames: usize,
+    step: fn(&mut World, usize),
+) -> String {
     let mut history: Vec<FrameStats> = Vec::with_capacity(frames);
     for frame in 0..frames {
-        move_movers(world, frame);
+        step(world, frame);
         plugin.run(world).expect("valid world");
         history.push(*plugin.stats());
     }
@@ -211,7 +217,7 @@ fn ecs_overhead(c: &mut Criterion) {
     // so they time a frame where nothing moved.)
     eprintln!(
         "ecs_overhead/plugin stages, nothing moving: {}",
-        stage_medians(&mut plugin, &mut world, 100)
+        stage_medians(&mut plugin, &mut world, 100, move_movers)
     );
 
     // Criterion times each function in its own window; on a shared machine
@@ -333,7 +339,7 @@ fn time_movers(c: &mut Criterion, group: &str, setups: &mut [(&str, World, Broad
     }
     timed.finish();
     for (name, world, plugin) in setups.iter_mut() {
-        eprintln!("{group}/{name} stages: {}", stage_medians(plugin, world, 100));
+        eprintln!("{group}/{name} stages: {}", stage_medians(plugin, world, 100, move_movers));
     }
 }
 
@@ -454,7 +460,8 @@ fn ecs_contacts(c: &mut Criterion) {
                 })
             });
         }
-        eprintln!("ecs_contacts/{name} stages: {}", stage_medians(&mut plugin, &mut world, 100));
+        let line = stage_medians(&mut plugin, &mut world, 100, nudge_all);
+        eprintln!("ecs_contacts/{name} stages: {line}");
     }
     group.finish();
 }
@@ -522,7 +529,7 @@ fn ecs_bodies(c: &mut Criterion) {
                 plugin.run(black_box(&mut *world)).expect("valid world");
             })
         });
-        eprintln!("ecs_bodies/{name} stages: {}", stage_medians(plugin, world, 100));
+        eprintln!("ecs_bodies/{name} stages: {}", stage_medians(plugin, world, 100, nudge_all));
     }
     group.finish();
 }
