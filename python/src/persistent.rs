@@ -285,6 +285,40 @@ impl PersistentBroadPhase {
         Ok(())
     }
 
+    /// Marks ``ids`` asleep (``asleep=True``) or awake: a hint that changes
+    /// no output. The pairs of two boxes that are each asleep or static are
+    /// kept aside from the next ``update`` on and not re-tested until one
+    /// of the two is set, removed or woken, so a simulation whose bodies
+    /// mostly rest pays for what moves. Such pairs stay in ``pairs``; a box
+    /// set again is awake only if marked so.
+    ///
+    /// Raises
+    /// ------
+    /// ValueError
+    ///     The whole call is refused, naming the first id that is not
+    ///     present.
+    #[pyo3(signature = (ids, asleep = true))]
+    fn set_asleep(&mut self, ids: &Bound<'_, PyAny>, asleep: bool) -> PyResult<()> {
+        let ids = id_array(ids, "ids", "id", MAX_ID)?;
+        let mut proxies = Vec::with_capacity(ids.len());
+        for (position, &id) in ids.iter().enumerate() {
+            match self.live(id) {
+                Some(proxy) => proxies.push(proxy),
+                None => {
+                    return Err(bad_row(
+                        "id",
+                        position,
+                        format!("ids[{position}] = {id} is not in the broad phase"),
+                    ));
+                }
+            }
+        }
+        for proxy in proxies {
+            self.world.set_asleep(proxy, asleep).map_err(proxy_error)?;
+        }
+        Ok(())
+    }
+
     /// Turns every ``set_boxes`` and ``remove`` since the last update into
     /// ``pairs``, ``started`` and ``ended``.
     fn update(&mut self, py: Python<'_>) -> PyResult<()> {
@@ -298,6 +332,14 @@ impl PersistentBroadPhase {
     #[getter]
     fn pairs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<u32>>> {
         pairs_array(py, id_pairs(self.world.pairs()))
+    }
+
+    /// The pairs of the last ``update`` with at least one box neither
+    /// asleep (``set_asleep``) nor static: all of ``pairs`` when nothing
+    /// sleeps, and what a simulation step works on.
+    #[getter]
+    fn awake_pairs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<u32>>> {
+        pairs_array(py, id_pairs(self.world.awake_pairs()))
     }
 
     /// The pairs of the last ``update`` that were not pairs before it.

@@ -166,3 +166,61 @@ def test_id_error_names_the_real_cap():
     world.set_boxes(np.array([2**28 - 1]), lo[:1], lo[:1] + 1)
     world.update()
     assert len(world) == 1
+
+
+@pytest.mark.parametrize("threads", [None, 2])
+def test_sleeping_boxes_change_no_pair_and_leave_the_awake_ones(threads):
+    # Boxes fall asleep and wake at random, and sleeping boxes still move
+    # now and then: the pairs and events stay brute force's, and
+    # awake_pairs are those with a box neither asleep nor static.
+    rng = np.random.default_rng(7 + (threads or 1))
+    world = bp.PersistentBroadPhase(margin=0.0, threads=threads)
+    n = 800
+    centers = rng.random((n, 3)) * 15
+    sizes = 0.5 + rng.random((n, 3))
+    ids = np.arange(n)
+    static = rng.random(n) < 0.1
+    for kind in (True, False):
+        pick = ids[static == kind]
+        lo, hi = centers[pick] - sizes[pick] / 2, centers[pick] + sizes[pick] / 2
+        world.set_boxes(pick, lo, hi, static=kind)
+    asleep = np.zeros(n, dtype=bool)
+    before = set()
+    for frame in range(30):
+        # Most of the boxes end up asleep; a few wake each frame.
+        for value, count in ((True, 80), (False, 20)):
+            pick = rng.choice(ids, count, replace=False)
+            world.set_asleep(pick, asleep=value)
+            asleep[pick] = value
+        moving = ids[~static & (~asleep | (rng.random(n) < 0.05))]
+        centers[moving] += rng.standard_normal((len(moving), 3)).astype(centers.dtype) * 0.2
+        lo, hi = centers[moving] - sizes[moving] / 2, centers[moving] + sizes[moving] / 2
+        world.set_boxes(moving, lo.astype(F32), hi.astype(F32))
+        world.update()
+        lo_all = (centers - sizes / 2).astype(F32)
+        hi_all = (centers + sizes / 2).astype(F32)
+        now = {
+            (a, b)
+            for a, b in brute_overlap(lo_all, hi_all).tolist()
+            if not (static[a] and static[b])
+        }
+        assert as_set(world.pairs) == now, frame
+        assert as_set(world.started) == now - before, frame
+        assert as_set(world.ended) == before - now, frame
+        rest = asleep | static
+        awake = {(a, b) for a, b in now if not (rest[a] and rest[b])}
+        assert as_set(world.awake_pairs) == awake, frame
+        before = now
+
+
+def test_set_asleep_names_an_absent_id():
+    world = bp.PersistentBroadPhase()
+    world.set_boxes(np.array([0, 1]), np.zeros((2, 3), F32), np.ones((2, 3), F32))
+    with pytest.raises(ValueError, match=r"ids\[1\] = 5 is not in the broad phase"):
+        world.set_asleep(np.array([0, 5]))
+    world.update()
+    assert as_set(world.awake_pairs) == {(0, 1)}
+    world.set_asleep(np.array([0, 1]))
+    world.update()
+    assert as_set(world.pairs) == {(0, 1)}
+    assert len(world.awake_pairs) == 0
