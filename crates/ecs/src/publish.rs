@@ -48,18 +48,6 @@ pub(crate) fn union_into<'a, T: Copy + Ord>(
     if first.is_empty() {
         return second;
     }
-    scratch.reset();
-    let (mut i, mut j) = (0, 0);
-    while i < first.len() && j < second.len() {
-        if second[j] < first[i] {
-            scratch.push(second[j]);
-            j += 1;
-        } else {
-            scratch.push(first[i]);
-            i += 1;
-        }
-    }
-    scratch.extend_from_slice(&first[i..]);
-    scratch.extend_from_slice(&second[j..]);
+    broadphase_storage::merge_sorted_into(first, second, scratch);
     scratch
 }

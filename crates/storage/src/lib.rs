@@ -51,4 +51,4 @@ pub use glam;
 pub use pool::Pool;
 pub use ray::{QueryError, QueryPart, Ray, Sphere, validate_point};
 pub use region::{RegionTest, planes_hold};
-pub use sorted_union::SortedUnion;
+pub use sorted_union::{SortedUnion, merge_sorted_into};

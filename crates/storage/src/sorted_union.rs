@@ -53,20 +53,7 @@ impl<T: Copy + Ord> SortedUnion<T> {
         let merged = self.merged.get_or_init(|| {
             let mut out =
                 core::mem::take(&mut *self.spare.lock().unwrap_or_else(|e| e.into_inner()));
-            out.reset();
-            out.reserve(first.len() + second.len());
-            let (mut i, mut j) = (0, 0);
-            while i < first.len() && j < second.len() {
-                if second[j] < first[i] {
-                    out.push(second[j]);
-                    j += 1;
-                } else {
-                    out.push(first[i]);
-                    i += 1;
-                }
-            }
-            out.extend_from_slice(&first[i..]);
-            out.extend_from_slice(&second[j..]);
+            merge_sorted_into(first, second, &mut out);
             out
         });
         debug_assert_eq!(merged.len(), first.len() + second.len(), "read without a reset");
@@ -79,6 +66,34 @@ impl<T: Copy + Ord> SortedUnion<T> {
             *self.spare.get_mut().unwrap_or_else(|e| e.into_inner()) = old;
         }
     }
+}
+
+/// Replaces `out` with the merge of `first` and `second`, both sorted:
+/// sorted, the items of `first` before equal ones of `second`.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_storage::{Pool, merge_sorted_into};
+/// let mut out = Pool::new();
+/// merge_sorted_into(&[1, 4, 6], &[2, 5], &mut out);
+/// assert_eq!(out.as_slice(), [1, 2, 4, 5, 6]);
+/// ```
+pub fn merge_sorted_into<T: Copy + Ord>(first: &[T], second: &[T], out: &mut Pool<T>) {
+    out.reset();
+    out.reserve(first.len() + second.len());
+    let (mut i, mut j) = (0, 0);
+    while i < first.len() && j < second.len() {
+        if second[j] < first[i] {
+            out.push(second[j]);
+            j += 1;
+        } else {
+            out.push(first[i]);
+            i += 1;
+        }
+    }
+    out.extend_from_slice(&first[i..]);
+    out.extend_from_slice(&second[j..]);
 }
 
 #[cfg(test)]
