@@ -293,6 +293,39 @@ impl Clone for KeptCandidates {
     }
 }
 
+/// Moves the candidates of `from`, with their touching flags, whose slots
+/// pass `leaves` into `to` (emptied first), keeping the others in `from`;
+/// both stay in order.
+fn split_off(
+    (pairs, touching): (&mut Pool<[Proxy; 2]>, &mut Pool<bool>),
+    (to_pairs, to_touching): (&mut Pool<[Proxy; 2]>, &mut Pool<bool>),
+    leaves: impl Fn([u32; 2]) -> bool,
+) {
+    to_pairs.reset();
+    to_touching.reset();
+    let mut kept = 0;
+    for k in 0..pairs.len() {
+        let (pair, now) = (pairs[k], touching[k]);
+        if leaves(slots_of(pair)) {
+            to_pairs.push(pair);
+            to_touching.push(now);
+        } else {
+            pairs[kept] = pair;
+            touching[kept] = now;
+            kept += 1;
+        }
+    }
+    pairs.truncate(kept);
+    touching.truncate(kept);
+}
+
+/// Replaces `out` with the candidates of `pairs` whose flag says their
+/// boxes touch.
+fn touching_only(pairs: &[[Proxy; 2]], touching: &[bool], out: &mut Pool<[Proxy; 2]>) {
+    out.reset();
+    out.extend(pairs.iter().zip(touching).filter(|(_, now)| **now).map(|(pair, _)| *pair));
+}
+
 /// Merges two sorted candidate lists with their touching flags into
 /// `out`, emptied first.
 fn merge_sorted(
@@ -372,23 +405,9 @@ impl Candidates {
     pub(crate) fn wake(&mut self, disturbed: &Bits) -> bool {
         crate::profile::zone!("persistent: wake resting");
         let Candidates { resting, resting_touching, moving, moving_touching, .. } = self;
-        moving.reset();
-        moving_touching.reset();
-        let mut kept = 0;
-        for k in 0..resting.len() {
-            let (pair, touching) = (resting[k], resting_touching[k]);
-            let [a, b] = slots_of(pair);
-            if disturbed.get(a as usize) | disturbed.get(b as usize) {
-                moving.push(pair);
-                moving_touching.push(touching);
-            } else {
-                resting[kept] = pair;
-                resting_touching[kept] = touching;
-                kept += 1;
-            }
-        }
-        resting.truncate(kept);
-        resting_touching.truncate(kept);
+        split_off((resting, resting_touching), (moving, moving_touching), |[a, b]| {
+            disturbed.get(a as usize) | disturbed.get(b as usize)
+        });
         let woke = !self.moving.is_empty();
         self.join_moving();
         woke
@@ -416,7 +435,6 @@ impl Candidates {
         merge_sorted((pairs, touching), (moving, moving_touching), (next_pairs, next_touching));
         core::mem::swap(pairs, next_pairs);
         core::mem::swap(touching, next_touching);
-        self.resting_pairs.reset();
         self.publish_resting();
     }
 
@@ -426,31 +444,14 @@ impl Candidates {
     pub(crate) fn settle(&mut self, slots: &Slots, events: &mut Events) -> bool {
         crate::profile::zone!("persistent: settle resting");
         let Candidates { pairs, touching, moving, moving_touching, .. } = self;
-        moving.reset();
-        moving_touching.reset();
         let at_rest = &slots.at_rest;
-        let mut kept = 0;
-        for k in 0..pairs.len() {
-            let (pair, now) = (pairs[k], touching[k]);
-            let [a, b] = slots_of(pair);
-            if at_rest.get(a as usize) & at_rest.get(b as usize) {
-                moving.push(pair);
-                moving_touching.push(now);
-            } else {
-                pairs[kept] = pair;
-                touching[kept] = now;
-                kept += 1;
-            }
-        }
-        pairs.truncate(kept);
-        touching.truncate(kept);
+        split_off((pairs, touching), (moving, moving_touching), |[a, b]| {
+            at_rest.get(a as usize) & at_rest.get(b as usize)
+        });
         if moving.is_empty() {
             return false;
         }
-        events.pairs.reset();
-        events
-            .pairs
-            .extend(pairs.iter().zip(touching.iter()).filter(|(_, t)| **t).map(|(p, _)| *p));
+        touching_only(pairs, touching, &mut events.pairs);
         let Candidates {
             resting,
             resting_touching,
@@ -474,10 +475,7 @@ impl Candidates {
     /// Lists the touching resting candidates.
     fn publish_resting(&mut self) {
         let Candidates { resting, resting_touching, resting_pairs, .. } = self;
-        resting_pairs.reset();
-        resting_pairs.extend(
-            resting.iter().zip(resting_touching.iter()).filter(|(_, t)| **t).map(|(p, _)| *p),
-        );
+        touching_only(resting, resting_touching, resting_pairs);
     }
 
     /// Replaces every candidate with `fresh` (slots, each once, in any
