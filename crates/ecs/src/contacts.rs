@@ -574,23 +574,48 @@ impl Pass<'_> {
         };
         // Each piece starts at its own shard; a busy shard waits for the
         // second round.
-        let first = piece * shards / self.pieces;
-        let mut busy = 0u64;
-        for k in 0..shards {
-            let shard = (first + k) & (shards - 1);
-            if starts[shard] == ends[shard] {
-                continue;
-            }
-            match self.shards[shard].0.try_lock() {
-                Some(mut locked) => hand_in(shard, &mut ends[shard], &mut locked),
-                None => busy |= 1 << shard,
-            }
+        let filled = filled_buckets(&starts[..shards], &ends[..shards]);
+        lock_each(self.shards, piece * shards / self.pieces, filled, |shard, locked| {
+            hand_in(shard, &mut ends[shard], locked);
+        });
+    }
+}
+
+/// A bit per shard whose bucket (`starts[s]..ends[s]`) holds something.
+fn filled_buckets(starts: &[usize], ends: &[usize]) -> u64 {
+    starts
+        .iter()
+        .zip(ends)
+        .enumerate()
+        .fold(0, |mask, (s, (start, end))| mask | (u64::from(start != end) << s))
+}
+
+/// Calls `hand_in(shard, locked)` once for each shard of the `filled`
+/// mask, under the shard's lock, starting at shard `first` and wrapping:
+/// first every shard it can lock without waiting (`try_lock`), then,
+/// waiting, the busy ones. A piece locks each shard once for its whole
+/// bucket; a lock per pair would cost more than the work it guards.
+fn lock_each(
+    shards: &[Padded<Mutex<Shard>>],
+    first: usize,
+    filled: u64,
+    mut hand_in: impl FnMut(usize, &mut Shard),
+) {
+    let mut busy = 0u64;
+    for k in 0..shards.len() {
+        let shard = (first + k) & (shards.len() - 1);
+        if filled >> shard & 1 == 0 {
+            continue;
         }
-        while busy != 0 {
-            let shard = busy.trailing_zeros() as usize;
-            busy &= busy - 1;
-            hand_in(shard, &mut ends[shard], &mut self.shards[shard].0.lock());
+        match shards[shard].0.try_lock() {
+            Some(mut locked) => hand_in(shard, &mut locked),
+            None => busy |= 1 << shard,
         }
+    }
+    while busy != 0 {
+        let shard = busy.trailing_zeros() as usize;
+        busy &= busy - 1;
+        hand_in(shard, &mut shards[shard].0.lock());
     }
 }
 
@@ -657,25 +682,10 @@ impl<'a> PatchPass<'a> {
                 *cursor += 1;
             }
         }
-        let first = piece * shards / self.pieces;
-        let mut busy = 0u64;
-        for k in 0..shards {
-            let shard = (first + k) & (shards - 1);
-            let bucket = &changes[starts[shard]..ends[shard]];
-            if bucket.is_empty() {
-                continue;
-            }
-            match self.shards[shard].0.try_lock() {
-                Some(mut locked) => _ = locked.changes.extend_from_slice(bucket),
-                None => busy |= 1 << shard,
-            }
-        }
-        while busy != 0 {
-            let shard = busy.trailing_zeros() as usize;
-            busy &= busy - 1;
-            let bucket = &changes[starts[shard]..ends[shard]];
-            self.shards[shard].0.lock().changes.extend_from_slice(bucket);
-        }
+        let filled = filled_buckets(&starts[..shards], &ends[..shards]);
+        lock_each(self.shards, piece * shards / self.pieces, filled, |shard, locked| {
+            locked.changes.extend_from_slice(&changes[starts[shard]..ends[shard]]);
+        });
     }
 }
 
