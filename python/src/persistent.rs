@@ -110,6 +110,25 @@ impl PersistentBroadPhase {
 
     /// Refuses queries of another column count than the boxes set so far
     /// (any, while none were).
+    /// The handles of `ids`, or the error naming the first id that is not
+    /// present.
+    fn live_proxies(&self, ids: &[u32]) -> PyResult<Vec<Proxy>> {
+        let mut proxies = Vec::with_capacity(ids.len());
+        for (position, &id) in ids.iter().enumerate() {
+            match self.live(id) {
+                Some(proxy) => proxies.push(proxy),
+                None => {
+                    return Err(bad_row(
+                        "id",
+                        position,
+                        format!("ids[{position}] = {id} is not in the broad phase"),
+                    ));
+                }
+            }
+        }
+        Ok(proxies)
+    }
+
     fn check_dims(&self, coords: &Coords<'_>, name: &str) -> PyResult<()> {
         match self.dims {
             Some(dims) if dims != coords.dims() => Err(PyValueError::new_err(format!(
@@ -265,19 +284,7 @@ impl PersistentBroadPhase {
     fn remove(&mut self, ids: &Bound<'_, PyAny>) -> PyResult<()> {
         let ids = id_array(ids, "ids", "id", MAX_ID)?;
         Self::check_ids(&ids)?;
-        let mut proxies = Vec::with_capacity(ids.len());
-        for (position, &id) in ids.iter().enumerate() {
-            match self.live(id) {
-                Some(proxy) => proxies.push(proxy),
-                None => {
-                    return Err(bad_row(
-                        "id",
-                        position,
-                        format!("ids[{position}] = {id} is not in the broad phase"),
-                    ));
-                }
-            }
-        }
+        let proxies = self.live_proxies(&ids)?;
         self.world.remove_many(&proxies).map_err(proxy_error)?;
         for id in ids {
             self.handles[id as usize] = None;
@@ -300,19 +307,7 @@ impl PersistentBroadPhase {
     #[pyo3(signature = (ids, asleep = true))]
     fn set_asleep(&mut self, ids: &Bound<'_, PyAny>, asleep: bool) -> PyResult<()> {
         let ids = id_array(ids, "ids", "id", MAX_ID)?;
-        let mut proxies = Vec::with_capacity(ids.len());
-        for (position, &id) in ids.iter().enumerate() {
-            match self.live(id) {
-                Some(proxy) => proxies.push(proxy),
-                None => {
-                    return Err(bad_row(
-                        "id",
-                        position,
-                        format!("ids[{position}] = {id} is not in the broad phase"),
-                    ));
-                }
-            }
-        }
+        let proxies = self.live_proxies(&ids)?;
         for proxy in proxies {
             self.world.set_asleep(proxy, asleep).map_err(proxy_error)?;
         }
