@@ -70,6 +70,20 @@ impl Grid {
             self.dims
         )))
     }
+
+    /// The rays of `origins`, `dirs` and `max_t`, checked (as
+    /// ``cast_rays`` documents) and of this structure's columns.
+    fn rays_of(
+        &self,
+        origins: &Bound<'_, PyAny>,
+        dirs: &Bound<'_, PyAny>,
+        max_t: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<broadphase::query::Ray>> {
+        let (origins, dirs) =
+            (Coords::extract(origins, "origins")?, Coords::extract(dirs, "dirs")?);
+        self.check_dims(&origins, "origins")?;
+        rays(&origins, &dirs, max_t)
+    }
 }
 
 #[pymethods]
@@ -242,10 +256,7 @@ impl Grid {
         threads: Option<i64>,
     ) -> PyResult<FirstHitArrays<'py>> {
         let jobs = job_system(threads)?;
-        let (origins, dirs) =
-            (Coords::extract(origins, "origins")?, Coords::extract(dirs, "dirs")?);
-        self.check_dims(&origins, "origins")?;
-        let rays = rays(&origins, &dirs, max_t)?;
+        let rays = self.rays_of(origins, dirs, max_t)?;
         let grid = &self.grid;
         let (index, t) = detached(py, move || -> PyResult<(Vec<i64>, Vec<f32>)> {
             let mut hits = Vec::new();
@@ -295,10 +306,7 @@ impl Grid {
         threads: Option<i64>,
     ) -> PyResult<RayHitArrays<'py>> {
         let jobs = job_system(threads)?;
-        let (origins, dirs) =
-            (Coords::extract(origins, "origins")?, Coords::extract(dirs, "dirs")?);
-        self.check_dims(&origins, "origins")?;
-        let rays = rays(&origins, &dirs, max_t)?;
+        let rays = self.rays_of(origins, dirs, max_t)?;
         let grid = &self.grid;
         let rows = detached(py, move || grid_rays_hits(&jobs, grid, &rays))??;
         Ok(rows.into_arrays(py))

@@ -139,6 +139,20 @@ impl PersistentBroadPhase {
         }
     }
 
+    /// The rays of `origins`, `dirs` and `max_t`, checked (as
+    /// ``cast_rays`` documents) and of this structure's columns.
+    fn rays_of(
+        &self,
+        origins: &Bound<'_, PyAny>,
+        dirs: &Bound<'_, PyAny>,
+        max_t: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<broadphase::query::Ray>> {
+        let (origins, dirs) =
+            (Coords::extract(origins, "origins")?, Coords::extract(dirs, "dirs")?);
+        self.check_dims(&origins, "origins")?;
+        rays(&origins, &dirs, max_t)
+    }
+
     /// The CSR rows of ids that `batch` fills on a view of the current
     /// boxes, on this broad phase's threads, with the interpreter released.
     fn id_rows<'py>(
@@ -463,10 +477,7 @@ impl PersistentBroadPhase {
         dirs: &Bound<'py, PyAny>,
         max_t: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<FirstHitArrays<'py>> {
-        let (origins, dirs) =
-            (Coords::extract(origins, "origins")?, Coords::extract(dirs, "dirs")?);
-        self.check_dims(&origins, "origins")?;
-        let rays = rays(&origins, &dirs, max_t)?;
+        let rays = self.rays_of(origins, dirs, max_t)?;
         let jobs = job_system(self.threads)?;
         let world = &mut self.world;
         let (id, t) = detached(py, move || -> PyResult<(Vec<i64>, Vec<f32>)> {
@@ -499,10 +510,7 @@ impl PersistentBroadPhase {
         dirs: &Bound<'py, PyAny>,
         max_t: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<RayHitArrays<'py>> {
-        let (origins, dirs) =
-            (Coords::extract(origins, "origins")?, Coords::extract(dirs, "dirs")?);
-        self.check_dims(&origins, "origins")?;
-        let rays = rays(&origins, &dirs, max_t)?;
+        let rays = self.rays_of(origins, dirs, max_t)?;
         let jobs = job_system(self.threads)?;
         let columns = self.handles.len();
         let world = &mut self.world;
