@@ -17,6 +17,11 @@ The Rust crate ``broadphase`` behind numpy's idiom: arrays in, arrays out.
   of a simulation, with the pairs that started and ended at each step,
   and the same queries as ``Grid`` on the boxes as they stand.
 
+Pair arrays own memory that comes back to the package when Python frees
+them, and the next call writes its pairs there: a loop that drops each
+step's pairs reuses one buffer. ``release_pooled_memory()`` frees what is
+kept.
+
 Coordinates are float32 or float64 arrays of shape ``(n, 3)`` or
 ``(n, 2)``; the work runs in float32 (see each function for how float64 is
 rounded). Bad input raises ``ValueError`` naming the first bad row. Every
@@ -36,6 +41,7 @@ from ._broadphase import (
     neighbor_pairs,
     neighbors_of,
     overlap_pairs,
+    release_pooled_memory,
     sphere_pairs,
 )
 
@@ -53,5 +59,6 @@ __all__ = [
     "neighbor_pairs",
     "neighbors_of",
     "overlap_pairs",
+    "release_pooled_memory",
     "sphere_pairs",
 ]

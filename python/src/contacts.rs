@@ -94,7 +94,7 @@ pub(crate) fn sphere_pairs<'py>(
     let pairs = detached(py, move || -> PyResult<Vec<[u32; 2]>> {
         let mut grid = MultiLevelGrid::default();
         grid.build_spheres(&centers, &radii).map_err(point_error)?;
-        let mut pairs = Vec::new();
+        let mut pairs = crate::pool::take();
         grid.contacts(&mut pairs);
         Ok(join_pairs(vec![pairs], n, sort))
     })??;

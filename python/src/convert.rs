@@ -7,10 +7,10 @@
 
 use broadphase::Aabb;
 use broadphase::glam::Vec3;
-use numpy::ndarray::{Array2, ArrayView2};
+use numpy::ndarray::ArrayView2;
 use numpy::{
-    IntoPyArray, PyArray1, PyArray2, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray2,
-    PyUntypedArray, PyUntypedArrayMethods,
+    PyArray1, PyArray2, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray2, PyUntypedArray,
+    PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -550,13 +550,11 @@ pub(crate) fn ids(obj: &Bound<'_, PyAny>, name: &str, what: &str, max: u32) -> P
     Err(PyValueError::new_err(format!("{name} has dtype {}, expected integers", array.dtype())))
 }
 
-/// Pairs as an `(m, 2)` uint32 array, without a copy.
+/// Pairs as an `(m, 2)` uint32 array, without a copy: the array owns
+/// `pairs`' memory, which goes back to the pool when Python frees it.
 pub(crate) fn pairs_array(
     py: Python<'_>,
     pairs: Vec<[u32; 2]>,
 ) -> PyResult<Bound<'_, PyArray2<u32>>> {
-    let m = pairs.len();
-    let flat = pairs.into_flattened();
-    let array = Array2::from_shape_vec((m, 2), flat).map_err(crate::threads::failed)?;
-    Ok(array.into_pyarray(py))
+    crate::pool::pairs_array(py, pairs)
 }

@@ -14,6 +14,7 @@ mod neighbors;
 mod order;
 mod pairs;
 mod persistent;
+mod pool;
 mod query_sets;
 mod regions;
 mod shapes;
@@ -27,6 +28,7 @@ use pyo3::prelude::*;
 fn _broadphase(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(threads::_stop_workers_before_fork, m)?)?;
+    m.add_function(wrap_pyfunction!(pool::release_pooled_memory, m)?)?;
     m.add_function(wrap_pyfunction!(pairs::overlap_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(pairs::_time_overlap_pairs, m)?)?;
     m.add_function(wrap_pyfunction!(neighbors::neighbor_pairs, m)?)?;

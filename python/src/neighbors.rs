@@ -203,7 +203,7 @@ fn pairs_of<S: NeighborSearch + Sync>(
     // One thread writes one list: pieces would only be joined by a copy of
     // every pair. More threads take four pieces each, for balance.
     let pieces = if jobs.threads() == 1 { 1 } else { (jobs.threads() * 4).min(len / 4096).max(1) };
-    let mut parts = vec![Vec::new(); pieces];
+    let mut parts: Vec<_> = (0..pieces).map(|_| crate::pool::take()).collect();
     if pieces == 1 {
         search.for_each_neighbor_pair(|a, b| parts[0].push([a.min(b), a.max(b)]));
         return Ok(parts);
@@ -262,20 +262,18 @@ pub(crate) fn with_structure<T>(
     hash_then: impl FnOnce(&SpatialHash) -> PyResult<T>,
 ) -> PyResult<T> {
     match structure(&input.points, input.r) {
-        Structure::Grid => {
-            let mut grid = CountingSortGrid::default();
+        Structure::Grid => crate::pool::with_grid(|grid| {
             if jobs.threads() > 1 {
                 grid.build_parallel(jobs, &input.points, input.r).map_err(build_error)?;
             } else {
                 grid.build(&input.points, input.r).map_err(point_error)?;
             }
-            grid_then(&grid)
-        }
-        Structure::Hash => {
-            let mut hash = SpatialHash::default();
+            grid_then(grid)
+        }),
+        Structure::Hash => crate::pool::with_hash(|hash| {
             hash.build(&input.points, input.r).map_err(point_error)?;
-            hash_then(&hash)
-        }
+            hash_then(hash)
+        }),
     }
 }
 
@@ -342,7 +340,7 @@ pub(crate) fn neighbor_pairs<'py>(
             Some(domain) => {
                 let mut grid = PeriodicGrid::default();
                 grid.build(domain, &input.points, input.r).map_err(periodic_error)?;
-                let mut pairs = Vec::new();
+                let mut pairs = crate::pool::take();
                 grid.for_each_neighbor_pair(|a, b| pairs.push([a.min(b), a.max(b)]));
                 vec![pairs]
             }

@@ -20,7 +20,15 @@ pub(crate) fn join_pairs(parts: Vec<Vec<[u32; 2]>>, n: usize, sort: bool) -> Vec
     let m: usize = parts.iter().map(Vec::len).sum();
     let joined = |mut parts: Vec<Vec<[u32; 2]>>| match parts.len() {
         1 => parts.pop().unwrap_or_default(),
-        _ => parts.concat(),
+        _ => {
+            let mut all = crate::pool::take();
+            all.reserve(m);
+            for part in parts {
+                all.extend_from_slice(&part);
+                crate::pool::give_back(part);
+            }
+            all
+        }
     };
     if !sort {
         return joined(parts);
@@ -41,13 +49,14 @@ pub(crate) fn join_pairs(parts: Vec<Vec<[u32; 2]>>, n: usize, sort: bool) -> Vec
         start[i + 1] += start[i];
     }
     let mut next = start.clone();
-    let mut out = vec![[0u32; 2]; m];
+    let mut out = crate::pool::take();
+    out.resize(m, [0; 2]);
     for &pair in parts.iter().flatten() {
         let slot = &mut next[pair[0] as usize];
         out[*slot as usize] = pair;
         *slot += 1;
     }
-    drop(parts);
+    parts.into_iter().for_each(crate::pool::give_back);
     for run in start.windows(2) {
         let (from, to) = (run[0] as usize, run[1] as usize);
         if to - from > 1 {

@@ -58,7 +58,7 @@ pub(crate) fn overlap_pairs<'py>(
     let jobs = job_system(threads)?;
     let boxes = boxes(&Coords::extract(mins, "mins")?, &Coords::extract(maxs, "maxs")?, "box")?;
     let pairs = detached(py, move || -> PyResult<Vec<[u32; 2]>> {
-        let mut pairs = Vec::new();
+        let mut pairs = crate::pool::take();
         GridTree::default().try_find_pairs(&jobs, &boxes, &mut pairs).map_err(failed)?;
         Ok(join_pairs(vec![pairs], boxes.len(), sort))
     })??;

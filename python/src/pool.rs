@@ -1,0 +1,136 @@
+//! Pair buffers and neighbor structures kept between calls.
+//!
+//! A million points give some 15 million pairs: 117 MB that a fresh
+//! buffer pays for page by page as it is first written (in a VM, about as
+//! long as finding the pairs). A pair array handed to Python owns its
+//! buffer through a [`PooledPairs`]; when Python frees the array, the
+//! buffer comes back here, and the next call writes into memory that is
+//! already mapped. A loop that drops each frame's pairs before asking for
+//! the next (the usual game or simulation step) reuses one buffer.
+//!
+//! The neighbor searches' grids and hashes are kept the same way: a
+//! structure rebuilt over warm buffers allocates nothing.
+//!
+//! The pool keeps at most [`KEPT`] pair buffers and [`KEPT_STRUCTURES`]
+//! structures of each kind; `release_pooled_memory()` empties it.
+
+use broadphase::neighbors::{CountingSortGrid, SpatialHash};
+use numpy::PyArray2;
+use numpy::ndarray::ArrayView2;
+use pyo3::prelude::*;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+/// Most buffers kept: a result and the pieces a parallel search fills.
+const KEPT: usize = 16;
+
+/// Freed pair buffers, emptied, ready to be written again.
+static FREE: Mutex<Vec<Vec<[u32; 2]>>> = Mutex::new(Vec::new());
+
+/// Most structures of one kind kept: one per Python thread searching at
+/// once, for a few threads.
+const KEPT_STRUCTURES: usize = 2;
+
+/// Grids and hashes between calls.
+static GRIDS: Mutex<Vec<CountingSortGrid>> = Mutex::new(Vec::new());
+static HASHES: Mutex<Vec<SpatialHash>> = Mutex::new(Vec::new());
+
+/// `f` on a structure from `pool` (or a new one), which then goes back.
+/// A structure whose call failed or panicked is not kept.
+fn with_pooled<S: Default, T, E>(
+    pool: &Mutex<Vec<S>>,
+    f: impl FnOnce(&mut S) -> Result<T, E>,
+) -> Result<T, E> {
+    let taken = pool.lock().unwrap_or_else(PoisonError::into_inner).pop();
+    let mut structure = taken.unwrap_or_default();
+    let result = f(&mut structure)?;
+    let mut pool = pool.lock().unwrap_or_else(PoisonError::into_inner);
+    if pool.len() < KEPT_STRUCTURES {
+        pool.push(structure);
+    }
+    Ok(result)
+}
+
+/// `f` on a counting-sort grid kept between calls.
+pub(crate) fn with_grid<T, E>(
+    f: impl FnOnce(&mut CountingSortGrid) -> Result<T, E>,
+) -> Result<T, E> {
+    with_pooled(&GRIDS, f)
+}
+
+/// `f` on a spatial hash kept between calls.
+pub(crate) fn with_hash<T, E>(f: impl FnOnce(&mut SpatialHash) -> Result<T, E>) -> Result<T, E> {
+    with_pooled(&HASHES, f)
+}
+
+/// The pool (a panic while it was held left nothing half done in it).
+fn free() -> MutexGuard<'static, Vec<Vec<[u32; 2]>>> {
+    FREE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// An empty pair buffer: the pool's largest, or a new one.
+pub(crate) fn take() -> Vec<[u32; 2]> {
+    let mut free = free();
+    let largest = (0..free.len()).max_by_key(|&i| free[i].capacity());
+    largest.map(|i| free.swap_remove(i)).unwrap_or_default()
+}
+
+/// Gives `pairs`' memory back to the pool (dropped if the pool is full
+/// and it is smaller than every buffer there).
+pub(crate) fn give_back(mut pairs: Vec<[u32; 2]>) {
+    if pairs.capacity() == 0 {
+        return;
+    }
+    pairs.clear();
+    let mut free = free();
+    if free.len() < KEPT {
+        free.push(pairs);
+    } else if let Some(smallest) = (0..free.len()).min_by_key(|&i| free[i].capacity())
+        && free[smallest].capacity() < pairs.capacity()
+    {
+        free[smallest] = pairs;
+    }
+}
+
+/// Frees every pair buffer and neighbor structure kept for reuse between
+/// calls; returns the pair buffers' bytes freed.
+///
+/// Pair arrays returned earlier and still alive are not affected: their
+/// memory comes back to the pool when Python frees them.
+#[pyfunction]
+pub(crate) fn release_pooled_memory() -> usize {
+    GRIDS.lock().unwrap_or_else(PoisonError::into_inner).clear();
+    HASHES.lock().unwrap_or_else(PoisonError::into_inner).clear();
+    let freed = std::mem::take(&mut *free());
+    freed.iter().map(|pairs| pairs.capacity() * size_of::<[u32; 2]>()).sum()
+}
+
+/// The owner of a pair array's memory: gives it back to the pool when
+/// Python frees the array.
+#[pyclass(frozen)]
+pub(crate) struct PooledPairs {
+    pairs: Vec<[u32; 2]>,
+}
+
+impl Drop for PooledPairs {
+    fn drop(&mut self) {
+        give_back(std::mem::take(&mut self.pairs));
+    }
+}
+
+/// Pairs as an `(m, 2)` uint32 array over `pairs`' own memory, which goes
+/// back to the pool when the array is freed.
+pub(crate) fn pairs_array(
+    py: Python<'_>,
+    pairs: Vec<[u32; 2]>,
+) -> PyResult<Bound<'_, PyArray2<u32>>> {
+    let owner = Bound::new(py, PooledPairs { pairs })?;
+    let flat = owner.get().pairs.as_flattened();
+    let view = ArrayView2::from_shape((flat.len() / 2, 2), flat).map_err(crate::threads::failed)?;
+    // SAFETY: the array reads `owner`'s buffer and keeps `owner` alive as
+    // its base. `PooledPairs` is frozen and its buffer is neither changed
+    // nor moved until it is dropped, which Python does only after the
+    // array and every view of it are gone.
+    #[allow(unsafe_code)]
+    let array = unsafe { PyArray2::borrow_from_array(&view, owner.clone().into_any()) };
+    Ok(array)
+}
