@@ -78,3 +78,26 @@ fn many_ranges_are_joined_on_the_calling_thread() {
         assert_eq!(lists.indices(), single.indices(), "{threads} threads: entries differ");
     }
 }
+
+/// Warm frames copy each range out as soon as the ranges before it are
+/// placed, into the room the output kept; a frame whose answer outgrows
+/// that room places the rest after the search. Answers that grow past
+/// the room, shrink, and grow again, with the same output reused, each
+/// equal the one-thread lists.
+#[test]
+fn reused_lists_give_each_frame_its_own_answer_as_answers_grow_and_shrink() {
+    let points = clustered(4_000, 23);
+    let mut grid = CountingSortGrid::default();
+    let (mut parallel, mut lists, mut single) =
+        (ParallelNeighborLists::default(), NeighborLists::default(), NeighborLists::default());
+    for threads in [2, 4] {
+        let jobs = JobSystem::new(threads);
+        for radius in [0.5, 0.5, 1.5, 1.0, 0.2, 1.6, 1.6, 0.0] {
+            grid.build(&points, radius).unwrap();
+            grid.sorted_neighbor_lists(0..grid.len(), &mut single);
+            parallel.fill(&jobs, &grid, &mut lists).unwrap();
+            assert_eq!(lists.offsets(), single.offsets(), "radius {radius}: row offsets differ");
+            assert_eq!(lists.indices(), single.indices(), "radius {radius}: entries differ");
+        }
+    }
+}
