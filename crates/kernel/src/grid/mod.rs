@@ -19,6 +19,8 @@ mod quantize;
 mod query;
 #[allow(unsafe_code, reason = "AVX2 ray walk by token; an uninit stack of nodes")]
 mod ray;
+#[allow(unsafe_code, reason = "the AVX2 first-hit walk by token; an uninit stack of nodes")]
+mod ray_tree;
 mod region;
 #[cfg(feature = "serde")]
 mod serialize;

@@ -7,7 +7,7 @@ use super::leaf::{Corners, unflip};
 use super::quantize::{Cell, Item, LEVELS, WorldSteps};
 use super::query::leaf_hits;
 use super::split::AXIS_CELLS;
-use broadphase_storage::{FastUnique, QueryError, Ray};
+use broadphase_storage::{Aabb, FastUnique, QueryError, Ray};
 use core::mem::MaybeUninit;
 
 /// Distinct boxes an all-hits ray remembers with [`RayDedup::FastUnique`]:
@@ -236,7 +236,9 @@ impl AdaptiveGrid {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn cast_ray(&self, ray: &Ray) -> Result<Option<(u32, f32)>, QueryError> {
-        self.cast_ray_where(ray, |id| ray.entry(&self.boxes[id as usize]))
+        // The tree's leaves hold the boxes' own bounds: no load from the
+        // kept boxes.
+        self.first_hit(ray, |_, kept| ray.entry(kept))
     }
 
     /// [`cast_ray`](Self::cast_ray) with the caller's test: `entry(id)` is
@@ -270,19 +272,28 @@ impl AdaptiveGrid {
         ray: &Ray,
         mut entry: impl FnMut(u32) -> Option<f32>,
     ) -> Result<Option<(u32, f32)>, QueryError> {
+        self.first_hit(ray, |id, _| entry(id))
+    }
+
+    /// The first hit through the rays' tree (built now if this build has
+    /// none yet), with the node test this CPU runs fastest.
+    fn first_hit(
+        &self,
+        ray: &Ray,
+        entry: impl FnMut(u32, &Aabb) -> Option<f32>,
+    ) -> Result<Option<(u32, f32)>, QueryError> {
         ray.validate()?;
-        let mut best: Option<(f32, u32)> = None;
-        self.walk_ray(ray, |id| {
-            if let Some(t) = entry(id)
-                && best.is_none_or(|(best_t, best_id)| (t, id) < (best_t, best_id))
-            {
-                best = Some((t, id));
-            }
-            // Every exact entry that rounds to the best `t` lies below the
-            // next `f32`: cells that start at or past it cannot win.
-            best.map(|(t, _)| f64::from(t.next_up()))
-        });
-        Ok(best.map(|(t, id)| (id, t)))
+        if !self.kept {
+            return Ok(None);
+        }
+        let tree = self.ray_tree.get(&self.boxes);
+        #[cfg(simd)]
+        if let Some(avx2) = self.kernel.avx2() {
+            // SAFETY: the token proves the CPU check passed.
+            let best = unsafe { tree.first_hit_avx2(avx2, ray, entry) };
+            return Ok(best.map(|(t, id)| (id, t)));
+        }
+        Ok(tree.first_hit(ray, entry).map(|(t, id)| (id, t)))
     }
 
     /// Every box `ray` hits, as `(index, entry t)` ([`Ray::entry`]), into
