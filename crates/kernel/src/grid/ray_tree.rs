@@ -3,45 +3,39 @@
 //! next one.
 //!
 //! The grid's leaves are cells, not the hulls of what they hold: a long ray
-//! crosses many leaves holding nothing it meets. This tree's nodes are the
-//! hulls of their boxes, eight children each, their bounds stored axis by
-//! axis so one pass over eight lanes tests all children (compiled for AVX2
-//! where the grid's kernel is, the same code either way). Its leaves' lanes
-//! are the boxes themselves.
+//! crosses many leaves holding nothing it meets. This tree's nodes hold the
+//! hulls of their eight children, axis by axis, so one pass over eight
+//! lanes tests them all ([`ray_lanes`](super::ray_lanes)); a leaf's lanes
+//! are the boxes themselves. The walk takes the nearest child first, asks
+//! for the others' cache lines while it descends, and skips a node that
+//! starts past the best hit so far.
 //!
-//! It is built bottom up from the order the grid's leaves already hold the
-//! boxes in (a depth-first walk of 4×4×4 blocks, near enough a Morton
-//! order): each box at its first slot, eight neighbours to a leaf node, eight
-//! neighbouring nodes to a parent. No sort, and nothing of it is read by
-//! pairs or box queries: a build pays nothing for it.
-//!
-//! The node test is a filter in `f64` with the exact test's widened error
-//! (see `SLACK` in `ray.rs`): it never skips a box [`Ray::entry`] hits.
+//! The build splits the boxes at the median of their centers across the
+//! axis where they spread most, into runs of full subtrees: every node is
+//! full but those at the end of a level. Nothing of it is read by pairs or
+//! box queries, and nothing is built until a first-hit ray asks: a build
+//! pays nothing for it.
 
+use super::ray_lanes::{Lanes, Lanes32, TAME};
 use broadphase_storage::{Aabb, Ray, SENTINEL_ID};
 use core::mem::MaybeUninit;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// Children per node.
-const WIDTH: usize = 8;
+pub(super) const WIDTH: usize = 8;
 
 /// Nodes that can wait at once: at most `WIDTH - 1` siblings per level
 /// above the node being tested, and a tree of `u32::MAX` boxes has 11
 /// levels.
 const STACK: usize = 128;
 
-/// The relative error the node test allows for in every `t` it computes:
-/// as in the grid's walk, far above the three roundings of `f64` in a
-/// slab `t` here (2^-53 each) and the two in [`Ray::entry`]'s.
-const SLACK: f64 = 1.0 / (1u64 << 46) as f64;
-
 /// Eight children's boxes, axis by axis, and what they are. A lane past
 /// `count` has an empty box (`lo` +inf, `hi` -inf), which every ray misses.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C, align(64))]
 pub(crate) struct WideNode {
-    lo: [[f32; WIDTH]; 3],
-    hi: [[f32; WIDTH]; 3],
+    pub(super) lo: [[f32; WIDTH]; 3],
+    pub(super) hi: [[f32; WIDTH]; 3],
     /// Box ids in a leaf node, node indices otherwise.
     child: [u32; WIDTH],
     count: u32,
@@ -62,6 +56,16 @@ impl WideNode {
         let lo = self.lo.map(|axis| axis.iter().copied().fold(f32::INFINITY, f32::min));
         let hi = self.hi.map(|axis| axis.iter().copied().fold(f32::NEG_INFINITY, f32::max));
         Aabb { min: lo.into(), max: hi.into() }
+    }
+
+    /// A leaf over `boxes` (at most [`WIDTH`]), lane `i` holding box
+    /// `ids[i]`.
+    pub(super) fn leaf(boxes: impl ExactSizeIterator<Item = (u32, Aabb)>) -> WideNode {
+        let mut node = WideNode { count: boxes.len() as u32, leaf: true, ..WideNode::EMPTY };
+        for (lane, (id, bounds)) in boxes.enumerate() {
+            node.set(lane, id, &bounds);
+        }
+        node
     }
 
     /// The box of one lane: a box's own bounds in a leaf.
@@ -93,6 +97,9 @@ struct Centered {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct RayTree {
     nodes: Vec<WideNode>,
+    /// Whether every box lies within [`TAME`] of the origin (the `f32`
+    /// node test's domain).
+    tame: bool,
     /// The boxes being split (build scratch).
     items: Vec<Centered>,
 }
@@ -111,8 +118,10 @@ impl RayTree {
             return;
         }
         let mut items = core::mem::take(&mut self.items);
-        self.node(&mut items, boxes);
+        let root = self.node(&mut items, boxes);
         self.items = items;
+        let hull = self.nodes[root as usize].hull();
+        self.tame = hull.min.abs().max(hull.max.abs()).max_element() <= TAME;
     }
 
     /// The node over `items` (reordered), after every node under it;
@@ -121,13 +130,10 @@ impl RayTree {
     /// power of `WIDTH` that needs no more than `WIDTH` of them: every node
     /// below is full but those at the end of a level.
     fn node(&mut self, items: &mut [Centered], boxes: &[Aabb]) -> u32 {
-        let mut node = WideNode { count: items.len().min(WIDTH) as u32, ..WideNode::EMPTY };
-        if items.len() <= WIDTH {
-            node.leaf = true;
-            for (lane, item) in items.iter().enumerate() {
-                node.set(lane, item.id, &boxes[item.id as usize]);
-            }
+        let node = if items.len() <= WIDTH {
+            WideNode::leaf(items.iter().map(|item| (item.id, boxes[item.id as usize])))
         } else {
+            let mut node = WideNode::EMPTY;
             let mut size = WIDTH;
             while size * WIDTH < items.len() {
                 size *= WIDTH;
@@ -139,7 +145,8 @@ impl RayTree {
                 let hull = self.nodes[child as usize].hull();
                 node.set(lane, child, &hull);
             }
-        }
+            node
+        };
         self.nodes.push(node);
         (self.nodes.len() - 1) as u32
     }
@@ -159,6 +166,7 @@ impl RayTree {
 
     /// Copies `source`'s tree into these buffers.
     fn copy_from(&mut self, source: &RayTree) {
+        self.tame = source.tame;
         self.nodes.clear();
         self.nodes.extend_from_slice(&source.nodes);
     }
@@ -245,132 +253,6 @@ fn split(items: &mut [Centered], size: usize) {
     split(right, size);
 }
 
-/// The ray as the node test reads it, per axis: which bound the ray meets
-/// first, where `t` is measured from for each bound, and `1 / dir`.
-struct Lanes {
-    /// Whether the ray meets a slab at its `hi` first (it moves down).
-    down: [bool; 3],
-    /// The origin for the first bound met and for the other: the origin,
-    /// except on an axis the ray does not move along (see [`Lanes::of`]).
-    near_origin: [f64; 3],
-    far_origin: [f64; 3],
-    inverse: [f64; 3],
-    /// The largest `t` of a hit: `max_t`, or the largest finite `f64`
-    /// (every hit of the exact test starts at a finite `t`).
-    cap: f64,
-}
-
-impl Lanes {
-    fn of(ray: &Ray) -> Self {
-        let origin = ray.origin.to_array().map(f64::from);
-        let dir = ray.dir.to_array().map(f64::from);
-        // On an axis the ray does not move along, `1 / dir` is +inf and
-        // the bounds are measured from just above the origin (`lo`) and
-        // just below it (`hi`): never 0, since a box's bound is an `f32` and
-        // these are not. A box's `lo` then gives -inf if at or below the
-        // origin, +inf if above; its `hi` +inf if at or above, -inf if
-        // below: the slab holds the ray for every `t` or for none, as in
-        // the exact test, and no product is NaN.
-        let still = dir.map(|d| d == 0.0);
-        Lanes {
-            down: dir.map(|d| d < 0.0),
-            near_origin: [0, 1, 2].map(|a| if still[a] { origin[a].next_up() } else { origin[a] }),
-            far_origin: [0, 1, 2].map(|a| if still[a] { origin[a].next_down() } else { origin[a] }),
-            inverse: dir.map(|d| if d == 0.0 { f64::INFINITY } else { 1.0 / d }),
-            cap: f64::from(ray.max_t).min(f64::MAX),
-        }
-    }
-
-    /// Where the ray enters each lane's box (widened by the allowed
-    /// error), and the lanes it meets before `limit`: a lane it misses, or
-    /// enters at or past `limit`, holds no hit the exact test puts before
-    /// `limit`.
-    #[inline(always)]
-    fn test(&self, node: &WideNode, limit: f64) -> ([f64; WIDTH], u32) {
-        let mut first = [0.0f64; WIDTH];
-        let mut last = [self.cap; WIDTH];
-        for axis in 0..3 {
-            let (near, far) = if self.down[axis] {
-                (&node.hi[axis], &node.lo[axis])
-            } else {
-                (&node.lo[axis], &node.hi[axis])
-            };
-            let (o_near, o_far, inverse) =
-                (self.near_origin[axis], self.far_origin[axis], self.inverse[axis]);
-            for lane in 0..WIDTH {
-                let enter = (f64::from(near[lane]) - o_near) * inverse;
-                let leave = (f64::from(far[lane]) - o_far) * inverse;
-                first[lane] = if enter > first[lane] { enter } else { first[lane] };
-                last[lane] = if leave < last[lane] { leave } else { last[lane] };
-            }
-        }
-        let mut met = 0u32;
-        for lane in 0..WIDTH {
-            // `first` is at least 0: shrinking it moves it down.
-            first[lane] *= 1.0 - SLACK;
-            let last = last[lane] + last[lane].abs() * SLACK;
-            met |= u32::from(first[lane] <= last && first[lane] < limit) << lane;
-        }
-        (first, met)
-    }
-}
-
-#[cfg(simd)]
-impl Lanes {
-    /// [`test`](Self::test) in AVX2 registers.
-    ///
-    /// # Safety
-    /// The CPU must have AVX2.
-    #[inline(always)]
-    unsafe fn test_avx2(&self, node: &WideNode, limit: f64) -> ([f64; WIDTH], u32) {
-        use core::arch::x86_64::*;
-        // SAFETY: the caller proves AVX2; each load reads four `f32` of an
-        // eight-lane array, at lane 0 or lane 4.
-        unsafe {
-            let load = |bounds: &[f32; WIDTH], half: usize| {
-                _mm256_cvtps_pd(_mm_loadu_ps(bounds.as_ptr().add(4 * half)))
-            };
-            let mut first = [_mm256_setzero_pd(); WIDTH / 4];
-            let mut last = [_mm256_set1_pd(self.cap); WIDTH / 4];
-            for axis in 0..3 {
-                let (near, far) = if self.down[axis] {
-                    (&node.hi[axis], &node.lo[axis])
-                } else {
-                    (&node.lo[axis], &node.hi[axis])
-                };
-                let o_near = _mm256_set1_pd(self.near_origin[axis]);
-                let o_far = _mm256_set1_pd(self.far_origin[axis]);
-                let inverse = _mm256_set1_pd(self.inverse[axis]);
-                for half in 0..WIDTH / 4 {
-                    let enter = _mm256_mul_pd(_mm256_sub_pd(load(near, half), o_near), inverse);
-                    let leave = _mm256_mul_pd(_mm256_sub_pd(load(far, half), o_far), inverse);
-                    // `maxpd a, b` is `a > b ? a : b`, as in `test`.
-                    first[half] = _mm256_max_pd(enter, first[half]);
-                    last[half] = _mm256_min_pd(leave, last[half]);
-                }
-            }
-            let shrink = _mm256_set1_pd(1.0 - SLACK);
-            let slack = _mm256_set1_pd(SLACK);
-            let sign = _mm256_set1_pd(-0.0);
-            let limit = _mm256_set1_pd(limit);
-            let mut entries = [0.0f64; WIDTH];
-            let mut met = 0u32;
-            for half in 0..WIDTH / 4 {
-                let first = _mm256_mul_pd(first[half], shrink);
-                let abs = _mm256_andnot_pd(sign, last[half]);
-                let last = _mm256_add_pd(last[half], _mm256_mul_pd(abs, slack));
-                let inside = _mm256_and_pd(
-                    _mm256_cmp_pd::<_CMP_LE_OQ>(first, last),
-                    _mm256_cmp_pd::<_CMP_LT_OQ>(first, limit),
-                );
-                met |= (_mm256_movemask_pd(inside) as u32) << (4 * half);
-                _mm256_storeu_pd(entries.as_mut_ptr().add(4 * half), first);
-            }
-            (entries, met)
-        }
-    }
-}
-
 /// Asks for a node's cache lines ahead of its test: the children a ray
 /// meets are known together, and all but the nearest wait on the stack.
 #[inline(always)]
@@ -406,19 +288,28 @@ impl RayTree {
         ray: &Ray,
         entry: impl FnMut(u32, &Aabb) -> Option<f32>,
     ) -> Option<(f32, u32)> {
-        self.first_hit_with(ray, entry, Lanes::test)
+        match self.lanes32(ray) {
+            Some(lanes) => self.first_hit_with(&lanes, entry, Lanes32::test),
+            None => self.first_hit_with(&Lanes::of(ray), entry, Lanes::test),
+        }
+    }
+
+    /// The ray for the `f32` node test, if it and this tree are within
+    /// [`TAME`].
+    #[inline(always)]
+    fn lanes32(&self, ray: &Ray) -> Option<Lanes32> {
+        if self.tame { Lanes32::of(ray) } else { None }
     }
 
     /// The walk itself, with `test` as the node test.
     #[inline(always)]
-    fn first_hit_with(
+    fn first_hit_with<L, E: Copy + Into<f64>>(
         &self,
-        ray: &Ray,
+        lanes: &L,
         mut entry: impl FnMut(u32, &Aabb) -> Option<f32>,
-        test: impl Fn(&Lanes, &WideNode, f64) -> ([f64; WIDTH], u32),
+        test: impl Fn(&L, &WideNode, f64) -> ([E; WIDTH], u32),
     ) -> Option<(f32, u32)> {
         let root = self.nodes.len().checked_sub(1)?;
-        let lanes = Lanes::of(ray);
         let mut best: Option<(f32, u32)> = None;
         // Every exact entry that rounds to the best `t` lies below the next
         // `f32`: nodes entered at or past it cannot win.
@@ -436,7 +327,7 @@ impl RayTree {
                 continue;
             }
             let node = &self.nodes[popped.node as usize];
-            let (first, mut met) = test(&lanes, node, limit);
+            let (first, mut met) = test(lanes, node, limit);
             if node.leaf {
                 while met != 0 {
                     let lane = met.trailing_zeros() as usize;
@@ -456,7 +347,7 @@ impl RayTree {
             while met != 0 {
                 let lane = met.trailing_zeros() as usize;
                 met &= met - 1;
-                let child = Waiting { node: node.child[lane], entry: first[lane] };
+                let child = Waiting { node: node.child[lane], entry: first[lane].into() };
                 prefetch(&self.nodes[child.node as usize]);
                 let mut at = waiting;
                 // SAFETY: slots `base..waiting` were written by this loop.
@@ -473,8 +364,8 @@ impl RayTree {
     }
 
     /// [`first_hit`](Self::first_hit) compiled for AVX2, with the node
-    /// test's eight lanes in two registers per bound (the same operations
-    /// in the same order as [`Lanes::test`], so the same lanes pass).
+    /// tests' SIMD twins (the same operations in the same order, so the
+    /// same lanes pass).
     #[cfg(simd)]
     #[target_feature(enable = "avx2")]
     pub(crate) fn first_hit_avx2(
@@ -483,10 +374,16 @@ impl RayTree {
         ray: &Ray,
         entry: impl FnMut(u32, &Aabb) -> Option<f32>,
     ) -> Option<(f32, u32)> {
-        // SAFETY: compiled for AVX2 here, which the token proves.
-        self.first_hit_with(ray, entry, |lanes, node, limit| unsafe {
-            lanes.test_avx2(node, limit)
-        })
+        match self.lanes32(ray) {
+            Some(lanes) => self.first_hit_with(&lanes, entry, |lanes, node, limit| {
+                // SAFETY: compiled for AVX2 here, which the token proves.
+                unsafe { lanes.test_avx2(node, limit) }
+            }),
+            None => self.first_hit_with(&Lanes::of(ray), entry, |lanes, node, limit| {
+                // SAFETY: as above.
+                unsafe { lanes.test_avx2(node, limit) }
+            }),
+        }
     }
 }
 
