@@ -1,5 +1,5 @@
-//! Rays against the kept build: front to back through the occupied cells,
-//! nearest cell first, stopping once no cell left can hold a nearer hit.
+//! Rays against the kept build: first hits through the rays' own tree
+//! (`ray_tree`), all hits front to back through the occupied cells.
 
 use super::config::RayDedup;
 use super::hierarchy::AdaptiveGrid;
@@ -214,9 +214,9 @@ const ALONG: [[u64; 16]; 3] = {
 impl AdaptiveGrid {
     /// The first box `ray` hits, with where it enters it: the smallest
     /// [`Ray::entry`] (an `f32`) of every kept box, ties to the smaller
-    /// index. Cells
-    /// are visited nearest first and a cell is skipped once it starts
-    /// beyond the best hit so far.
+    /// index. The first cast after a build builds the rays' own tree of box
+    /// hulls (kept until the next build); its nodes are visited nearest
+    /// first and skipped once they start beyond the best hit so far.
     ///
     /// # Errors
     /// [`QueryError`] if the ray breaks its contract ([`Ray::validate`]).
@@ -245,7 +245,7 @@ impl AdaptiveGrid {
     /// where the ray enters the caller's own box for kept box `id`, or
     /// `None` to skip it (a miss, or a box the caller leaves out). The
     /// caller's box must lie inside kept box `id` (an index of enlarged
-    /// boxes answering for the true ones), so that the cells the walk skips
+    /// boxes answering for the true ones), so that the nodes the walk skips
     /// cannot hold a nearer hit.
     ///
     /// # Errors
@@ -352,7 +352,6 @@ impl AdaptiveGrid {
                     if let Some(t) = entry(id) {
                         out.push((id, t));
                     }
-                    None
                 });
                 true
             }
@@ -366,7 +365,6 @@ impl AdaptiveGrid {
                     {
                         out.push((id, t));
                     }
-                    None
                 });
                 seen.len() == RAY_SEEN
             }
@@ -410,10 +408,8 @@ impl AdaptiveGrid {
 
     /// Calls `visit(id)` for every kept box in the leaves the ray visits
     /// whose quantized box meets what the ray sweeps there (a box once per
-    /// such leaf). `visit` returns the `t` at or beyond which no hit
-    /// matters any more, if any: cells that start there or later are
-    /// skipped.
-    fn walk_ray(&self, ray: &Ray, visit: impl FnMut(u32) -> Option<f64>) {
+    /// such leaf).
+    fn walk_ray(&self, ray: &Ray, visit: impl FnMut(u32)) {
         #[cfg(simd)]
         if let Some(avx2_popcnt) = self.kernel.avx2_popcnt() {
             // SAFETY: the token proves the CPU check passed.
@@ -427,18 +423,13 @@ impl AdaptiveGrid {
     /// cells fit one register), which the token proves.
     #[cfg(simd)]
     #[target_feature(enable = "avx2,popcnt")]
-    fn walk_ray_avx2(
-        &self,
-        _: super::cpu::Avx2PopcntToken,
-        ray: &Ray,
-        visit: impl FnMut(u32) -> Option<f64>,
-    ) {
+    fn walk_ray_avx2(&self, _: super::cpu::Avx2PopcntToken, ray: &Ray, visit: impl FnMut(u32)) {
         self.walk_ray_with(ray, visit);
     }
 
     /// The walk itself, depth first, nearest child first.
     #[inline(always)]
-    fn walk_ray_with(&self, ray: &Ray, mut visit: impl FnMut(u32) -> Option<f64>) {
+    fn walk_ray_with(&self, ray: &Ray, mut visit: impl FnMut(u32)) {
         if !self.kept || self.builder.nodes.is_empty() {
             return;
         }
@@ -452,36 +443,26 @@ impl AdaptiveGrid {
         let mut stack = [const { MaybeUninit::<Waiting>::uninit() }; 64 * LEVELS as usize];
         stack[0].write(Waiting { node: 0, entry: first, exit: last });
         let mut waiting = 1;
-        let mut enough: Option<f64> = None;
         let mut children = [Waiting::default(); 64];
         while waiting > 0 {
             waiting -= 1;
             // SAFETY: slots below `waiting` were all written: slot 0 above,
             // every other by the push that raised `waiting` past it.
             let popped = unsafe { stack[waiting].assume_init() };
-            let (first, mut last) = (popped.entry, popped.exit);
-            // Checked again now: the best hit may have come nearer since.
-            if let Some(limit) = enough {
-                if first >= limit {
-                    continue;
-                }
-                last = last.min(limit);
-            }
+            let (first, last) = (popped.entry, popped.exit);
             let node = &nodes[popped.node as usize];
             if node.is_leaf() {
                 // Only boxes that meet what the ray sweeps through the leaf
-                // up to the best hit can hold a nearer hit. (A box reaching
-                // outside the leaf is hit there, if not here, and lies in
-                // the leaf there too.)
+                // can be hit there. (A box reaching outside the leaf is hit
+                // there, if not here, and lies in the leaf there too.)
                 let swept = slabs.swept(first, last);
                 let leaf = self.leaves.view(node.first as usize, node.count as usize);
                 leaf_hits(self.kernel, &leaf, &swept, &mut |slot| {
                     // The slot's quantized box is read already; the box
                     // itself is a load from anywhere in the build. Most
                     // boxes in the swept box are beside the ray.
-                    let upto = enough.map_or(last, |limit| smaller(last, limit));
-                    if slabs.meets(leaf.corners(slot), first, upto) {
-                        enough = visit(leaf.ids[slot]).or(enough);
+                    if slabs.meets(leaf.corners(slot), first, last) {
+                        visit(leaf.ids[slot]);
                     }
                 });
                 continue;
