@@ -237,7 +237,9 @@ fn split(items: &mut [Centered], size: usize) {
     }
     let mut lo = [f32::INFINITY; 3];
     let mut hi = [f32::NEG_INFINITY; 3];
-    for item in items.iter() {
+    // The spread of a thousand of them, evenly strided, picks the axis as
+    // well as all of them would, for a pass over a thousand.
+    for item in items.iter().step_by(items.len() / 1024 + 1) {
         for axis in 0..3 {
             lo[axis] = lo[axis].min(item.center[axis]);
             hi[axis] = hi[axis].max(item.center[axis]);
