@@ -11,13 +11,14 @@
 //! - [`Lanes32`] in `f32`, twice the lanes per register, for the common
 //!   case of a ray and a tree within [`TAME`] (coordinates below 2^60 and
 //!   direction components 0 or between 2^-60 and 2^60): there no `t`
-//!   overflows, and each is within a relative 2^-22 plus the smallest
-//!   `f32` of its exact value, which the widening by a relative 2^-18 and
-//!   an absolute 2^-126 covers.
+//!   overflows (each is below 2^122), and each is within a relative 2^-22
+//!   plus half the smallest subnormal of its exact value, which the
+//!   widening by a relative 2^-18 and an absolute 2^-126 covers.
 //!
-//! Each has a portable version and SIMD versions with the same operations
-//! in the same order (IEEE arithmetic, no fused multiply-add), so every
-//! version passes the same lanes.
+//! Each has a portable version and an AVX2 one with the same operations
+//! in the same order (IEEE arithmetic, no fused multiply-add), so both
+//! pass the same lanes. On an axis the ray does not move along, neither
+//! divides: the slab holds the ray for every `t` or for none.
 
 use super::ray_tree::{WIDTH, WideNode};
 use broadphase_storage::Ray;
