@@ -46,15 +46,23 @@
 //! `persistent_batch/query_aabbs_{1,2}_threads`). Before timing, both
 //! batches are checked against the single queries.
 //!
+//! Group `rays`: what the first cast after a build pays for the rays'
+//! own tree (built by that cast, kept until the next build), on mixed100k
+//! and on uniform1m (1,000,000 cubes): `rays/{mixed100k,uniform1m}/first_cast_after_build`
+//! times one short ray cast right after a build (the build itself not
+//! timed), against `rays/{mixed100k,uniform1m}/warm_cast` (the same ray
+//! again, tree built).
+//!
 //! ```text
 //! cargo bench --bench queries
+//! cargo bench --bench queries -- rays/
 //! cargo bench --bench queries -- ray_dedup
 //! cargo bench --bench queries -- frustum
 //! cargo bench --bench queries -- persistent_batch
 //! ```
 
 use std::hint::black_box;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use broadphase::grid::{GridConfig, RayDedup};
 use broadphase::oracle::brute_force_ray_hits;
@@ -64,7 +72,7 @@ use broadphase::{
     Aabb, AdaptiveGrid, JobSystem,
     glam::{Mat4, Vec3},
 };
-use broadphase_scenes::{SplitMix64, mixed100k};
+use broadphase_scenes::{SplitMix64, mixed100k, uniform1m};
 use criterion::{Criterion, criterion_main};
 
 const QUERIES: usize = 10_000;
@@ -295,6 +303,33 @@ fn persistent_batch(c: &mut Criterion, boxes: &[Aabb], rays: &[Ray], queries: &[
     group.finish();
 }
 
+/// The rays' tree's build: the first cast after each build, the build not
+/// timed, against a cast through a tree already built.
+fn first_cast(c: &mut Criterion) {
+    let mut group = c.benchmark_group("rays");
+    group.sample_size(10).warm_up_time(Duration::from_millis(500));
+    for (name, boxes) in [("mixed100k", mixed100k().boxes), ("uniform1m", uniform1m().boxes)] {
+        let mut grid = AdaptiveGrid::default();
+        let ray = rays(1, 40.0)[0];
+        group.bench_function(format!("{name}/first_cast_after_build"), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    grid.build(&boxes).expect("valid scene");
+                    let start = Instant::now();
+                    black_box(grid.cast_ray(black_box(&ray)).expect("valid ray"));
+                    total += start.elapsed();
+                }
+                total
+            })
+        });
+        group.bench_function(format!("{name}/warm_cast"), |b| {
+            b.iter(|| grid.cast_ray(black_box(&ray)).expect("valid ray"))
+        });
+    }
+    group.finish();
+}
+
 /// `count` cameras from random points toward random points, from a fixed
 /// seed.
 fn frustums(seed: u64, count: usize) -> Vec<Frustum> {
@@ -312,10 +347,10 @@ fn frustums(seed: u64, count: usize) -> Vec<Frustum> {
 /// `criterion_group!` wrapped in a module: the generated `pub fn` cannot
 /// carry a doc comment.
 mod groups {
-    use super::queries;
+    use super::{first_cast, queries};
     use criterion::criterion_group;
 
-    criterion_group!(benches, queries);
+    criterion_group!(benches, queries, first_cast);
 }
 
 criterion_main!(groups::benches);

@@ -356,6 +356,7 @@ impl AdaptiveGrid {
 
     fn start_frame(&mut self, boxes: &[Aabb]) -> Result<(), InputError> {
         self.kept = false;
+        self.ray_tree.forget();
         self.builder.nodes.reset();
         self.leaves.clear();
         self.boxes.reset();
@@ -552,6 +553,7 @@ impl AdaptiveGrid {
         owned_only: bool,
     ) -> Result<(), PairsError> {
         self.kept = false;
+        self.ray_tree.forget();
         self.leaves.clear();
         self.boxes.reset();
         self.walk_pairs(count, cell, boxes, Fallible(out), fill, owned_only)

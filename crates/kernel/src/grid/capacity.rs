@@ -41,6 +41,8 @@ pub struct GridCapacity {
     boxes: usize,
     leaf_scratch: usize,
     sweep: usize,
+    /// The first-hit rays' tree, in nodes.
+    ray_tree: usize,
 }
 
 impl GridCapacity {
@@ -64,6 +66,7 @@ impl GridCapacity {
             boxes: self.boxes.max(other.boxes),
             leaf_scratch: self.leaf_scratch.max(other.leaf_scratch),
             sweep: self.sweep.max(other.sweep),
+            ray_tree: self.ray_tree.max(other.ray_tree),
         }
     }
 }
@@ -95,12 +98,14 @@ impl AdaptiveGrid {
             boxes: self.boxes.capacity(),
             leaf_scratch: self.leaf_scratch.capacity(),
             sweep: self.sweep.capacity(),
+            ray_tree: self.ray_tree.capacity(),
         }
     }
 
     /// Grows every buffer to at least the room in `capacity`: afterwards,
-    /// building and listing the pairs of any input that a grid of that
-    /// capacity handled without allocating allocates nothing here either.
+    /// building, listing the pairs of and casting rays through any input
+    /// that a grid of that capacity handled without allocating allocates
+    /// nothing here either.
     /// The grid's contents are unchanged.
     ///
     /// # Examples
@@ -127,5 +132,6 @@ impl AdaptiveGrid {
         self.boxes.reserve_exact(capacity.boxes.saturating_sub(self.boxes.len()));
         self.leaf_scratch.reserve_exact(capacity.leaf_scratch);
         self.sweep.reserve_exact(capacity.sweep);
+        self.ray_tree.reserve_exact(capacity.ray_tree);
     }
 }

@@ -4,6 +4,7 @@ use super::config::{GridConfig, PairKernel};
 use super::cpu::Kernel;
 use super::leaf::{LeafColumns, SweepScratch};
 use super::quantize::{Cell, Item, Quantizer};
+use super::ray_tree::RayTreeCell;
 use super::split::Splitter;
 use broadphase_storage::{Aabb, Pool};
 
@@ -102,11 +103,15 @@ pub struct AdaptiveGrid {
     pub(crate) sweep: SweepScratch,
     /// Whether `nodes`, `leaves` and `boxes` hold a kept build.
     pub(crate) kept: bool,
+    /// The first-hit rays' tree over the kept boxes, built by the first
+    /// cast after a build.
+    pub(crate) ray_tree: RayTreeCell,
 }
 
 /// A copy answers [`pairs`](AdaptiveGrid::pairs) and every query as the
 /// original does: it holds the same configuration and kept build (nodes,
-/// leaves and boxes). The build's scratch (the item stack, the split's
+/// leaves and boxes, and the rays' tree if the original has built it; else
+/// the copy builds its own on its first cast). The build's scratch (the item stack, the split's
 /// lists, the one-leaf columns) is not copied: a build writes it before
 /// reading it.
 ///
@@ -146,6 +151,7 @@ impl Clone for AdaptiveGrid {
         copy_pool(&mut self.builder.nodes, &source.builder.nodes);
         self.leaves.clone_from(&source.leaves);
         copy_pool(&mut self.boxes, &source.boxes);
+        self.ray_tree.clone_from(&source.ray_tree);
         self.kept = source.kept;
     }
 }
@@ -186,6 +192,7 @@ impl AdaptiveGrid {
             leaf_scratch: LeafColumns::default(),
             sweep: SweepScratch::default(),
             kept: false,
+            ray_tree: RayTreeCell::default(),
         }
     }
 

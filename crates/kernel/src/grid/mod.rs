@@ -19,6 +19,10 @@ mod quantize;
 mod query;
 #[allow(unsafe_code, reason = "AVX2 ray walk by token; an uninit stack of nodes")]
 mod ray;
+#[allow(unsafe_code, reason = "the rays' node tests in AVX2, called by token")]
+mod ray_lanes;
+#[allow(unsafe_code, reason = "the first-hit walk compiled for AVX2 by token; an uninit stack")]
+mod ray_tree;
 mod region;
 #[cfg(feature = "serde")]
 mod serialize;

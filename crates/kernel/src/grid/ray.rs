@@ -1,5 +1,5 @@
-//! Rays against the kept build: front to back through the occupied cells,
-//! nearest cell first, stopping once no cell left can hold a nearer hit.
+//! Rays against the kept build: first hits through the rays' own tree
+//! (`ray_tree`), all hits front to back through the occupied cells.
 
 use super::config::RayDedup;
 use super::hierarchy::AdaptiveGrid;
@@ -7,7 +7,7 @@ use super::leaf::{Corners, unflip};
 use super::quantize::{Cell, Item, LEVELS, WorldSteps};
 use super::query::leaf_hits;
 use super::split::AXIS_CELLS;
-use broadphase_storage::{FastUnique, QueryError, Ray};
+use broadphase_storage::{Aabb, FastUnique, QueryError, Ray};
 use core::mem::MaybeUninit;
 
 /// Distinct boxes an all-hits ray remembers with [`RayDedup::FastUnique`]:
@@ -214,9 +214,9 @@ const ALONG: [[u64; 16]; 3] = {
 impl AdaptiveGrid {
     /// The first box `ray` hits, with where it enters it: the smallest
     /// [`Ray::entry`] (an `f32`) of every kept box, ties to the smaller
-    /// index. Cells
-    /// are visited nearest first and a cell is skipped once it starts
-    /// beyond the best hit so far.
+    /// index. The first cast after a build builds the rays' own tree of box
+    /// hulls (kept until the next build); its nodes are visited nearest
+    /// first and skipped once they start beyond the best hit so far.
     ///
     /// # Errors
     /// [`QueryError`] if the ray breaks its contract ([`Ray::validate`]).
@@ -236,14 +236,16 @@ impl AdaptiveGrid {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn cast_ray(&self, ray: &Ray) -> Result<Option<(u32, f32)>, QueryError> {
-        self.cast_ray_where(ray, |id| ray.entry(&self.boxes[id as usize]))
+        // The tree's leaves hold the boxes' own bounds: no load from the
+        // kept boxes.
+        self.first_hit(ray, |_, kept| ray.entry(kept))
     }
 
     /// [`cast_ray`](Self::cast_ray) with the caller's test: `entry(id)` is
     /// where the ray enters the caller's own box for kept box `id`, or
     /// `None` to skip it (a miss, or a box the caller leaves out). The
     /// caller's box must lie inside kept box `id` (an index of enlarged
-    /// boxes answering for the true ones), so that the cells the walk skips
+    /// boxes answering for the true ones), so that the nodes the walk skips
     /// cannot hold a nearer hit.
     ///
     /// # Errors
@@ -270,19 +272,28 @@ impl AdaptiveGrid {
         ray: &Ray,
         mut entry: impl FnMut(u32) -> Option<f32>,
     ) -> Result<Option<(u32, f32)>, QueryError> {
+        self.first_hit(ray, |id, _| entry(id))
+    }
+
+    /// The first hit through the rays' tree (built now if this build has
+    /// none yet), with the node test this CPU runs fastest.
+    fn first_hit(
+        &self,
+        ray: &Ray,
+        entry: impl FnMut(u32, &Aabb) -> Option<f32>,
+    ) -> Result<Option<(u32, f32)>, QueryError> {
         ray.validate()?;
-        let mut best: Option<(f32, u32)> = None;
-        self.walk_ray(ray, |id| {
-            if let Some(t) = entry(id)
-                && best.is_none_or(|(best_t, best_id)| (t, id) < (best_t, best_id))
-            {
-                best = Some((t, id));
-            }
-            // Every exact entry that rounds to the best `t` lies below the
-            // next `f32`: cells that start at or past it cannot win.
-            best.map(|(t, _)| f64::from(t.next_up()))
-        });
-        Ok(best.map(|(t, id)| (id, t)))
+        if !self.kept {
+            return Ok(None);
+        }
+        let tree = self.ray_tree.get(&self.boxes);
+        #[cfg(simd)]
+        if let Some(avx2) = self.kernel.avx2() {
+            // SAFETY: the token proves the CPU check passed.
+            let best = unsafe { tree.first_hit_avx2(avx2, ray, entry) };
+            return Ok(best.map(|(t, id)| (id, t)));
+        }
+        Ok(tree.first_hit(ray, entry).map(|(t, id)| (id, t)))
     }
 
     /// Every box `ray` hits, as `(index, entry t)` ([`Ray::entry`]), into
@@ -341,7 +352,6 @@ impl AdaptiveGrid {
                     if let Some(t) = entry(id) {
                         out.push((id, t));
                     }
-                    None
                 });
                 true
             }
@@ -355,7 +365,6 @@ impl AdaptiveGrid {
                     {
                         out.push((id, t));
                     }
-                    None
                 });
                 seen.len() == RAY_SEEN
             }
@@ -399,10 +408,8 @@ impl AdaptiveGrid {
 
     /// Calls `visit(id)` for every kept box in the leaves the ray visits
     /// whose quantized box meets what the ray sweeps there (a box once per
-    /// such leaf). `visit` returns the `t` at or beyond which no hit
-    /// matters any more, if any: cells that start there or later are
-    /// skipped.
-    fn walk_ray(&self, ray: &Ray, visit: impl FnMut(u32) -> Option<f64>) {
+    /// such leaf).
+    fn walk_ray(&self, ray: &Ray, visit: impl FnMut(u32)) {
         #[cfg(simd)]
         if let Some(avx2_popcnt) = self.kernel.avx2_popcnt() {
             // SAFETY: the token proves the CPU check passed.
@@ -416,18 +423,13 @@ impl AdaptiveGrid {
     /// cells fit one register), which the token proves.
     #[cfg(simd)]
     #[target_feature(enable = "avx2,popcnt")]
-    fn walk_ray_avx2(
-        &self,
-        _: super::cpu::Avx2PopcntToken,
-        ray: &Ray,
-        visit: impl FnMut(u32) -> Option<f64>,
-    ) {
+    fn walk_ray_avx2(&self, _: super::cpu::Avx2PopcntToken, ray: &Ray, visit: impl FnMut(u32)) {
         self.walk_ray_with(ray, visit);
     }
 
     /// The walk itself, depth first, nearest child first.
     #[inline(always)]
-    fn walk_ray_with(&self, ray: &Ray, mut visit: impl FnMut(u32) -> Option<f64>) {
+    fn walk_ray_with(&self, ray: &Ray, mut visit: impl FnMut(u32)) {
         if !self.kept || self.builder.nodes.is_empty() {
             return;
         }
@@ -441,36 +443,26 @@ impl AdaptiveGrid {
         let mut stack = [const { MaybeUninit::<Waiting>::uninit() }; 64 * LEVELS as usize];
         stack[0].write(Waiting { node: 0, entry: first, exit: last });
         let mut waiting = 1;
-        let mut enough: Option<f64> = None;
         let mut children = [Waiting::default(); 64];
         while waiting > 0 {
             waiting -= 1;
             // SAFETY: slots below `waiting` were all written: slot 0 above,
             // every other by the push that raised `waiting` past it.
             let popped = unsafe { stack[waiting].assume_init() };
-            let (first, mut last) = (popped.entry, popped.exit);
-            // Checked again now: the best hit may have come nearer since.
-            if let Some(limit) = enough {
-                if first >= limit {
-                    continue;
-                }
-                last = last.min(limit);
-            }
+            let (first, last) = (popped.entry, popped.exit);
             let node = &nodes[popped.node as usize];
             if node.is_leaf() {
                 // Only boxes that meet what the ray sweeps through the leaf
-                // up to the best hit can hold a nearer hit. (A box reaching
-                // outside the leaf is hit there, if not here, and lies in
-                // the leaf there too.)
+                // can be hit there. (A box reaching outside the leaf is hit
+                // there, if not here, and lies in the leaf there too.)
                 let swept = slabs.swept(first, last);
                 let leaf = self.leaves.view(node.first as usize, node.count as usize);
                 leaf_hits(self.kernel, &leaf, &swept, &mut |slot| {
                     // The slot's quantized box is read already; the box
                     // itself is a load from anywhere in the build. Most
                     // boxes in the swept box are beside the ray.
-                    let upto = enough.map_or(last, |limit| smaller(last, limit));
-                    if slabs.meets(leaf.corners(slot), first, upto) {
-                        enough = visit(leaf.ids[slot]).or(enough);
+                    if slabs.meets(leaf.corners(slot), first, last) {
+                        visit(leaf.ids[slot]);
                     }
                 });
                 continue;

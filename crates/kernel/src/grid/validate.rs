@@ -60,6 +60,8 @@ impl AdaptiveGrid {
     /// quantized bounds, its low-corner axes, and no repeat; padding is
     /// sentinels. Together these say every point of every box lies in one
     /// leaf that holds the box, which is what makes every pair found once.
+    /// And once a cast has built the rays' tree, it holds every box once,
+    /// each node's boxes the hulls of its children's.
     ///
     /// # Errors
     /// A [`ValidationError`] describing the first broken invariant.
@@ -149,6 +151,9 @@ impl AdaptiveGrid {
             }
         }
         ensure!(node_seen.iter().all(|&s| s), "a node is unreachable from the root");
+        if let Some(tree) = self.ray_tree.built() {
+            tree.covers(boxes).map_err(ValidationError)?;
+        }
         let lost = in_a_leaf.iter().position(|&s| !s);
         ensure!(lost.is_none(), "box {} is in no leaf", lost.unwrap_or(0));
         Ok(())

@@ -10,6 +10,7 @@ mod boxes_on_split_planes;
 mod extreme_tunings_build;
 mod far_away_box;
 mod fast_unique_dedup;
+mod first_hit_tree_is_exact;
 mod frustums_decided_by_quantized_boxes;
 mod grid_matches_brute_force;
 mod long_thin_boxes;
