@@ -46,12 +46,14 @@
 //! `persistent_batch/query_aabbs_{1,2}_threads`). Before timing, both
 //! batches are checked against the single queries.
 //!
-//! Group `rays`: what the first cast after a build pays for the rays'
-//! own tree (built by that cast, kept until the next build), on mixed100k
-//! and on uniform1m (1,000,000 cubes): `rays/{mixed100k,uniform1m}/first_cast_after_build`
-//! times one short ray cast right after a build (the build itself not
-//! timed), against `rays/{mixed100k,uniform1m}/warm_cast` (the same ray
-//! again, tree built).
+//! Group `rays`: what the rays' own tree costs to build (kept until the
+//! next build; `prepare_rays` builds it, or the casts once their cell
+//! walks paid for it), on mixed100k and on uniform1m (1,000,000 cubes):
+//! `rays/{mixed100k,uniform1m}/prepare_rays` times `prepare_rays` right
+//! after a build (the build itself not timed), against
+//! `rays/{mixed100k,uniform1m}/warm_cast` (one short ray, tree built) and
+//! `rays/{mixed100k,uniform1m}/cell_walk_cast` (the same ray on a fresh
+//! build, before any tree).
 //!
 //! ```text
 //! cargo bench --bench queries
@@ -311,13 +313,13 @@ fn first_cast(c: &mut Criterion) {
     for (name, boxes) in [("mixed100k", mixed100k().boxes), ("uniform1m", uniform1m().boxes)] {
         let mut grid = AdaptiveGrid::default();
         let ray = rays(1, 40.0)[0];
-        group.bench_function(format!("{name}/first_cast_after_build"), |b| {
+        group.bench_function(format!("{name}/prepare_rays"), |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
                     grid.build(&boxes).expect("valid scene");
                     let start = Instant::now();
-                    black_box(grid.cast_ray(black_box(&ray)).expect("valid ray"));
+                    grid.prepare_rays();
                     total += start.elapsed();
                 }
                 total
@@ -325,6 +327,22 @@ fn first_cast(c: &mut Criterion) {
         });
         group.bench_function(format!("{name}/warm_cast"), |b| {
             b.iter(|| grid.cast_ray(black_box(&ray)).expect("valid ray"))
+        });
+        grid.build(&boxes).expect("valid scene");
+        group.bench_function(format!("{name}/cell_walk_cast"), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    // A fresh build each time: its casts walk the cells.
+                    if grid.has_ray_tree() {
+                        grid.build(&boxes).expect("valid scene");
+                    }
+                    let start = Instant::now();
+                    black_box(grid.cast_ray(black_box(&ray)).expect("valid ray"));
+                    total += start.elapsed();
+                }
+                total
+            })
         });
     }
     group.finish();

@@ -44,6 +44,9 @@ impl<'a> Structures<'a> {
     fn build(boxes: &'a [Aabb]) -> Self {
         let mut grid = AdaptiveGrid::default();
         grid.build(boxes).expect("valid scene");
+        // Rays take the rays' tree from the first one (a build cast
+        // through many times builds it anyway once its walks paid for it).
+        grid.prepare_rays();
         let mut leaves = Vec::new();
         let parry = peers::parry::build(boxes, &mut leaves);
         let mut shapes = Vec::new();

@@ -275,18 +275,38 @@ impl AdaptiveGrid {
         self.first_hit(ray, |id, _| entry(id))
     }
 
-    /// The first hit through the rays' tree (built now if this build has
-    /// none yet), with the node test this CPU runs fastest.
+    /// The first hit: through the rays' tree once this build has one (or
+    /// once the cell walks since the build have done the work of building
+    /// it, see [`RayTreeCell::note_walk`]), through the cells until then.
     fn first_hit(
         &self,
         ray: &Ray,
-        entry: impl FnMut(u32, &Aabb) -> Option<f32>,
+        mut entry: impl FnMut(u32, &Aabb) -> Option<f32>,
     ) -> Result<Option<(u32, f32)>, QueryError> {
         ray.validate()?;
         if !self.kept {
             return Ok(None);
         }
-        let tree = self.ray_tree.get(&self.boxes);
+        let tree = match self.ray_tree.built() {
+            Some(tree) => tree,
+            None if self.ray_tree.paid_for(self.boxes.len()) => self.ray_tree.get(&self.boxes),
+            None => {
+                let mut best: Option<(f32, u32)> = None;
+                let examined = self.walk_ray(ray, |id| {
+                    if let Some(t) = entry(id, &self.boxes[id as usize])
+                        && best.is_none_or(|(best_t, best_id)| (t, id) < (best_t, best_id))
+                    {
+                        best = Some((t, id));
+                    }
+                    // Every exact entry that rounds to the best `t` lies
+                    // below the next `f32`: cells that start at or past it
+                    // cannot win.
+                    best.map(|(t, _)| f64::from(t.next_up()))
+                });
+                self.ray_tree.note_walk(examined);
+                return Ok(best.map(|(t, id)| (id, t)));
+            }
+        };
         #[cfg(simd)]
         if let Some(avx2) = self.kernel.avx2() {
             // SAFETY: the token proves the CPU check passed.
@@ -294,6 +314,43 @@ impl AdaptiveGrid {
             return Ok(best.map(|(t, id)| (id, t)));
         }
         Ok(tree.first_hit(ray, entry).map(|(t, id)| (id, t)))
+    }
+
+    /// Builds the rays' tree of this build now, unless it has one: the
+    /// tree first-hit casts walk (see [`cast_ray`](Self::cast_ray)).
+    /// Without this call a build's casts walk its cells until they have
+    /// done about the work of building the tree, then build it: call it
+    /// after a build that many rays will be cast through, to have every
+    /// one of them take the tree.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_kernel::{AdaptiveGrid, Aabb};
+    /// use broadphase_storage::Ray;
+    /// use glam::Vec3;
+    /// let boxes: Vec<Aabb> = (0..100).map(|i| Aabb::new(Vec3::splat(i as f32), Vec3::splat(i as f32 + 0.5))).collect();
+    /// let mut grid = AdaptiveGrid::default();
+    /// grid.build(&boxes)?;
+    /// assert!(!grid.has_ray_tree());
+    /// grid.prepare_rays();
+    /// assert!(grid.has_ray_tree());
+    /// let hit = grid.cast_ray(&Ray::new(Vec3::splat(-1.0), Vec3::ONE.normalize(), f32::INFINITY))?;
+    /// assert_eq!(hit.map(|(id, _)| id), Some(0));
+    /// grid.build(&boxes)?; // a build drops the tree
+    /// assert!(!grid.has_ray_tree());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn prepare_rays(&self) {
+        if self.kept {
+            self.ray_tree.get(&self.boxes);
+        }
+    }
+
+    /// Whether this build's rays' tree is built (by
+    /// [`prepare_rays`](Self::prepare_rays), or by casts that paid for it).
+    pub fn has_ray_tree(&self) -> bool {
+        self.ray_tree.built().is_some()
     }
 
     /// Every box `ray` hits, as `(index, entry t)` ([`Ray::entry`]), into
@@ -352,6 +409,7 @@ impl AdaptiveGrid {
                     if let Some(t) = entry(id) {
                         out.push((id, t));
                     }
+                    None
                 });
                 true
             }
@@ -365,6 +423,7 @@ impl AdaptiveGrid {
                     {
                         out.push((id, t));
                     }
+                    None
                 });
                 seen.len() == RAY_SEEN
             }
@@ -408,14 +467,17 @@ impl AdaptiveGrid {
 
     /// Calls `visit(id)` for every kept box in the leaves the ray visits
     /// whose quantized box meets what the ray sweeps there (a box once per
-    /// such leaf).
-    fn walk_ray(&self, ray: &Ray, visit: impl FnMut(u32)) {
+    /// such leaf). `visit` returns the `t` at or beyond which no hit
+    /// matters any more, if any: cells that start there or later are
+    /// skipped. Returns how many boxes the visited leaves hold (the walk's
+    /// work, which decides when the rays' tree pays).
+    fn walk_ray(&self, ray: &Ray, visit: impl FnMut(u32) -> Option<f64>) -> usize {
         #[cfg(simd)]
         if let Some(avx2_popcnt) = self.kernel.avx2_popcnt() {
             // SAFETY: the token proves the CPU check passed.
             return unsafe { self.walk_ray_avx2(avx2_popcnt, ray, visit) };
         }
-        self.walk_ray_with(ray, visit);
+        self.walk_ray_with(ray, visit)
     }
 
     /// [`walk_ray_with`](Self::walk_ray_with) compiled for AVX2 and POPCNT
@@ -423,19 +485,24 @@ impl AdaptiveGrid {
     /// cells fit one register), which the token proves.
     #[cfg(simd)]
     #[target_feature(enable = "avx2,popcnt")]
-    fn walk_ray_avx2(&self, _: super::cpu::Avx2PopcntToken, ray: &Ray, visit: impl FnMut(u32)) {
-        self.walk_ray_with(ray, visit);
+    fn walk_ray_avx2(
+        &self,
+        _: super::cpu::Avx2PopcntToken,
+        ray: &Ray,
+        visit: impl FnMut(u32) -> Option<f64>,
+    ) -> usize {
+        self.walk_ray_with(ray, visit)
     }
 
     /// The walk itself, depth first, nearest child first.
     #[inline(always)]
-    fn walk_ray_with(&self, ray: &Ray, mut visit: impl FnMut(u32)) {
+    fn walk_ray_with(&self, ray: &Ray, mut visit: impl FnMut(u32) -> Option<f64>) -> usize {
         if !self.kept || self.builder.nodes.is_empty() {
-            return;
+            return 0;
         }
         let slabs = Slabs::of(ray, self);
         let nodes = &self.builder.nodes;
-        let Some((first, last)) = slabs.through(nodes[0].cell) else { return };
+        let Some((first, last)) = slabs.through(nodes[0].cell) else { return 0 };
         // Nodes waiting, with where the ray enters and leaves them (rounded
         // outward to `f32`). At most 63 siblings wait per level above the
         // current node. Left uninitialised: zeroing it would cost more than
@@ -443,26 +510,38 @@ impl AdaptiveGrid {
         let mut stack = [const { MaybeUninit::<Waiting>::uninit() }; 64 * LEVELS as usize];
         stack[0].write(Waiting { node: 0, entry: first, exit: last });
         let mut waiting = 1;
+        let mut enough: Option<f64> = None;
+        let mut examined = 0;
         let mut children = [Waiting::default(); 64];
         while waiting > 0 {
             waiting -= 1;
             // SAFETY: slots below `waiting` were all written: slot 0 above,
             // every other by the push that raised `waiting` past it.
             let popped = unsafe { stack[waiting].assume_init() };
-            let (first, last) = (popped.entry, popped.exit);
+            let (first, mut last) = (popped.entry, popped.exit);
+            // Checked again now: the best hit may have come nearer since.
+            if let Some(limit) = enough {
+                if first >= limit {
+                    continue;
+                }
+                last = last.min(limit);
+            }
             let node = &nodes[popped.node as usize];
             if node.is_leaf() {
                 // Only boxes that meet what the ray sweeps through the leaf
-                // can be hit there. (A box reaching outside the leaf is hit
-                // there, if not here, and lies in the leaf there too.)
+                // up to the best hit can hold a nearer hit. (A box reaching
+                // outside the leaf is hit there, if not here, and lies in
+                // the leaf there too.)
                 let swept = slabs.swept(first, last);
                 let leaf = self.leaves.view(node.first as usize, node.count as usize);
+                examined += node.count as usize;
                 leaf_hits(self.kernel, &leaf, &swept, &mut |slot| {
                     // The slot's quantized box is read already; the box
                     // itself is a load from anywhere in the build. Most
                     // boxes in the swept box are beside the ray.
-                    if slabs.meets(leaf.corners(slot), first, last) {
-                        visit(leaf.ids[slot]);
+                    let upto = enough.map_or(last, |limit| smaller(last, limit));
+                    if slabs.meets(leaf.corners(slot), first, upto) {
+                        enough = visit(leaf.ids[slot]).or(enough);
                     }
                 });
                 continue;
@@ -506,5 +585,6 @@ impl AdaptiveGrid {
                 waiting += 1;
             }
         }
+        examined
     }
 }

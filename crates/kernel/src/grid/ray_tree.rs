@@ -19,6 +19,7 @@
 use super::ray_lanes::{Lanes, Lanes32, TAME};
 use broadphase_storage::{Aabb, Ray, SENTINEL_ID};
 use core::mem::MaybeUninit;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// Children per node.
@@ -399,7 +400,17 @@ pub(crate) struct RayTreeCell {
     tree: OnceLock<RayTree>,
     /// The buffers while no tree is built.
     spare: Mutex<RayTree>,
+    /// Boxes the first-hit cell walks since the build have tested (see
+    /// [`note_walk`](Self::note_walk)).
+    walked: AtomicU64,
 }
+
+/// Boxes a first-hit cell walk tests, summed over the casts since a build,
+/// that cost about as much as building the rays' tree over one box: the
+/// build is a few hundred nanoseconds a box, a walk's quantized test
+/// about one per box in the leaves it enters (uniform1m: some 10,000 a
+/// long ray, in about 10 µs).
+const WALKED_PER_BOX: u64 = 256;
 
 impl core::fmt::Debug for RayTreeCell {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -410,6 +421,26 @@ impl core::fmt::Debug for RayTreeCell {
 }
 
 impl RayTreeCell {
+    /// Notes a first-hit cell walk that tested `boxes` boxes.
+    ///
+    /// The tree is worth building once the walks since the build have
+    /// cost what building it costs (the rent-or-buy rule: the casts then
+    /// pay at most about twice what the better of the two would have
+    /// cost): a grid rebuilt every frame and cast through a few times a
+    /// frame never builds it; one cast through many times builds it after
+    /// a fraction of them.
+    #[inline]
+    pub(crate) fn note_walk(&self, boxes: usize) {
+        self.walked.fetch_add(boxes as u64, Ordering::Relaxed);
+    }
+
+    /// Whether the walks since the build have paid for a tree over
+    /// `boxes` boxes.
+    #[inline]
+    pub(crate) fn paid_for(&self, boxes: usize) -> bool {
+        self.walked.load(Ordering::Relaxed) >= boxes as u64 * WALKED_PER_BOX
+    }
+
     /// The tree, built now over `boxes` if this build has none
     /// yet.
     #[inline]
@@ -430,6 +461,7 @@ impl RayTreeCell {
     /// Drops the tree (the boxes it was built over are about to change),
     /// keeping its buffers.
     pub(crate) fn forget(&mut self) {
+        *self.walked.get_mut() = 0;
         if let Some(tree) = self.tree.take() {
             *self.spare.get_mut().unwrap_or_else(PoisonError::into_inner) = tree;
         }
@@ -447,6 +479,7 @@ impl RayTreeCell {
     /// first cast. Copies into the buffers already here.
     pub(crate) fn clone_from(&mut self, source: &RayTreeCell) {
         self.forget();
+        *self.walked.get_mut() = source.walked.load(Ordering::Relaxed);
         if let Some(tree) = source.tree.get() {
             let mut buffers = core::mem::take(self.buffers());
             buffers.copy_from(tree);

@@ -1,8 +1,10 @@
-//! The first-hit rays' tree (built by the first cast after a build) skips
-//! no box the exact test [`Ray::entry`] hits: on scenes spanning the whole
-//! `f32` range, from far origins, along and across axes, with the AVX2 and
-//! the portable node test; and it follows the build it was made for
-//! (forgotten by the next build, copied by a clone, grown by `reserve`).
+//! The first-hit rays' tree (built by `prepare_rays`, or by the casts
+//! once their cell walks have paid for it) skips no box the exact test
+//! [`Ray::entry`] hits: on scenes spanning the whole `f32` range, from far
+//! origins, along and across axes, with the AVX2 and the portable node
+//! test, as does the cell walk the casts take before; and it follows the
+//! build it was made for (forgotten by the next build, copied by a clone,
+//! grown by `reserve`).
 
 use broadphase_kernel::{Aabb, AdaptiveGrid, GridConfig, PairKernel, brute_force_ray_hits};
 use broadphase_scenes::SplitMix64;
@@ -16,11 +18,22 @@ fn first_hit(boxes: &[Aabb], ray: &Ray, keep: impl Fn(u32) -> bool) -> Option<(u
 }
 
 /// Grids of both node tests (the portable one, and AVX2 where the CPU
-/// has it), built over `boxes`.
-fn grids(boxes: &[Aabb]) -> [AdaptiveGrid; 2] {
-    [PairKernel::Scalar, PairKernel::Auto].map(|kernel| {
+/// has it), built over `boxes`: with the rays' tree, and without it (their
+/// casts walk the cells until they pay for a tree).
+fn grids(boxes: &[Aabb]) -> [AdaptiveGrid; 4] {
+    [
+        (PairKernel::Scalar, true),
+        (PairKernel::Auto, true),
+        (PairKernel::Scalar, false),
+        (PairKernel::Auto, false),
+    ]
+    .map(|(kernel, tree)| {
         let mut grid = AdaptiveGrid::with_config(GridConfig { kernel, ..GridConfig::default() });
         grid.build(boxes).unwrap();
+        if tree {
+            grid.prepare_rays();
+            assert!(grid.has_ray_tree() || boxes.is_empty());
+        }
         grid
     })
 }
@@ -173,8 +186,11 @@ fn the_next_build_forgets_the_tree() {
     let far = Aabb::new(Vec3::new(10.0, 0.0, 0.0), Vec3::new(11.0, 1.0, 1.0));
     let mut grid = AdaptiveGrid::default();
     grid.build(&[near, far]).unwrap();
+    grid.prepare_rays();
     assert_eq!(grid.cast_ray(&ray).unwrap(), Some((0, 5.0)));
     grid.build(&[far]).unwrap();
+    assert!(!grid.has_ray_tree());
+    grid.prepare_rays();
     assert_eq!(grid.cast_ray(&ray).unwrap(), Some((0, 15.0)));
     grid.validate(&[far]).unwrap();
     let mut pairs = Vec::new();
@@ -216,12 +232,15 @@ fn copies_answer_with_their_own_tree() {
     let mut grid = AdaptiveGrid::default();
     grid.build(&boxes).unwrap();
     let before = grid.clone();
+    grid.prepare_rays();
     let answers: Vec<_> = rays.iter().map(|r| grid.cast_ray(r).unwrap()).collect();
     let after = grid.clone();
+    assert!(after.has_ray_tree() && !before.has_ray_tree());
     let mut stale = AdaptiveGrid::default();
     stale.build(&boxes[..100]).unwrap();
-    stale.cast_ray(&rays[0]).unwrap();
+    stale.prepare_rays();
     stale.clone_from(&grid);
+    assert!(stale.has_ray_tree());
     for copy in [&before, &after, &stale] {
         let got: Vec<_> = rays.iter().map(|r| copy.cast_ray(r).unwrap()).collect();
         assert_eq!(got, answers);
@@ -241,7 +260,7 @@ fn reserve_covers_the_tree() {
     let mut grid = AdaptiveGrid::default();
     grid.build(&boxes).unwrap();
     let built = grid.capacity();
-    grid.cast_ray(&Ray::new(Vec3::splat(-1.0), Vec3::ONE, f32::INFINITY)).unwrap();
+    grid.prepare_rays();
     let cast = grid.capacity();
     assert_ne!(built, cast, "the tree's buffers count");
     let mut other = AdaptiveGrid::default();
@@ -249,8 +268,8 @@ fn reserve_covers_the_tree() {
     assert_eq!(other.capacity().max(cast), other.capacity());
 }
 
-/// Casts from several threads on a fresh build: one builds the tree, the
-/// others wait for it, all answer as brute force.
+/// Several threads on a fresh build ask for the tree and cast at once:
+/// one builds it, the others wait for it, all answer as brute force.
 #[test]
 fn the_first_casts_from_several_threads_share_one_tree() {
     let mut rng = SplitMix64::new(11);
@@ -285,6 +304,7 @@ fn the_first_casts_from_several_threads_share_one_tree() {
     std::thread::scope(|scope| {
         for chunk in rays.chunks(16) {
             scope.spawn(move || {
+                grid.prepare_rays();
                 for ray in chunk {
                     assert_eq!(grid.cast_ray(ray).unwrap(), first_hit(shared, ray, |_| true));
                 }
@@ -292,4 +312,45 @@ fn the_first_casts_from_several_threads_share_one_tree() {
         }
     });
     grid.validate(&boxes).unwrap();
+}
+
+/// Rent or buy: a build cast through a few times walks its cells and
+/// builds no tree; cast through many times, the casts build it once
+/// their walks have done about the work of building it; the answers equal
+/// brute force before, across and after the switch, and the next build
+/// starts walking again.
+#[test]
+fn casts_build_the_tree_once_their_walks_paid_for_it() {
+    let mut rng = SplitMix64::new(19);
+    let boxes: Vec<Aabb> = (0..3_000)
+        .map(|_| {
+            let min = Vec3::new(
+                rng.range_f32(0.0, 100.0),
+                rng.range_f32(0.0, 100.0),
+                rng.range_f32(0.0, 100.0),
+            );
+            Aabb::new(min, min + Vec3::splat(0.7))
+        })
+        .collect();
+    let mut ray = || {
+        let from = Vec3::new(rng.range_f32(-20.0, 120.0), rng.range_f32(-20.0, 120.0), -30.0);
+        let dir = Vec3::new(rng.range_f32(-0.3, 0.3), rng.range_f32(-0.3, 0.3), 1.0);
+        Ray::new(from, dir, f32::INFINITY)
+    };
+    let mut grid = AdaptiveGrid::default();
+    for round in 0..2 {
+        grid.build(&boxes).unwrap();
+        let mut casts = 0;
+        while !grid.has_ray_tree() {
+            let ray = ray();
+            assert_eq!(grid.cast_ray(&ray).unwrap(), first_hit(&boxes, &ray, |_| true));
+            casts += 1;
+            assert!(casts < 200_000, "round {round}: the walks never paid for the tree");
+        }
+        assert!(casts > 20, "round {round}: the tree was built after {casts} casts");
+        for _ in 0..50 {
+            let ray = ray();
+            assert_eq!(grid.cast_ray(&ray).unwrap(), first_hit(&boxes, &ray, |_| true));
+        }
+    }
 }
