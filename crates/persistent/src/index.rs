@@ -46,8 +46,20 @@ const PART_MIN: usize = 64 * 1024;
 /// Most grids the index splits into.
 const MAX_PARTS: usize = 16;
 
-/// Re-indexed proxies queried against the grid per job.
+/// Most re-indexed proxies queried against the index per job.
 pub(crate) const QUERY_CHUNK: usize = 1024;
+
+/// Fewest re-indexed proxies queried per job, when there are more.
+pub(crate) const QUERY_CHUNK_MIN: usize = 128;
+
+/// How many re-indexed proxies each query job takes, of `moved` on
+/// `threads`: about two jobs a thread, so that 1,100 of them on 2 threads
+/// are not one job of 1,024 and one of 76 (the update would wait on the
+/// first), but at least [`QUERY_CHUNK_MIN`] so a job's start is
+/// amortized, and at most [`QUERY_CHUNK`].
+pub(crate) fn query_chunk(moved: usize, threads: usize) -> usize {
+    moved.div_ceil(2 * threads.max(1)).clamp(QUERY_CHUNK_MIN, QUERY_CHUNK)
+}
 
 /// One grid of the index: a slab of the tier's members, or a range of
 /// slots (see [`Slabs`]).
@@ -930,6 +942,15 @@ mod tests {
         let overlap = first.max.min(second.max) - first.min.max(second.min);
         let world = first.max.max(second.max) - first.min.min(second.min);
         assert!(overlap.min_element() < world.max_element() / 20.0, "{overlap} of {world}");
+    }
+
+    #[test]
+    fn query_jobs_share_the_re_indexed_proxies_evenly() {
+        assert_eq!(query_chunk(1100, 2), 275);
+        assert_eq!(query_chunk(1100, 1), 550);
+        assert_eq!(query_chunk(100_000, 2), QUERY_CHUNK);
+        assert_eq!(query_chunk(300, 8), QUERY_CHUNK_MIN);
+        assert_eq!(query_chunk(0, 2), QUERY_CHUNK_MIN);
     }
 
     #[test]
