@@ -5,7 +5,7 @@ use super::bulk::{CHECK_CHUNK, CheckPass, MAX_RANGES, PARALLEL_MIN, SlotRange};
 use super::candidates::{Candidates, Events, Marks};
 use super::config::PersistentConfig;
 use super::error::ProxyError;
-use super::index::{FatIndex, QUERY_CHUNK, QueryChunk};
+use super::index::{FatIndex, QueryChunk, query_chunk};
 use super::pair_sort::PairSort;
 use super::queries::QueryScratch;
 use super::slots::{Bits, MAX_PROXIES, Margin, Proxy, ProxyKind, SlotState, Slots};
@@ -973,14 +973,15 @@ impl PersistentBroadPhase {
 
     /// Each re-indexed proxy against the index, in parallel chunks.
     fn query_index(&mut self, jobs: &JobSystem) -> Result<(), ProxyError> {
-        let chunks = self.moved.len().div_ceil(QUERY_CHUNK);
+        let size = query_chunk(self.moved.len(), jobs.threads());
+        let chunks = self.moved.len().div_ceil(size);
         while self.query_chunks.len() < chunks {
             self.query_chunks.push(QueryChunk::default());
         }
         let (moved, slots, index) = (&self.moved, &self.slots, &self.index);
         jobs.for_each_mut(&mut self.query_chunks[..chunks], |chunk, out| {
-            let first = chunk * QUERY_CHUNK;
-            out.query(&moved[first..(first + QUERY_CHUNK).min(moved.len())], slots, index);
+            let first = chunk * size;
+            out.query(&moved[first..(first + size).min(moved.len())], slots, index);
         })?;
         for chunk in &mut self.query_chunks[..chunks] {
             if let Some(e) = chunk.failure.take() {

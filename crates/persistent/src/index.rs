@@ -9,11 +9,15 @@
 //! comes to rest or wakes is re-indexed into the other tier. A
 //! re-indexed proxy queries both.
 //!
-//! A big tier is one grid per thread, each over a contiguous range of
-//! slots, built at once: a rebuild of a million proxies is one long frame
-//! for the game, and this shortens it by the thread count. A query asks
-//! every grid (a few tens of nanoseconds more per grid); the pairs are the
-//! same whatever the split.
+//! A big tier is one grid per thread, built at once: a rebuild of a
+//! million proxies is one long frame for the game, and this shortens it
+//! by the thread count. The grids split the tier's members into slabs
+//! along the axis where they spread most, about as many in each, so a
+//! re-indexed proxy's query walks the one or two grids whose bounds it
+//! meets rather than all of them (split by slot ranges, each grid would
+//! cover the whole world).
+//! Members that cannot be cut evenly are split by slot ranges. The pairs
+//! are the same whatever the split.
 //!
 //! Rebuilding a tier costs about what one pass of the grid tree over its
 //! proxies costs; finding the pairs among the stale ones costs that per
@@ -30,6 +34,7 @@ use broadphase_kernel::{AdaptiveGrid, GridConfig};
 use broadphase_partition::PartitionError;
 use broadphase_storage::{Aabb, AlignedColumn, InputError, Pool};
 use core::sync::atomic::{AtomicU64, Ordering};
+use glam::Vec3;
 
 /// The next build's stamp: unique in the process, so that two parts with
 /// the same stamp hold the same grid, whichever broad phase built it.
@@ -41,10 +46,23 @@ const PART_MIN: usize = 64 * 1024;
 /// Most grids the index splits into.
 const MAX_PARTS: usize = 16;
 
-/// Re-indexed proxies queried against the grid per job.
+/// Most re-indexed proxies queried against the index per job.
 pub(crate) const QUERY_CHUNK: usize = 1024;
 
-/// One grid of the index: a contiguous range of slots.
+/// Fewest re-indexed proxies queried per job, when there are more.
+pub(crate) const QUERY_CHUNK_MIN: usize = 128;
+
+/// How many re-indexed proxies each query job takes, of `moved` on
+/// `threads`: about two jobs a thread, so that 1,100 of them on 2 threads
+/// are not one job of 1,024 and one of 76 (the update would wait on the
+/// first), but at least [`QUERY_CHUNK_MIN`] so a job's start is
+/// amortized, and at most [`QUERY_CHUNK`].
+pub(crate) fn query_chunk(moved: usize, threads: usize) -> usize {
+    moved.div_ceil(2 * threads.max(1)).clamp(QUERY_CHUNK_MIN, QUERY_CHUNK)
+}
+
+/// One grid of the index: a slab of the tier's members, or a range of
+/// slots (see [`Slabs`]).
 #[derive(Debug)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 struct Part {
@@ -185,6 +203,10 @@ pub(crate) struct Tier {
     /// the tier was re-indexed: then every member is paired in the stale
     /// pass, and none queries the tier.
     dropped_now: bool,
+    /// A rebuild's count of members per slice of the cut axis (see
+    /// [`Slabs`]); scratch, not part of the state.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    histogram: Pool<u32>,
 }
 
 /// `clone_from` copies the grids of the last build, the stale marks and
@@ -244,6 +266,7 @@ impl Tier {
             debt: 0,
             rebuilt_now: false,
             dropped_now: false,
+            histogram: Pool::new(),
         }
     }
 
@@ -316,20 +339,35 @@ impl Tier {
         self.used = parts;
         self.member.reset();
         self.member.resize(slots.len().div_ceil(64), 0);
-        let range_len = slots.len().div_ceil(parts);
-        for (k, part) in self.parts[..parts].iter_mut().enumerate() {
-            let range = k * range_len..((k + 1) * range_len).min(slots.len());
-            let kind = self.kind;
+        let kind = self.kind;
+        let marks = |word| kind.candidates(slots, word);
+        let holds = |slot| kind.holds(slots, slot);
+        for part in &mut self.parts[..parts] {
             part.build = 0;
-            let marks = |word| kind.candidates(slots, word);
-            let holds = |slot| kind.holds(slots, slot);
             part.gathered.reset();
             part.ids.clear();
-            slots.gather_marked(range, marks, holds, &mut part.gathered, &mut part.ids);
+            part.failure = None;
+        }
+        let slabs =
+            if parts > 1 { Slabs::of(slots, kind, parts, &mut self.histogram) } else { None };
+        if let Some(slabs) = slabs {
+            let cut = &mut self.parts[..parts];
+            slots.each_marked(0..slots.len(), marks, holds, |slot, aabb| {
+                let part = &mut cut[slabs.part_of(aabb)];
+                part.gathered.push(*aabb);
+                part.ids.push(slot as u32);
+            });
+        } else {
+            let range_len = slots.len().div_ceil(parts);
+            for (k, part) in self.parts[..parts].iter_mut().enumerate() {
+                let range = k * range_len..((k + 1) * range_len).min(slots.len());
+                slots.gather_marked(range, marks, holds, &mut part.gathered, &mut part.ids);
+            }
+        }
+        for part in &self.parts[..parts] {
             for &slot in &part.ids {
                 self.member[slot as usize / 64] |= 1 << (slot % 64);
             }
-            part.failure = None;
         }
         jobs.for_each_mut(&mut self.parts[..parts], |_, part| {
             crate::profile::zone!("persistent: build index part");
@@ -348,6 +386,97 @@ impl Tier {
         self.built = true;
         Ok(())
     }
+}
+
+/// Slices of the histogram a tier's members are counted in, along the
+/// cut axis.
+const SLICES: usize = 4096;
+
+/// A split of a tier's members into slabs along the axis where their
+/// centers spread most, about as many members in each: the grids of a big
+/// tier then cover disjoint regions (but for boxes that cross a cut), and
+/// a re-indexed proxy's query skips every grid whose bounds it misses. Cut
+/// by slot ranges instead, every grid would cover the whole world, and
+/// each query would walk them all.
+struct Slabs {
+    axis: usize,
+    low: f32,
+    /// Slices per unit of the axis.
+    scale: f32,
+    /// The first slice of each slab past the first.
+    firsts: [usize; MAX_PARTS - 1],
+    count: usize,
+}
+
+impl Slabs {
+    /// The slabs of the members of `kind` for `parts` grids, counted in
+    /// `histogram`; `None` when the members cannot be cut evenly (their
+    /// centers all in one point, or crowded in a few slices): then the
+    /// caller cuts by slot ranges.
+    fn of(slots: &Slots, kind: TierKind, parts: usize, histogram: &mut Pool<u32>) -> Option<Self> {
+        let (marks, holds) = (|word| kind.candidates(slots, word), |s| kind.holds(slots, s));
+        let (mut low, mut high, mut members) =
+            (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY), 0usize);
+        slots.each_marked(0..slots.len(), marks, holds, |_, aabb| {
+            let center = center(aabb);
+            (low, high, members) = (low.min(center), high.max(center), members + 1);
+        });
+        let spread = high - low;
+        let axis = spread.max_position();
+        let width = spread[axis];
+        if !(width > 0.0 && width.is_finite()) || members < parts {
+            return None;
+        }
+        let mut slabs = Self {
+            axis,
+            low: low[axis],
+            scale: SLICES as f32 / width,
+            firsts: [usize::MAX; MAX_PARTS - 1],
+            count: parts,
+        };
+        histogram.reset();
+        histogram.resize(SLICES, 0);
+        slots.each_marked(0..slots.len(), marks, holds, |_, aabb| {
+            histogram[slabs.slice_of(aabb)] += 1;
+        });
+        // Slab k starts at the first slice where the members before it
+        // reach k shares; no slab may hold more than one and a half
+        // shares (the slowest grid sets the build's time).
+        let share = members.div_ceil(parts);
+        let (mut seen, mut slab, mut in_slab) = (0usize, 0usize, 0usize);
+        for (slice, &count) in histogram.iter().enumerate() {
+            if slab + 1 < parts && seen >= (slab + 1) * members / parts {
+                slabs.firsts[slab] = slice;
+                slab += 1;
+                in_slab = 0;
+            }
+            seen += count as usize;
+            in_slab += count as usize;
+            if in_slab > share + share / 2 {
+                return None;
+            }
+        }
+        (slab + 1 == parts).then_some(slabs)
+    }
+
+    #[inline]
+    fn slice_of(&self, aabb: &Aabb) -> usize {
+        // A NaN (never, for valid boxes) or negative product casts to 0.
+        (((center(aabb)[self.axis] - self.low) * self.scale) as usize).min(SLICES - 1)
+    }
+
+    /// The slab, so the grid, that takes a member indexed by `aabb`.
+    #[inline]
+    fn part_of(&self, aabb: &Aabb) -> usize {
+        let slice = self.slice_of(aabb);
+        self.firsts[..self.count - 1].iter().filter(|&&first| slice >= first).count()
+    }
+}
+
+/// A box's center, without overflow for boxes near the ends of the range.
+#[inline]
+fn center(aabb: &Aabb) -> Vec3 {
+    aabb.min * 0.5 + aabb.max * 0.5
 }
 
 /// The two tiers of enlarged boxes.
@@ -729,6 +858,99 @@ mod tests {
         };
         assert_eq!(stamps(&copy), stamps(&second));
         assert_ne!(stamps(&first), stamps(&second));
+    }
+
+    /// `count` dynamic slots of `boxes` (cycled) and the members of the
+    /// moving tier, cut for `parts` grids.
+    fn slabs_of(boxes: &[Aabb], parts: usize) -> (Slots, Option<Slabs>) {
+        let mut slots = Slots::new(true);
+        for &b in boxes {
+            slots.insert(b, b, super::super::slots::ProxyKind::Dynamic);
+        }
+        let slabs = Slabs::of(&slots, TierKind::Moving, parts, &mut Pool::new());
+        (slots, slabs)
+    }
+
+    #[test]
+    fn slabs_cut_the_widest_axis_into_even_shares() {
+        // Centers spread 0..1000 on y, 0..10 on x and z.
+        let boxes: Vec<Aabb> = (0..3000)
+            .map(|i| {
+                let at = glam::Vec3::new((i % 10) as f32, (i * 7 % 1000) as f32, (i % 3) as f32);
+                Aabb::new(at, at + 1.0)
+            })
+            .collect();
+        for parts in [2, 3, 16] {
+            let (_, slabs) = slabs_of(&boxes, parts);
+            let slabs = slabs.expect("an even spread cuts");
+            assert_eq!(slabs.axis, 1);
+            let mut counts = vec![0usize; parts];
+            for b in &boxes {
+                counts[slabs.part_of(b)] += 1;
+            }
+            let share = boxes.len() / parts;
+            assert!(
+                counts.iter().all(|&c| c * 10 >= share * 9 && c * 10 <= share * 11),
+                "{parts} parts: {counts:?}"
+            );
+            // Slabs in order along the axis: a box's slab never decreases
+            // as its center moves up.
+            let at = |y: f32| {
+                slabs.part_of(&Aabb::new(
+                    glam::Vec3::new(0.0, y, 0.0),
+                    glam::Vec3::new(1.0, y + 1.0, 1.0),
+                ))
+            };
+            assert!((0..1000).map(|y| at(y as f32)).collect::<Vec<_>>().is_sorted());
+        }
+    }
+
+    #[test]
+    fn members_that_cannot_be_cut_evenly_are_not_cut_in_slabs() {
+        let unit = Aabb::new(glam::Vec3::ZERO, glam::Vec3::ONE);
+        // Every center in one point.
+        assert!(slabs_of(&[unit; 100], 2).1.is_none());
+        // Fewer members than grids.
+        let two = [unit, Aabb::new(glam::Vec3::splat(5.0), glam::Vec3::splat(6.0))];
+        assert!(slabs_of(&two, 4).1.is_none());
+        // All but one in one slice: one slab would hold them all.
+        let mut crowded = vec![unit; 99];
+        crowded.push(Aabb::new(glam::Vec3::splat(1e6), glam::Vec3::splat(1e6 + 1.0)));
+        assert!(slabs_of(&crowded, 2).1.is_none());
+        // Boxes spanning the whole range: centers at 0, no spread.
+        let huge = Aabb::new(glam::Vec3::splat(f32::MIN), glam::Vec3::splat(f32::MAX));
+        assert!(slabs_of(&[huge; 10], 2).1.is_none());
+    }
+
+    #[test]
+    fn a_big_tier_is_built_in_slabs_that_hold_each_member_once() {
+        let jobs = JobSystem::new(2);
+        let boxes = broadphase_scenes::uniform(2 * PART_MIN + 1000, 5).boxes;
+        let (index, slots) = built(&boxes, &jobs);
+        let tier = &index.tiers[1];
+        assert_eq!(tier.used, 2);
+        let mut seen = vec![0u8; slots.len()];
+        for part in &tier.parts[..tier.used] {
+            for &slot in &part.ids {
+                seen[slot as usize] += 1;
+            }
+        }
+        assert!(seen.iter().all(|&n| n == 1), "every member in exactly one grid");
+        // The grids' bounds overlap in a slab as thin as the boxes are
+        // wide, not over the whole world.
+        let [first, second] = [&tier.parts[0].bounds, &tier.parts[1].bounds];
+        let overlap = first.max.min(second.max) - first.min.max(second.min);
+        let world = first.max.max(second.max) - first.min.min(second.min);
+        assert!(overlap.min_element() < world.max_element() / 20.0, "{overlap} of {world}");
+    }
+
+    #[test]
+    fn query_jobs_share_the_re_indexed_proxies_evenly() {
+        assert_eq!(query_chunk(1100, 2), 275);
+        assert_eq!(query_chunk(1100, 1), 550);
+        assert_eq!(query_chunk(100_000, 2), QUERY_CHUNK);
+        assert_eq!(query_chunk(300, 8), QUERY_CHUNK_MIN);
+        assert_eq!(query_chunk(0, 2), QUERY_CHUNK_MIN);
     }
 
     #[test]

@@ -476,6 +476,22 @@ impl Slots {
         boxes: &mut Pool<Aabb>,
         ids: &mut AlignedColumn<u32>,
     ) {
+        self.each_marked(range, marks, keep, |slot, aabb| {
+            boxes.push(*aabb);
+            ids.push(slot as u32);
+        });
+    }
+
+    /// Calls `each(slot, indexed box)` for every slot of `range` whose bit
+    /// is set in `marks(word)` (word by word) and that passes `keep`, in
+    /// slot order.
+    pub(crate) fn each_marked(
+        &self,
+        range: core::ops::Range<usize>,
+        marks: impl Fn(usize) -> u64,
+        keep: impl Fn(usize) -> bool,
+        mut each: impl FnMut(usize, &Aabb),
+    ) {
         if range.is_empty() {
             return;
         }
@@ -491,8 +507,7 @@ impl Slots {
                 let slot = first + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 if keep(slot) {
-                    boxes.push(indexed[slot]);
-                    ids.push(slot as u32);
+                    each(slot, &indexed[slot]);
                 }
             }
         }

@@ -353,9 +353,9 @@ fn bulk_sets_on_all_threads_write_every_box_in_any_order() {
 fn a_big_index_split_over_threads_finds_the_same_pairs() {
     use broadphase_kernel::AdaptiveGrid;
     use broadphase_scenes::{SplitMix64, uniform};
-    // 140,000 proxies on 2 threads: the index is two grids, each over half
-    // the slots; small margins so that proxies are re-indexed and queried
-    // against both every frame.
+    // 140,000 proxies on 2 threads: the index is two grids, each over a
+    // slab of space; small margins so that proxies are re-indexed and
+    // queried every frame, those near the cut against both grids.
     let jobs = JobSystem::new(2);
     let mut boxes = uniform(140_000, 11).boxes;
     let config = PersistentConfig { margin: 0.01, ..Default::default() };
