@@ -47,11 +47,13 @@ mod context;
 mod error;
 mod grid;
 mod neighbors;
+mod timing;
 
 pub use boxes::GpuBoxPairs;
 pub use context::{GpuContext, GpuContextConfig};
 pub use error::GpuError;
 pub use grid::MIN_RADIUS;
 pub use neighbors::{GpuNeighborSearch, GpuSearchConfig};
+pub use timing::{GpuTimings, PassClock};
 /// The wgpu this crate is built on (for [`GpuContextConfig::backends`]).
 pub use wgpu;
