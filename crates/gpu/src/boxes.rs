@@ -155,12 +155,18 @@ impl GpuBoxPairs {
         };
         let params = plan_boxes(boxes.len(), lo, hi, widest, self.search.max_cells());
         self.search.rows(clock, params, Items::Boxes(boxes), Walk::Boxes, |offsets, entries| {
-            out.clear();
-            for (a, row) in offsets.windows(2).enumerate() {
-                let partners = &entries[row[0] as usize..row[1] as usize];
-                // Ids fit u32: at most max_boxes of them.
-                out.extend(partners.iter().map(|&b| [a as u32, b]));
-            }
+            pairs_of_rows(offsets, entries, out);
         })
+    }
+}
+
+/// Replaces `out` with the pairs `[a, b]` of CSR rows that each hold the
+/// partners of a higher index of item `a`, ascending: sorted pairs.
+pub(crate) fn pairs_of_rows(offsets: &[u32], entries: &[u32], out: &mut Vec<[u32; 2]>) {
+    out.clear();
+    for (a, row) in offsets.windows(2).enumerate() {
+        let partners = &entries[row[0] as usize..row[1] as usize];
+        // Ids fit u32: at most max_points of them.
+        out.extend(partners.iter().map(|&b| [a as u32, b]));
     }
 }

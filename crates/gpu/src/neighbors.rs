@@ -107,6 +107,8 @@ struct Pipelines {
     fill: wgpu::ComputePipeline,
     box_count: wgpu::ComputePipeline,
     box_fill: wgpu::ComputePipeline,
+    sphere_count: wgpu::ComputePipeline,
+    sphere_fill: wgpu::ComputePipeline,
 }
 
 #[derive(Debug)]
@@ -149,6 +151,8 @@ struct BindGroups {
     fill: wgpu::BindGroup,
     box_count: wgpu::BindGroup,
     box_fill: wgpu::BindGroup,
+    sphere_count: wgpu::BindGroup,
+    sphere_fill: wgpu::BindGroup,
 }
 
 /// What a call searches for: the pass pair (count, fill) it runs.
@@ -158,6 +162,8 @@ pub(crate) enum Walk {
     Neighbors,
     /// Overlapping boxes, each pair once (`boxes.wgsl`).
     Boxes,
+    /// Touching spheres, each pair once (`spheres.wgsl`).
+    Spheres,
 }
 
 /// The items a call uploads: `params.stride` floats each.
@@ -165,6 +171,8 @@ pub(crate) enum Walk {
 pub(crate) enum Items<'a> {
     Points(&'a [Vec3]),
     Boxes(&'a [Aabb]),
+    /// Centers and radii of the same length.
+    Spheres(&'a [Vec3], &'a [f32]),
 }
 
 impl GpuNeighborSearch {
@@ -399,6 +407,9 @@ impl GpuNeighborSearch {
                     queue.write_buffer(&b.points.buffer, 0, bytemuck::cast_slice(points));
                 }
                 Items::Boxes(boxes) => upload_boxes(queue, &b.points.buffer, boxes),
+                Items::Spheres(centers, radii) => {
+                    upload_spheres(queue, &b.points.buffer, centers, radii);
+                }
             }
             // Submitting nothing sends the writes alone.
             queue.submit([]);
@@ -426,6 +437,7 @@ impl GpuNeighborSearch {
                     run(&p.count_neighbors, &bind_groups.count_neighbors, groups(n));
                 }
                 Walk::Boxes => run(&p.box_count, &bind_groups.box_count, groups(n)),
+                Walk::Spheres => run(&p.sphere_count, &bind_groups.sphere_count, groups(n)),
             }
             if rows {
                 p.scan(&mut run, &bind_groups.row_scan, row_scan.blocks);
@@ -608,6 +620,7 @@ impl GpuNeighborSearch {
             let (pipeline, group) = match walk {
                 Walk::Neighbors => (&self.pipelines.fill, &bind_groups.fill),
                 Walk::Boxes => (&self.pipelines.box_fill, &bind_groups.box_fill),
+                Walk::Spheres => (&self.pipelines.sphere_fill, &bind_groups.sphere_fill),
             };
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, group, &[]);
@@ -701,6 +714,8 @@ impl Pipelines {
         let neighbors =
             module("neighbors", &[common, stencil, rows, include_str!("shaders/neighbors.wgsl")]);
         let boxes = module("boxes", &[common, stencil, rows, include_str!("shaders/boxes.wgsl")]);
+        let spheres =
+            module("spheres", &[common, stencil, rows, include_str!("shaders/spheres.wgsl")]);
         Self {
             count: pipeline(&count, "main"),
             scan_blocks: pipeline(&scan, "scan_blocks"),
@@ -711,6 +726,8 @@ impl Pipelines {
             fill: pipeline(&neighbors, "fill"),
             box_count: pipeline(&boxes, "box_count"),
             box_fill: pipeline(&boxes, "box_fill"),
+            sphere_count: pipeline(&spheres, "sphere_count"),
+            sphere_fill: pipeline(&spheres, "sphere_fill"),
         }
     }
 
@@ -817,6 +834,27 @@ impl BindGroups {
                     (7, &b.points),
                 ],
             ),
+            sphere_count: group(
+                &p.sphere_count,
+                &[
+                    (0, &b.params),
+                    (1, &b.sorted_pos),
+                    (2, &b.sorted_id),
+                    (3, &b.cell_start),
+                    (4, &b.row_count),
+                ],
+            ),
+            sphere_fill: group(
+                &p.sphere_fill,
+                &[
+                    (0, &b.params),
+                    (1, &b.sorted_pos),
+                    (2, &b.sorted_id),
+                    (3, &b.cell_start),
+                    (5, &b.row_start),
+                    (6, &b.entries),
+                ],
+            ),
         }
     }
 }
@@ -830,4 +868,17 @@ fn upload_boxes(queue: &wgpu::Queue, buffer: &wgpu::Buffer, boxes: &[Aabb]) {
         let floats = [b.min.x, b.min.y, b.min.z, b.max.x, b.max.y, b.max.z];
         floats.into_iter().flat_map(f32::to_ne_bytes)
     }));
+}
+
+/// Writes the spheres as four floats each (center, then radius) straight
+/// into the queue's staging memory.
+fn upload_spheres(queue: &wgpu::Queue, buffer: &wgpu::Buffer, centers: &[Vec3], radii: &[f32]) {
+    let Some(size) = wgpu::BufferSize::new(centers.len() as u64 * 16) else { return };
+    let Some(mut view) = queue.write_buffer_with(buffer, 0, size) else { return };
+    view.slice(..).write_iter(
+        centers
+            .iter()
+            .zip(radii)
+            .flat_map(|(c, &r)| [c.x, c.y, c.z, r].into_iter().flat_map(f32::to_ne_bytes)),
+    );
 }
