@@ -17,6 +17,14 @@ The Rust crate ``broadphase`` behind numpy's idiom: arrays in, arrays out.
   of a simulation, with the pairs that started and ended at each step,
   and the same queries as ``Grid`` on the boxes as they stand.
 
+``neighbor_pairs``, ``neighbor_lists``, ``overlap_pairs`` and
+``sphere_pairs`` take ``backend="cpu"`` (the default), ``"gpu"`` or
+``"auto"``: the GPU backend
+(Vulkan, in builds with the cargo feature ``gpu``) gives exactly the CPU's
+answer; where it is missing ``"gpu"`` raises ``GpuUnavailable`` (a
+``RuntimeError``) and ``"auto"`` runs on the CPU. ``last_backend()`` says
+which one answered; ``gpu_adapter()`` names the GPU adapter, if any.
+
 Coordinates are float32 or float64 arrays of shape ``(n, 3)`` or
 ``(n, 2)``; the work runs in float32 (see each function for how float64 is
 rounded). Bad input raises ``ValueError`` naming the first bad row. Every
@@ -27,11 +35,15 @@ threads (None: one), where the crates have a parallel path.
 import os as _os
 
 from ._broadphase import (
+    GpuUnavailable,
     Grid,
     PersistentBroadPhase,
     VerletLists,
     __version__,
     _stop_workers_before_fork,
+    gpu_adapter,
+    gpu_unavailable_reason,
+    last_backend,
     neighbor_lists,
     neighbor_pairs,
     neighbors_of,
@@ -45,10 +57,14 @@ if hasattr(_os, "register_at_fork"):
     _os.register_at_fork(before=_stop_workers_before_fork)
 
 __all__ = [
+    "GpuUnavailable",
     "Grid",
     "PersistentBroadPhase",
     "VerletLists",
     "__version__",
+    "gpu_adapter",
+    "gpu_unavailable_reason",
+    "last_backend",
     "neighbor_lists",
     "neighbor_pairs",
     "neighbors_of",
