@@ -233,12 +233,24 @@ mod device {
     use std::sync::{Mutex, MutexGuard, OnceLock};
 
     /// The device, or why there is none (the `GpuUnavailable` message).
+    ///
+    /// A forked child inherits the device but not the driver's threads
+    /// (lavapipe's among them): a call there would wait forever, so the
+    /// device answers only in the process that opened it.
     pub(super) fn context() -> Result<&'static GpuContext, String> {
-        static CONTEXT: OnceLock<Result<GpuContext, String>> = OnceLock::new();
-        CONTEXT
-            .get_or_init(|| GpuContext::new().map_err(|e| format!("no GPU backend here: {e}")))
-            .as_ref()
-            .map_err(Clone::clone)
+        static CONTEXT: OnceLock<(u32, Result<GpuContext, String>)> = OnceLock::new();
+        let (opened_by, context) = CONTEXT.get_or_init(|| {
+            let context = GpuContext::new().map_err(|e| format!("no GPU backend here: {e}"));
+            (std::process::id(), context)
+        });
+        if *opened_by != std::process::id() {
+            return Err(format!(
+                "the GPU device was opened by process {opened_by}, and this process is a \
+                 fork of it: a device does not survive a fork (use the \"spawn\" or \
+                 \"forkserver\" start method, or first use the GPU after forking)"
+            ));
+        }
+        context.as_ref().map_err(Clone::clone)
     }
 
     fn lock<T>(
@@ -271,7 +283,10 @@ mod device {
                  subnormals cannot change a comparison), got {r:e}; the CPU backend takes it"
             ));
         }
-        let most = search(context).max_points();
+        // Read once: later calls must not wait on a search another thread
+        // is running while they hold the interpreter.
+        static MOST: OnceLock<usize> = OnceLock::new();
+        let most = *MOST.get_or_init(|| search(context).max_points());
         if items > most {
             return Err(format!(
                 "backend=\"gpu\" takes at most {most} items a call on this device, got {items}"

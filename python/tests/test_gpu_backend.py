@@ -10,6 +10,7 @@ instead of a skip.
 """
 
 import os
+import signal
 
 import numpy as np
 import pytest
@@ -207,3 +208,29 @@ def test_gpu_sphere_radius_below_the_minimum():
     got = bp.sphere_pairs(centers, np.array([1.0, 0.0]), backend="auto")
     assert bp.last_backend() == "cpu"
     np.testing.assert_array_equal(got, [[0, 1]])
+
+
+@needs_gpu
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_does_not_hang_on_the_parents_device():
+    points = np.random.default_rng(2).random((2000, 3), dtype=np.float32)
+    expected = bp.neighbor_pairs(points, 0.1, backend="gpu")
+    pid = os.fork()
+    if pid == 0:
+        # A hang kills the child; any failure is a nonzero exit.
+        signal.alarm(60)
+        code = 1
+        try:
+            try:
+                bp.neighbor_pairs(points, 0.1, backend="gpu")
+            except bp.GpuUnavailable as why:
+                code = 2 if "fork" in str(why) else 3
+            got = bp.neighbor_pairs(points, 0.1, sort=True, backend="auto")
+            if code == 2 and bp.last_backend() == "cpu" and np.array_equal(got, expected):
+                code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    # The parent keeps its device.
+    np.testing.assert_array_equal(bp.neighbor_pairs(points, 0.1, backend="gpu"), expected)
