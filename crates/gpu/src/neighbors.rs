@@ -365,15 +365,17 @@ impl GpuNeighborSearch {
                 out.extend_from_slice(counts);
             })
         })?;
-        self.finish(clock, 1)
+        self.finish(clock, 1);
+        Ok(())
     }
 
     /// Keeps `clock`'s timings as the last call's, the passes' device time
     /// read from the first `passes` passes' timestamps where there are any.
-    fn finish(&mut self, clock: CallClock, passes: u32) -> Result<(), GpuError> {
-        let device = self.timestamps.as_ref().map(|t| t.read(&self.context, passes)).transpose()?;
+    /// The call's results are out already: timestamps that cannot be read
+    /// leave the host's clock standing rather than fail it.
+    fn finish(&mut self, clock: CallClock, passes: u32) {
+        let device = self.timestamps.as_ref().and_then(|t| t.read(&self.context, passes).ok());
         self.timings = clock.finish(device);
-        Ok(())
     }
 
     /// The most cells a grid may have: one dispatch scans them, one
@@ -656,7 +658,8 @@ impl GpuNeighborSearch {
             let reads = [(&b.read_rows.buffer, row_bytes), (&b.read_entries.buffer, entry_bytes)];
             read_back(context, reads, |[offsets, entries]| take(offsets, entries))
         })?;
-        self.finish(clock, 2)
+        self.finish(clock, 2);
+        Ok(())
     }
 }
 
