@@ -22,6 +22,14 @@ them, and the next call writes its pairs there: a loop that drops each
 step's pairs reuses one buffer. ``release_pooled_memory()`` frees what is
 kept.
 
+``neighbor_pairs``, ``neighbor_lists``, ``overlap_pairs`` and
+``sphere_pairs`` take ``backend="cpu"`` (the default), ``"gpu"`` or
+``"auto"``: the GPU backend
+(Vulkan, in builds with the cargo feature ``gpu``) gives exactly the CPU's
+answer; where it is missing ``"gpu"`` raises ``GpuUnavailable`` (a
+``RuntimeError``) and ``"auto"`` runs on the CPU. ``last_backend()`` says
+which one answered; ``gpu_adapter()`` names the GPU adapter, if any.
+
 Coordinates are float32 or float64 arrays of shape ``(n, 3)`` or
 ``(n, 2)``; the work runs in float32 (see each function for how float64 is
 rounded). Bad input raises ``ValueError`` naming the first bad row. Every
@@ -32,11 +40,15 @@ threads (None: one), where the crates have a parallel path.
 import os as _os
 
 from ._broadphase import (
+    GpuUnavailable,
     Grid,
     PersistentBroadPhase,
     VerletLists,
     __version__,
     _stop_workers_before_fork,
+    gpu_adapter,
+    gpu_unavailable_reason,
+    last_backend,
     neighbor_lists,
     neighbor_pairs,
     neighbors_of,
@@ -51,10 +63,14 @@ if hasattr(_os, "register_at_fork"):
     _os.register_at_fork(before=_stop_workers_before_fork)
 
 __all__ = [
+    "GpuUnavailable",
     "Grid",
     "PersistentBroadPhase",
     "VerletLists",
     "__version__",
+    "gpu_adapter",
+    "gpu_unavailable_reason",
+    "last_backend",
     "neighbor_lists",
     "neighbor_pairs",
     "neighbors_of",

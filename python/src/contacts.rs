@@ -2,6 +2,7 @@
 //! their radii, from the neighbor crate's multi-level grid.
 
 use crate::convert::{Coords, RowError, bad_row, first_bad_row, lengths, pairs_array, show32};
+use crate::gpu::{self, Backend};
 use crate::neighbors::point_error;
 use crate::order::join_pairs;
 use crate::threads::detached;
@@ -51,6 +52,15 @@ fn within_limit(radii: Vec<f32>, per_sphere: bool) -> Result<Vec<f32>, RowError>
 /// sort : bool, optional
 ///     False (the default) keeps the search's own order, the same for the
 ///     same input; True orders the rows by ``(i, j)``.
+/// backend : {"cpu", "gpu", "auto"}, optional
+///     Where the search runs. "cpu" (the default): the multi-level grid.
+///     "gpu": the GPU backend (one grid of cells twice the largest radius
+///     on a Vulkan device, so it suits radii of similar sizes), exactly
+///     the CPU's pairs, always in ``(i, j)`` order; it ignores ``sort``
+///     and needs every radius ``>= 2**-30``. It raises ``GpuUnavailable``
+///     where this build has no GPU backend or no adapter is found.
+///     "auto": the GPU where "gpu" would run, the CPU otherwise, silently;
+///     ``last_backend()`` says which ran.
 ///
 /// Inclusive and exact on the float32 values, as the crate's brute force
 /// (``brute_force_sphere_contacts``): ``i`` and ``j`` touch when
@@ -67,9 +77,12 @@ fn within_limit(radii: Vec<f32>, per_sphere: bool) -> Result<Vec<f32>, RowError>
 /// Raises
 /// ------
 /// ValueError
-///     For a wrong shape or dtype, or the first sphere with a coordinate
-///     that is not finite or a radius that is NaN, negative, infinite or
-///     above ``5e18``, naming its index.
+///     For a wrong shape or dtype, a bad ``backend``, or the first sphere
+///     with a coordinate that is not finite or a radius that is NaN,
+///     negative, infinite or above ``5e18``, naming its index.
+/// GpuUnavailable
+///     For ``backend="gpu"`` where there is no GPU backend (a
+///     ``RuntimeError``).
 ///
 /// Examples
 /// --------
@@ -78,25 +91,33 @@ fn within_limit(radii: Vec<f32>, per_sphere: bool) -> Result<Vec<f32>, RowError>
 /// >>> broadphase.sphere_pairs(centers, np.array([10, 0.1, 0.1]))
 /// array([[0, 1]], dtype=uint32)
 #[pyfunction]
-#[pyo3(signature = (centers, radii, sort = false))]
+#[pyo3(signature = (centers, radii, sort = false, backend = "cpu"))]
 pub(crate) fn sphere_pairs<'py>(
     py: Python<'py>,
     centers: &Bound<'py, PyAny>,
     radii: &Bound<'py, PyAny>,
     sort: bool,
+    backend: &str,
 ) -> PyResult<Bound<'py, PyArray2<u32>>> {
+    let backend = Backend::parse(backend)?;
     let centers = Coords::extract(centers, "centers")?;
     let n = centers.len();
     let per_sphere = radii.cast::<PyUntypedArray>().is_ok();
     let radii = lengths(radii, n, "radii", "sphere", true)?
         .and_then(|radii| within_limit(radii, per_sphere));
     let (centers, radii, ()) = first_bad_row(centers.points_by_row("sphere"), radii, Ok(()))?;
+    let smallest = radii.iter().copied().reduce(f32::min);
+    let on_gpu = gpu::use_gpu(backend, n, smallest)?;
     let pairs = detached(py, move || -> PyResult<Vec<[u32; 2]>> {
+        if on_gpu {
+            return gpu::sphere_contacts(&centers, &radii);
+        }
         let mut grid = MultiLevelGrid::default();
         grid.build_spheres(&centers, &radii).map_err(point_error)?;
         let mut pairs = crate::pool::take();
         grid.contacts(&mut pairs);
         Ok(join_pairs(vec![pairs], n, sort))
     })??;
+    gpu::ran_on(on_gpu);
     pairs_array(py, pairs)
 }

@@ -9,6 +9,7 @@
 
 mod contacts;
 mod convert;
+mod gpu;
 mod grid;
 mod neighbors;
 mod order;
@@ -43,5 +44,6 @@ fn _broadphase(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(regions::_box_pair_owners, m)?)?;
     m.add_class::<grid::Grid>()?;
     m.add_class::<persistent::PersistentBroadPhase>()?;
+    gpu::register(m)?;
     Ok(())
 }

@@ -4,6 +4,7 @@
 //! periodic grid).
 
 use crate::convert::{Coords, bad_row, pairs_array, show, show32};
+use crate::gpu::{self, Backend};
 use crate::order::{Csr, Index, RowSource, build_csr, csr_from_slots, join_pairs};
 use crate::threads::{detached, failed, job_system};
 use broadphase::JobSystem;
@@ -127,7 +128,7 @@ pub(crate) fn point_error(error: PointError) -> PyErr {
     }
 }
 
-fn periodic_error(error: PeriodicError) -> PyErr {
+pub(crate) fn periodic_error(error: PeriodicError) -> PyErr {
     match error {
         PeriodicError::Point(e) => point_error(e),
         PeriodicError::BadDomain { axis, min, max } => PyValueError::new_err(format!(
@@ -311,6 +312,14 @@ pub(crate) fn with_structure<T>(
 ///     same input on any thread count, as ``cKDTree.query_pairs`` keeps
 ///     its tree's; True orders the rows by ``(i, j)``, which at a million
 ///     points takes longer than the search itself.
+/// backend : {"cpu", "gpu", "auto"}, optional
+///     Where the search runs. "cpu" (the default): the structures above.
+///     "gpu": the GPU backend (the counting-sort grid on a Vulkan device),
+///     exactly the CPU's pairs, always in ``(i, j)`` order; it ignores
+///     ``threads`` and ``sort``, and needs ``r >= 2**-30``. It raises
+///     ``GpuUnavailable`` where this build has no GPU backend or no
+///     adapter is found. "auto": the GPU where "gpu" would run, the CPU
+///     otherwise, silently; ``last_backend()`` says which ran.
 ///
 /// Returns
 /// -------
@@ -320,10 +329,14 @@ pub(crate) fn with_structure<T>(
 /// Raises
 /// ------
 /// ValueError
-///     For a wrong shape or dtype, a bad ``r``, or the first point that is
-///     not finite (or outside the periodic box), naming its index.
+///     For a wrong shape or dtype, a bad ``r`` or ``backend``, or the first
+///     point that is not finite (or outside the periodic box), naming its
+///     index.
+/// GpuUnavailable
+///     For ``backend="gpu"`` where there is no GPU backend (a
+///     ``RuntimeError``).
 #[pyfunction]
-#[pyo3(signature = (points, r, periodic = None, threads = None, sort = false))]
+#[pyo3(signature = (points, r, periodic = None, threads = None, sort = false, backend = "cpu"))]
 pub(crate) fn neighbor_pairs<'py>(
     py: Python<'py>,
     points: &Bound<'py, PyAny>,
@@ -331,11 +344,18 @@ pub(crate) fn neighbor_pairs<'py>(
     periodic: Option<&Bound<'py, PyAny>>,
     threads: Option<i64>,
     sort: bool,
+    backend: &str,
 ) -> PyResult<Bound<'py, PyArray2<u32>>> {
+    let backend = Backend::parse(backend)?;
     let jobs = job_system(threads)?;
     let input = input(points, r, periodic)?;
+    let on_gpu = gpu::use_gpu(backend, input.points.len(), Some(input.r))?;
     let pairs = detached(py, move || -> PyResult<Vec<[u32; 2]>> {
         let n = input.points.len();
+        if on_gpu {
+            let lists = gpu::neighbor_lists(&input.points, input.r, input.domain.as_ref())?;
+            return Ok(gpu::pairs_of_rows(&lists));
+        }
         let parts = match &input.domain {
             Some(domain) => {
                 let mut grid = PeriodicGrid::default();
@@ -353,14 +373,16 @@ pub(crate) fn neighbor_pairs<'py>(
         };
         Ok(join_pairs(parts, n, sort))
     })??;
+    gpu::ran_on(on_gpu);
     pairs_array(py, pairs)
 }
 
 /// Every point's neighbors within distance ``r``, as CSR rows.
 ///
 /// Takes the arguments of ``neighbor_pairs`` (same rule, same periodic
-/// box, same rounding). Row ``i`` lists every ``j != i`` within ``r`` of
-/// point ``i``: each pair appears in both rows.
+/// box, same rounding, same ``backend``). Row ``i`` lists every ``j != i``
+/// within ``r`` of point ``i``: each pair appears in both rows. The GPU's
+/// rows are ascending whatever ``sort`` says: the CPU's with ``sort=True``.
 ///
 /// Returns
 /// -------
@@ -371,7 +393,7 @@ pub(crate) fn neighbor_pairs<'py>(
 ///     ``scipy.sparse.csr_array((np.ones(len(indices)), indices, indptr),
 ///     shape=(n, n))`` takes them without a copy.
 #[pyfunction]
-#[pyo3(signature = (points, r, periodic = None, threads = None, sort = true))]
+#[pyo3(signature = (points, r, periodic = None, threads = None, sort = true, backend = "cpu"))]
 pub(crate) fn neighbor_lists<'py>(
     py: Python<'py>,
     points: &Bound<'py, PyAny>,
@@ -379,10 +401,18 @@ pub(crate) fn neighbor_lists<'py>(
     periodic: Option<&Bound<'py, PyAny>>,
     threads: Option<i64>,
     sort: bool,
+    backend: &str,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let backend = Backend::parse(backend)?;
     let jobs = job_system(threads)?;
     let input = input(points, r, periodic)?;
+    let on_gpu = gpu::use_gpu(backend, input.points.len(), Some(input.r))?;
     let csr = detached(py, move || -> PyResult<Csr> {
+        if on_gpu {
+            let lists = gpu::neighbor_lists(&input.points, input.r, input.domain.as_ref())?;
+            // Rows ascending already.
+            return build_csr(&jobs, &CallerRows(&lists), input.points.len(), false);
+        }
         match &input.domain {
             Some(domain) => {
                 let mut grid = PeriodicGrid::default();
@@ -400,6 +430,7 @@ pub(crate) fn neighbor_lists<'py>(
             ),
         }
     })??;
+    gpu::ran_on(on_gpu);
     Ok(csr.into_arrays(py))
 }
 

@@ -3,6 +3,7 @@
 //! what the Python layer adds to it.
 
 use crate::convert::{Coords, boxes, pairs_array};
+use crate::gpu::{self, Backend};
 use crate::order::join_pairs;
 use crate::threads::{detached, failed, job_system};
 use broadphase::tree::GridTree;
@@ -27,6 +28,16 @@ use std::time::Instant;
 /// sort : bool, optional
 ///     False (the default) keeps the grid's order, the same for the same
 ///     input on any thread count; True orders the rows by ``(i, j)``.
+/// backend : {"cpu", "gpu", "auto"}, optional
+///     Where the search runs. "cpu" (the default): the grid tree above.
+///     "gpu": the GPU backend (a grid of the boxes' min corners on a
+///     Vulkan device), exactly the CPU's pairs, always in ``(i, j)``
+///     order; it ignores ``threads`` and ``sort``. It suits boxes of
+///     similar sizes (one huge box or far outliers make its cells wide and
+///     slow, never wrong), and raises ``GpuUnavailable`` where this build
+///     has no GPU backend or no adapter is found. "auto": the GPU where
+///     "gpu" would run, the CPU otherwise, silently; ``last_backend()``
+///     says which ran.
 ///
 /// Returns
 /// -------
@@ -36,9 +47,12 @@ use std::time::Instant;
 /// Raises
 /// ------
 /// ValueError
-///     For a wrong shape or dtype, or the first box with a NaN or infinite
-///     coordinate, ``min > max``, or a coordinate beyond float32, naming
-///     its index.
+///     For a wrong shape or dtype, a bad ``backend``, or the first box
+///     with a NaN or infinite coordinate, ``min > max``, or a coordinate
+///     beyond float32, naming its index.
+/// GpuUnavailable
+///     For ``backend="gpu"`` where there is no GPU backend (a
+///     ``RuntimeError``).
 ///
 /// Examples
 /// --------
@@ -47,21 +61,28 @@ use std::time::Instant;
 /// >>> broadphase.overlap_pairs(mins, mins + 1)
 /// array([[0, 1]], dtype=uint32)
 #[pyfunction]
-#[pyo3(signature = (mins, maxs, threads = None, sort = false))]
+#[pyo3(signature = (mins, maxs, threads = None, sort = false, backend = "cpu"))]
 pub(crate) fn overlap_pairs<'py>(
     py: Python<'py>,
     mins: &Bound<'py, PyAny>,
     maxs: &Bound<'py, PyAny>,
     threads: Option<i64>,
     sort: bool,
+    backend: &str,
 ) -> PyResult<Bound<'py, PyArray2<u32>>> {
+    let backend = Backend::parse(backend)?;
     let jobs = job_system(threads)?;
     let boxes = boxes(&Coords::extract(mins, "mins")?, &Coords::extract(maxs, "maxs")?, "box")?;
+    let on_gpu = gpu::use_gpu(backend, boxes.len(), None)?;
     let pairs = detached(py, move || -> PyResult<Vec<[u32; 2]>> {
+        if on_gpu {
+            return gpu::overlap_pairs(&boxes);
+        }
         let mut pairs = crate::pool::take();
         GridTree::default().try_find_pairs(&jobs, &boxes, &mut pairs).map_err(failed)?;
         Ok(join_pairs(vec![pairs], boxes.len(), sort))
     })??;
+    gpu::ran_on(on_gpu);
     pairs_array(py, pairs)
 }
 

@@ -99,6 +99,9 @@ def test_docstring_examples():
         bp.neighbors_of,
         bp.sphere_pairs,
         bp.VerletLists,
+        bp.last_backend,
+        bp.gpu_adapter,
+        bp.gpu_unavailable_reason,
     ):
         finder = doctest.DocTestFinder(recurse=False)
         tests = finder.find(obj, name=getattr(obj, "__name__", "obj"), globs={})

@@ -5,15 +5,18 @@
 //! checked equal before it is timed.
 //!
 //! A GPU call's time here is the whole call as a caller sees it: upload,
-//! the passes, and the read-back of the lists or pairs. On lavapipe
-//! (Vulkan on the CPU) the figures say what the backend costs where no
-//! GPU is present, not what a GPU does.
+//! the passes, and the read-back of the lists or pairs; the line below it
+//! splits that call (the median one) into those parts (`GpuTimings`), with
+//! the clock that timed the passes: the device's timestamps where the
+//! adapter has them, the host's wait otherwise. On lavapipe (Vulkan on the
+//! CPU) the figures say what the backend costs where no GPU is present,
+//! not what a GPU does.
 //!
 //! ```text
 //! cd crates/gpu && XDG_RUNTIME_DIR=$(mktemp -d) cargo run --release --example timing [-- --reps N]
 //! ```
 
-use broadphase_gpu::{GpuBoxPairs, GpuContext, GpuNeighborSearch};
+use broadphase_gpu::{GpuBoxPairs, GpuContext, GpuNeighborSearch, GpuTimings};
 use broadphase_kernel::AdaptiveGrid;
 use broadphase_neighbors::{CountingSortGrid, NeighborListSearch, NeighborLists};
 use std::process::ExitCode;
@@ -21,14 +24,33 @@ use std::time::Instant;
 
 /// The median of `reps` timed calls of `call`, in milliseconds.
 fn median_ms<E>(reps: usize, mut call: impl FnMut() -> Result<(), E>) -> Result<f64, E> {
+    Ok(median_call(reps, &mut call)?.0)
+}
+
+/// The median of `reps` timed calls of `call` (milliseconds) and what
+/// that call returned.
+fn median_call<T, E>(reps: usize, mut call: impl FnMut() -> Result<T, E>) -> Result<(f64, T), E> {
     let mut times = Vec::with_capacity(reps);
     for _ in 0..reps {
         let start = Instant::now();
-        call()?;
-        times.push(start.elapsed().as_secs_f64() * 1e3);
+        let out = call()?;
+        times.push((start.elapsed().as_secs_f64() * 1e3, out));
     }
-    times.sort_unstable_by(f64::total_cmp);
-    Ok(times[times.len() / 2])
+    times.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+    Ok(times.swap_remove(times.len() / 2))
+}
+
+/// One call's parts, in milliseconds.
+fn parts(t: &GpuTimings) -> String {
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    format!(
+        "upload {:.1} ms, passes {:.1} ms ({:?}), readback {:.1} ms, whole call {:.1} ms",
+        ms(t.upload),
+        ms(t.passes),
+        t.passes_clock,
+        ms(t.readback),
+        ms(t.total)
+    )
 }
 
 fn main() -> ExitCode {
@@ -50,7 +72,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    println!("adapter      {} (cpu: {})", context.adapter_name(), context.is_cpu());
+    println!(
+        "adapter      {} (cpu: {}, device timestamps: {})",
+        context.adapter_name(),
+        context.is_cpu(),
+        context.has_timestamps()
+    );
     match run(&context, reps) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -72,13 +99,16 @@ fn run(context: &GpuContext, reps: usize) -> Result<(), Box<dyn std::error::Erro
     if gpu_lists.offsets() != cpu_lists.offsets() || gpu_lists.indices() != cpu_lists.indices() {
         return Err("sph1m: the GPU's lists differ from the CPU's".into());
     }
-    let gpu_ms = median_ms(reps, || gpu.find_neighbor_lists(&points, radius, &mut gpu_lists))?;
+    let (gpu_ms, timings) = median_call(reps, || {
+        gpu.find_neighbor_lists(&points, radius, &mut gpu_lists).map(|()| gpu.timings())
+    })?;
     let cpu_ms = median_ms(reps, || cpu.find_neighbor_lists(&points, radius, &mut cpu_lists))?;
     println!(
         "sph1m        {} points, {} neighbor entries: GPU {gpu_ms:.1} ms, CPU CountingSortGrid (1 thread) {cpu_ms:.1} ms, median of {reps}",
         points.len(),
         gpu_lists.total()
     );
+    println!("  GPU call   {}", parts(&timings));
 
     let boxes = broadphase_scenes::uniform1m().boxes;
     let (mut gpu_pairs, mut cpu_pairs) = (Vec::new(), Vec::new());
@@ -90,12 +120,14 @@ fn run(context: &GpuContext, reps: usize) -> Result<(), Box<dyn std::error::Erro
     if gpu_pairs != cpu_pairs {
         return Err("uniform1m: the GPU's pairs differ from the CPU's".into());
     }
-    let gpu_ms = median_ms(reps, || gpu.find_pairs(&boxes, &mut gpu_pairs))?;
+    let (gpu_ms, timings) =
+        median_call(reps, || gpu.find_pairs(&boxes, &mut gpu_pairs).map(|()| gpu.timings()))?;
     let cpu_ms = median_ms(reps, || grid.find_pairs(&boxes, &mut cpu_pairs))?;
     println!(
         "uniform1m    {} boxes, {} pairs: GPU {gpu_ms:.1} ms, CPU AdaptiveGrid (1 thread, unsorted) {cpu_ms:.1} ms, median of {reps}",
         boxes.len(),
         gpu_pairs.len()
     );
+    println!("  GPU call   {}", parts(&timings));
     Ok(())
 }

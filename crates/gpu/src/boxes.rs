@@ -4,6 +4,7 @@ use crate::context::GpuContext;
 use crate::error::GpuError;
 use crate::grid::{plan_boxes, validate_boxes};
 use crate::neighbors::{GpuNeighborSearch, GpuSearchConfig, Items, Walk};
+use crate::timing::{CallClock, GpuTimings};
 use broadphase_storage::Aabb;
 
 /// All overlapping pairs of boxes on the GPU: the same set as the CPU's
@@ -102,6 +103,27 @@ impl GpuBoxPairs {
         self.search.buffer_allocations()
     }
 
+    /// Where the last call that reached the device spent its time (see
+    /// [`GpuTimings`]; the read-back includes turning rows into pairs).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use broadphase_gpu::{GpuBoxPairs, GpuContext};
+    /// use broadphase_storage::Aabb;
+    /// use glam::Vec3;
+    /// let mut gpu = GpuBoxPairs::new(&GpuContext::new()?);
+    /// let boxes = [Aabb { min: Vec3::ZERO, max: Vec3::ONE }; 2];
+    /// let mut pairs = Vec::new();
+    /// gpu.find_pairs(&boxes, &mut pairs)?;
+    /// let t = gpu.timings();
+    /// assert!(t.upload + t.passes + t.readback > std::time::Duration::ZERO);
+    /// # Ok::<(), broadphase_gpu::GpuError>(())
+    /// ```
+    pub fn timings(&self) -> GpuTimings {
+        self.search.timings()
+    }
+
     /// Replaces `out` with every overlapping pair once, `[a, b]` with
     /// `a < b`, sorted.
     ///
@@ -126,18 +148,25 @@ impl GpuBoxPairs {
     /// # Ok::<(), broadphase_gpu::GpuError>(())
     /// ```
     pub fn find_pairs(&mut self, boxes: &[Aabb], out: &mut Vec<[u32; 2]>) -> Result<(), GpuError> {
+        let clock = CallClock::start();
         let Some((lo, hi, widest)) = validate_boxes(boxes, self.max_boxes())? else {
             out.clear();
             return Ok(());
         };
         let params = plan_boxes(boxes.len(), lo, hi, widest, self.search.max_cells());
-        self.search.rows(params, Items::Boxes(boxes), Walk::Boxes, |offsets, entries| {
-            out.clear();
-            for (a, row) in offsets.windows(2).enumerate() {
-                let partners = &entries[row[0] as usize..row[1] as usize];
-                // Ids fit u32: at most max_boxes of them.
-                out.extend(partners.iter().map(|&b| [a as u32, b]));
-            }
+        self.search.rows(clock, params, Items::Boxes(boxes), Walk::Boxes, |offsets, entries| {
+            pairs_of_rows(offsets, entries, out);
         })
+    }
+}
+
+/// Replaces `out` with the pairs `[a, b]` of CSR rows that each hold the
+/// partners of a higher index of item `a`, ascending: sorted pairs.
+pub(crate) fn pairs_of_rows(offsets: &[u32], entries: &[u32], out: &mut Vec<[u32; 2]>) {
+    out.clear();
+    for (a, row) in offsets.windows(2).enumerate() {
+        let partners = &entries[row[0] as usize..row[1] as usize];
+        // Ids fit u32: at most max_points of them.
+        out.extend(partners.iter().map(|&b| [a as u32, b]));
     }
 }

@@ -90,9 +90,12 @@ impl GpuContext {
         }))
         .map_err(|e| GpuError::NoAdapter { reason: e.to_string() })?;
         let limits = adapter.limits();
+        // Timestamps time the passes on the device (`GpuTimings`); without
+        // them the host's clock does.
+        let features = adapter.features() & wgpu::Features::TIMESTAMP_QUERY;
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("broadphase-gpu"),
-            required_features: wgpu::Features::empty(),
+            required_features: features,
             required_limits: limits.clone(),
             ..Default::default()
         }))
@@ -124,6 +127,20 @@ impl GpuContext {
     /// ```
     pub fn is_cpu(&self) -> bool {
         self.info.device_type == wgpu::DeviceType::Cpu
+    }
+
+    /// Whether the device times its compute passes itself (the adapter
+    /// has `TIMESTAMP_QUERY`); see [`PassClock`](crate::PassClock).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let context = broadphase_gpu::GpuContext::new()?;
+    /// println!("device timestamps: {}", context.has_timestamps());
+    /// # Ok::<(), broadphase_gpu::GpuError>(())
+    /// ```
+    pub fn has_timestamps(&self) -> bool {
+        self.device.features().contains(wgpu::Features::TIMESTAMP_QUERY)
     }
 
     /// Blocks until the device has finished all submitted work.

@@ -41,6 +41,15 @@ pub enum GpuError {
     /// A periodic search's input breaks its contract (see
     /// [`GpuNeighborSearch::find_periodic_neighbor_lists`](crate::GpuNeighborSearch::find_periodic_neighbor_lists)).
     Periodic(PeriodicError),
+    /// A sphere's radius is below [`MIN_RADIUS`](crate::MIN_RADIUS): valid on
+    /// the CPU, refused here, where flushed subnormals could change a
+    /// contact between two such tiny spheres.
+    SphereRadiusTooSmall {
+        /// Index of the sphere in the caller's slices.
+        index: usize,
+        /// The radius given.
+        value: f32,
+    },
     /// The lists (or pairs) would hold more entries than one device buffer can.
     TooManyNeighbors {
         /// Entries the lists need (`u32::MAX` or more: at least that many).
@@ -67,6 +76,12 @@ impl fmt::Display for GpuError {
             GpuError::Input(e) => write!(f, "bad box: {e}"),
             GpuError::Point(e) => write!(f, "bad input: {e}"),
             GpuError::Periodic(e) => write!(f, "bad periodic input: {e}"),
+            GpuError::SphereRadiusTooSmall { index, value } => write!(
+                f,
+                "sphere {index}: radius {value:e} is below {:e}, the smallest the GPU takes \
+                 (the CPU structures take it)",
+                crate::MIN_RADIUS
+            ),
             GpuError::TooManyNeighbors { total, max } => write!(
                 f,
                 "the neighbor lists need {total} entries; one GPU buffer holds at most {max}"
@@ -85,7 +100,9 @@ impl std::error::Error for GpuError {
             GpuError::Input(e) => Some(e),
             GpuError::Point(e) => Some(e),
             GpuError::Periodic(e) => Some(e),
-            GpuError::NoAdapter { .. } | GpuError::TooManyNeighbors { .. } => None,
+            GpuError::NoAdapter { .. }
+            | GpuError::SphereRadiusTooSmall { .. }
+            | GpuError::TooManyNeighbors { .. } => None,
         }
     }
 }

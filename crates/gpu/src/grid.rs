@@ -1,6 +1,7 @@
 //! The host's half of the search: the input checks and the grid's plan
 //! (cell size, cells per axis), written into the shaders' `Params`.
 
+use crate::error::GpuError;
 use broadphase_neighbors::{Axis, MAX_RADIUS, PeriodicDomain, PeriodicError, PointError};
 use broadphase_storage::{Aabb, InputError};
 use glam::Vec3;
@@ -244,6 +245,59 @@ pub(crate) fn plan_boxes(n: usize, lo: Vec3, hi: Vec3, widest: f64, max_cells: u
     let floor = (span / MAX_CELLS_PER_AXIS).max(f64::MIN_POSITIVE);
     let mut params = plan_cells(n, lo, hi, (widest * CELL_OVER_RADIUS).max(floor), max_cells);
     params.stride = 6;
+    params
+}
+
+/// Checks spheres as the CPU does (lengths, then centers and radii in
+/// index order: a bad radius before the first bad center comes first), then
+/// the one thing the GPU refuses that the CPU takes, a radius below
+/// [`MIN_RADIUS`]. Returns the centers' bounds and the largest radius
+/// (`None` when empty).
+pub(crate) fn validate_spheres(
+    centers: &[Vec3],
+    radii: &[f32],
+    max_points: usize,
+) -> Result<Option<(Vec3, Vec3, f32)>, GpuError> {
+    if centers.len() != radii.len() {
+        return Err(
+            PointError::LengthMismatch { centers: centers.len(), radii: radii.len() }.into()
+        );
+    }
+    // MIN_RADIUS is valid as a point search's radius: the centers' own
+    // check, without its radius check.
+    let bounds = match validate(centers, MIN_RADIUS, max_points) {
+        Ok(bounds) => bounds,
+        Err(e @ PointError::NotFinite { index, .. }) => {
+            return Err(first_bad_sphere_radius(&radii[..index]).unwrap_or(e).into());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(e) = first_bad_sphere_radius(radii) {
+        return Err(e.into());
+    }
+    if let Some((index, &value)) = radii.iter().enumerate().find(|(_, r)| **r < MIN_RADIUS) {
+        return Err(GpuError::SphereRadiusTooSmall { index, value });
+    }
+    let largest = radii.iter().fold(0.0f32, |m, &r| m.max(r));
+    Ok(bounds.map(|(lo, hi)| (lo, hi, largest)))
+}
+
+/// The CPU's check of a sphere radius: NaN, negative or above
+/// `MAX_RADIUS / 2` (two of them must sum to a valid radius).
+fn first_bad_sphere_radius(radii: &[f32]) -> Option<PointError> {
+    let valid = 0.0..=MAX_RADIUS / 2.0;
+    radii.iter().enumerate().find_map(|(index, &value)| {
+        (!valid.contains(&value)).then_some(PointError::InvalidSphereRadius { index, value })
+    })
+}
+
+/// Plans the grid of `n` spheres whose centers lie in `lo..=hi`, the
+/// largest radius `largest`: the grid of a point search of radius
+/// `2 · largest`, which every contact's `ra + rb` is at most (rounding is
+/// monotone and doubling exact), four floats an item.
+pub(crate) fn plan_spheres(n: usize, lo: Vec3, hi: Vec3, largest: f32, max_cells: u32) -> Params {
+    let mut params = plan(n, lo, hi, 2.0 * largest, max_cells);
+    params.stride = 4;
     params
 }
 

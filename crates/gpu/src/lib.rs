@@ -11,7 +11,10 @@
 //!   oracle tests run on both; and [`GpuNeighborSearch::neighbor_counts`]
 //!   reads back the counts alone.
 //! - [`GpuBoxPairs`] finds every overlapping pair of boxes, the same set as
-//!   the CPU grid's.
+//!   the CPU grid's; [`GpuNeighborSearch::find_sphere_contacts`] every
+//!   pair of touching spheres, the CPU's contacts.
+//! - [`GpuTimings`] says where a call's time went: upload, the passes
+//!   (timed by the device where it can), read-back.
 //!
 //! This crate is its own cargo workspace: the main workspace's build and
 //! tests never compile wgpu. `docs/GPU.md` says how the device stays exact
@@ -47,11 +50,14 @@ mod context;
 mod error;
 mod grid;
 mod neighbors;
+mod spheres;
+mod timing;
 
 pub use boxes::GpuBoxPairs;
 pub use context::{GpuContext, GpuContextConfig};
 pub use error::GpuError;
 pub use grid::MIN_RADIUS;
 pub use neighbors::{GpuNeighborSearch, GpuSearchConfig};
+pub use timing::{GpuTimings, PassClock};
 /// The wgpu this crate is built on (for [`GpuContextConfig::backends`]).
 pub use wgpu;

@@ -6,6 +6,7 @@ use crate::context::GpuContext;
 use crate::error::GpuError;
 use crate::grid::{MAX_GROUPS, Params, ScanParams, WG, groups, plan, plan_periodic};
 use crate::grid::{validate, validate_periodic};
+use crate::timing::{CallClock, GpuTimings, Timestamps, pass_descriptor};
 use broadphase_neighbors::{NeighborListSearch, NeighborLists, PeriodicDomain};
 use broadphase_storage::Aabb;
 use glam::Vec3;
@@ -89,6 +90,10 @@ pub struct GpuNeighborSearch {
     allocations: u64,
     /// The most bytes one storage buffer may bind on this device.
     max_binding: u64,
+    /// Where the device has them: the passes' timestamps.
+    timestamps: Option<Timestamps>,
+    /// The last call's, see [`GpuTimings`].
+    timings: GpuTimings,
 }
 
 #[derive(Debug)]
@@ -102,6 +107,8 @@ struct Pipelines {
     fill: wgpu::ComputePipeline,
     box_count: wgpu::ComputePipeline,
     box_fill: wgpu::ComputePipeline,
+    sphere_count: wgpu::ComputePipeline,
+    sphere_fill: wgpu::ComputePipeline,
 }
 
 #[derive(Debug)]
@@ -144,6 +151,8 @@ struct BindGroups {
     fill: wgpu::BindGroup,
     box_count: wgpu::BindGroup,
     box_fill: wgpu::BindGroup,
+    sphere_count: wgpu::BindGroup,
+    sphere_fill: wgpu::BindGroup,
 }
 
 /// What a call searches for: the pass pair (count, fill) it runs.
@@ -153,6 +162,8 @@ pub(crate) enum Walk {
     Neighbors,
     /// Overlapping boxes, each pair once (`boxes.wgsl`).
     Boxes,
+    /// Touching spheres, each pair once (`spheres.wgsl`).
+    Spheres,
 }
 
 /// The items a call uploads: `params.stride` floats each.
@@ -160,6 +171,8 @@ pub(crate) enum Walk {
 pub(crate) enum Items<'a> {
     Points(&'a [Vec3]),
     Boxes(&'a [Aabb]),
+    /// Centers and radii of the same length.
+    Spheres(&'a [Vec3], &'a [f32]),
 }
 
 impl GpuNeighborSearch {
@@ -216,14 +229,18 @@ impl GpuNeighborSearch {
             read_entries: buffer("read entries", Use::MAP_READ | Use::COPY_DST),
         };
         let pipelines = Pipelines::new(&context);
+        let timestamps = Timestamps::new(&context);
+        let allocations = 18 + timestamps.as_ref().map_or(0, |_| Timestamps::BUFFERS);
         Self {
             context,
             config,
             pipelines,
             buffers,
             bind_groups: None,
-            allocations: 18,
+            allocations,
             max_binding,
+            timestamps,
+            timings: GpuTimings::default(),
         }
     }
 
@@ -265,6 +282,26 @@ impl GpuNeighborSearch {
     /// ```
     pub fn buffer_allocations(&self) -> u64 {
         self.allocations
+    }
+
+    /// Where the last call that reached the device spent its time:
+    /// upload, the compute passes, read-back (see [`GpuTimings`]). All
+    /// zero before the first.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use broadphase_gpu::{GpuContext, GpuNeighborSearch};
+    /// use glam::Vec3;
+    /// let mut gpu = GpuNeighborSearch::new(&GpuContext::new()?);
+    /// assert_eq!(gpu.timings().total, std::time::Duration::ZERO);
+    /// let mut counts = Vec::new();
+    /// gpu.neighbor_counts(&[Vec3::ZERO, Vec3::X], 1.0, &mut counts)?;
+    /// assert!(gpu.timings().passes > std::time::Duration::ZERO);
+    /// # Ok::<(), broadphase_gpu::GpuError>(())
+    /// ```
+    pub fn timings(&self) -> GpuTimings {
+        self.timings
     }
 
     /// The bytes of device memory this search holds.
@@ -310,21 +347,35 @@ impl GpuNeighborSearch {
         radius: f32,
         out: &mut Vec<u32>,
     ) -> Result<(), GpuError> {
+        let mut clock = CallClock::start();
         let Some((lo, hi)) = validate(points, radius, self.max_points())? else {
             out.clear();
             return Ok(());
         };
         let params = plan(points.len(), lo, hi, radius, self.max_cells());
-        self.submit_counts(params, Items::Points(points), Walk::Neighbors, false);
+        self.counts(&mut clock, params, Items::Points(points), Walk::Neighbors, false)?;
         let bytes = u64::from(params.n) * 4;
-        let b = &self.buffers;
-        let mut encoder = self.context.device.create_command_encoder(&Default::default());
-        encoder.copy_buffer_to_buffer(&b.row_count.buffer, 0, &b.read_rows.buffer, 0, bytes);
-        self.context.queue.submit([encoder.finish()]);
-        read_back(&self.context, [(&b.read_rows.buffer, bytes)], |[counts]| {
-            out.clear();
-            out.extend_from_slice(counts);
-        })
+        let (context, b) = (&self.context, &self.buffers);
+        clock.readback(|| {
+            let mut encoder = context.device.create_command_encoder(&Default::default());
+            encoder.copy_buffer_to_buffer(&b.row_count.buffer, 0, &b.read_rows.buffer, 0, bytes);
+            context.queue.submit([encoder.finish()]);
+            read_back(context, [(&b.read_rows.buffer, bytes)], |[counts]| {
+                out.clear();
+                out.extend_from_slice(counts);
+            })
+        })?;
+        self.finish(clock, 1);
+        Ok(())
+    }
+
+    /// Keeps `clock`'s timings as the last call's, the passes' device time
+    /// read from the first `passes` passes' timestamps where there are any.
+    /// The call's results are out already: timestamps that cannot be read
+    /// leave the host's clock standing rather than fail it.
+    fn finish(&mut self, clock: CallClock, passes: u32) {
+        let device = self.timestamps.as_ref().and_then(|t| t.read(&self.context, passes).ok());
+        self.timings = clock.finish(device);
     }
 
     /// The most cells a grid may have: one dispatch scans them, one
@@ -335,31 +386,46 @@ impl GpuNeighborSearch {
 
     /// Uploads `items` and the grid `params` (planned for them), and runs
     /// everything up to the counts of `walk` (with `rows`, their prefix sum
-    /// too, and the total is copied for reading).
-    fn submit_counts(&mut self, params: Params, items: Items<'_>, walk: Walk, rows: bool) {
+    /// too), waiting for each part so `clock` times them apart.
+    fn counts(
+        &mut self,
+        clock: &mut CallClock,
+        params: Params,
+        items: Items<'_>,
+        walk: Walk,
+        rows: bool,
+    ) -> Result<(), GpuError> {
         let n = params.n;
         let cells = params.dims.iter().product::<u32>();
         let (cell_scan, row_scan) = (ScanParams::of(cells), ScanParams::of(n));
-        self.reserve(params, cells, cell_scan.blocks, row_scan.blocks);
+        clock.upload(|| {
+            self.reserve(params, cells, cell_scan.blocks, row_scan.blocks);
+            let (queue, b) = (&self.context.queue, &self.buffers);
+            queue.write_buffer(&b.params.buffer, 0, bytemuck::bytes_of(&params));
+            queue.write_buffer(&b.cell_scan.buffer, 0, bytemuck::bytes_of(&cell_scan));
+            queue.write_buffer(&b.row_scan.buffer, 0, bytemuck::bytes_of(&row_scan));
+            match items {
+                Items::Points(points) => {
+                    queue.write_buffer(&b.points.buffer, 0, bytemuck::cast_slice(points));
+                }
+                Items::Boxes(boxes) => upload_boxes(queue, &b.points.buffer, boxes),
+                Items::Spheres(centers, radii) => {
+                    upload_spheres(queue, &b.points.buffer, centers, radii);
+                }
+            }
+            // Submitting nothing sends the writes alone.
+            queue.submit([]);
+            self.context.wait()
+        })?;
         let bind_groups = self
             .bind_groups
             .get_or_insert_with(|| BindGroups::new(&self.context, &self.pipelines, &self.buffers));
 
-        let (queue, b, p) = (&self.context.queue, &self.buffers, &self.pipelines);
-        queue.write_buffer(&b.params.buffer, 0, bytemuck::bytes_of(&params));
-        queue.write_buffer(&b.cell_scan.buffer, 0, bytemuck::bytes_of(&cell_scan));
-        queue.write_buffer(&b.row_scan.buffer, 0, bytemuck::bytes_of(&row_scan));
-        match items {
-            Items::Points(points) => {
-                queue.write_buffer(&b.points.buffer, 0, bytemuck::cast_slice(points));
-            }
-            Items::Boxes(boxes) => upload_boxes(queue, &b.points.buffer, boxes),
-        }
-
+        let (b, p, timestamps) = (&self.buffers, &self.pipelines, self.timestamps.as_ref());
         let mut encoder = self.context.device.create_command_encoder(&Default::default());
         encoder.clear_buffer(&b.cell_count.buffer, 0, Some(u64::from(cells) * 4));
         {
-            let mut pass = encoder.begin_compute_pass(&Default::default());
+            let mut pass = encoder.begin_compute_pass(&pass_descriptor(timestamps, 0));
             let mut run = |pipeline: &wgpu::ComputePipeline, group: &wgpu::BindGroup, x: u32| {
                 pass.set_pipeline(pipeline);
                 pass.set_bind_group(0, group, &[]);
@@ -373,22 +439,19 @@ impl GpuNeighborSearch {
                     run(&p.count_neighbors, &bind_groups.count_neighbors, groups(n));
                 }
                 Walk::Boxes => run(&p.box_count, &bind_groups.box_count, groups(n)),
+                Walk::Spheres => run(&p.sphere_count, &bind_groups.sphere_count, groups(n)),
             }
             if rows {
                 p.scan(&mut run, &bind_groups.row_scan, row_scan.blocks);
             }
         }
-        if rows {
-            let total_at = u64::from(n) * 4;
-            encoder.copy_buffer_to_buffer(
-                &b.row_start.buffer,
-                total_at,
-                &b.read_total.buffer,
-                0,
-                4,
-            );
+        if let Some(timestamps) = timestamps {
+            timestamps.resolve(&mut encoder, 0);
         }
-        queue.submit([encoder.finish()]);
+        clock.passes(|| {
+            self.context.queue.submit([encoder.finish()]);
+            self.context.wait()
+        })
     }
 
     /// Grows the buffers for `n` points and `cells` cells; drops the bind
@@ -446,12 +509,13 @@ impl NeighborListSearch for GpuNeighborSearch {
         radius: f32,
         out: &mut NeighborLists,
     ) -> Result<(), GpuError> {
+        let clock = CallClock::start();
         let Some((lo, hi)) = validate(points, radius, self.max_points())? else {
             out.copy_from_csr(&[0], &[]);
             return Ok(());
         };
         let params = plan(points.len(), lo, hi, radius, self.max_cells());
-        self.rows(params, Items::Points(points), Walk::Neighbors, |offsets, entries| {
+        self.rows(clock, params, Items::Points(points), Walk::Neighbors, |offsets, entries| {
             out.copy_from_csr(offsets, entries);
         })
     }
@@ -493,29 +557,44 @@ impl GpuNeighborSearch {
         radius: f32,
         out: &mut NeighborLists,
     ) -> Result<(), GpuError> {
+        let clock = CallClock::start();
         if !validate_periodic(domain, points, radius, self.max_points())? {
             out.copy_from_csr(&[0], &[]);
             return Ok(());
         }
         let params = plan_periodic(points.len(), domain, radius, self.max_cells());
-        self.rows(params, Items::Points(points), Walk::Neighbors, |offsets, entries| {
+        self.rows(clock, params, Items::Points(points), Walk::Neighbors, |offsets, entries| {
             out.copy_from_csr(offsets, entries);
         })
     }
 
     /// Runs `walk` for a planned grid and hands the CSR rows read back
-    /// (offsets, entries) to `take`.
+    /// (offsets, entries) to `take`; `clock` started with the call.
     pub(crate) fn rows(
         &mut self,
+        mut clock: CallClock,
         params: Params,
         items: Items<'_>,
         walk: Walk,
         take: impl FnOnce(&[u32], &[u32]),
     ) -> Result<(), GpuError> {
-        self.submit_counts(params, items, walk, true);
+        self.counts(&mut clock, params, items, walk, true)?;
         let n = params.n;
         let mut total = 0u32;
-        read_back(&self.context, [(&self.buffers.read_total.buffer, 4)], |[t]| total = t[0])?;
+        let (context, b) = (&self.context, &self.buffers);
+        clock.readback(|| {
+            let mut encoder = context.device.create_command_encoder(&Default::default());
+            let total_at = u64::from(n) * 4;
+            encoder.copy_buffer_to_buffer(
+                &b.row_start.buffer,
+                total_at,
+                &b.read_total.buffer,
+                0,
+                4,
+            );
+            context.queue.submit([encoder.finish()]);
+            read_back(context, [(&b.read_total.buffer, 4)], |[t]| total = t[0])
+        })?;
         let max = self.max_binding / 4;
         // The scan saturates: u32::MAX means "at least that many".
         if total == u32::MAX || u64::from(total) > max {
@@ -524,8 +603,10 @@ impl GpuNeighborSearch {
         let entry_bytes = u64::from(total) * 4;
         let most = self.max_binding;
         let b = &mut self.buffers;
-        let remade = u64::from(b.entries.reserve(&self.context, entry_bytes, most))
-            + u64::from(b.read_entries.reserve(&self.context, entry_bytes, most));
+        let remade = clock.upload(|| {
+            u64::from(b.entries.reserve(&self.context, entry_bytes, most))
+                + u64::from(b.read_entries.reserve(&self.context, entry_bytes, most))
+        });
         if remade > 0 {
             self.allocations += remade;
             self.bind_groups = None;
@@ -534,32 +615,51 @@ impl GpuNeighborSearch {
             .bind_groups
             .get_or_insert_with(|| BindGroups::new(&self.context, &self.pipelines, &self.buffers));
 
-        let b = &self.buffers;
-        let mut encoder = self.context.device.create_command_encoder(&Default::default());
+        let (context, b, timestamps) = (&self.context, &self.buffers, self.timestamps.as_ref());
+        let mut encoder = context.device.create_command_encoder(&Default::default());
         {
-            let mut pass = encoder.begin_compute_pass(&Default::default());
+            let mut pass = encoder.begin_compute_pass(&pass_descriptor(timestamps, 1));
             let (pipeline, group) = match walk {
                 Walk::Neighbors => (&self.pipelines.fill, &bind_groups.fill),
                 Walk::Boxes => (&self.pipelines.box_fill, &bind_groups.box_fill),
+                Walk::Spheres => (&self.pipelines.sphere_fill, &bind_groups.sphere_fill),
             };
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, group, &[]);
             pass.dispatch_workgroups(groups(n), 1, 1);
         }
-        let row_bytes = (u64::from(n) + 1) * 4;
-        encoder.copy_buffer_to_buffer(&b.row_start.buffer, 0, &b.read_rows.buffer, 0, row_bytes);
-        if entry_bytes > 0 {
-            encoder.copy_buffer_to_buffer(
-                &b.entries.buffer,
-                0,
-                &b.read_entries.buffer,
-                0,
-                entry_bytes,
-            );
+        if let Some(timestamps) = timestamps {
+            timestamps.resolve(&mut encoder, 1);
         }
-        self.context.queue.submit([encoder.finish()]);
-        let reads = [(&b.read_rows.buffer, row_bytes), (&b.read_entries.buffer, entry_bytes)];
-        read_back(&self.context, reads, |[offsets, entries]| take(offsets, entries))
+        clock.passes(|| {
+            context.queue.submit([encoder.finish()]);
+            context.wait()
+        })?;
+        clock.readback(|| {
+            let mut encoder = context.device.create_command_encoder(&Default::default());
+            let row_bytes = (u64::from(n) + 1) * 4;
+            encoder.copy_buffer_to_buffer(
+                &b.row_start.buffer,
+                0,
+                &b.read_rows.buffer,
+                0,
+                row_bytes,
+            );
+            if entry_bytes > 0 {
+                encoder.copy_buffer_to_buffer(
+                    &b.entries.buffer,
+                    0,
+                    &b.read_entries.buffer,
+                    0,
+                    entry_bytes,
+                );
+            }
+            context.queue.submit([encoder.finish()]);
+            let reads = [(&b.read_rows.buffer, row_bytes), (&b.read_entries.buffer, entry_bytes)];
+            read_back(context, reads, |[offsets, entries]| take(offsets, entries))
+        })?;
+        self.finish(clock, 2);
+        Ok(())
     }
 }
 
@@ -617,6 +717,8 @@ impl Pipelines {
         let neighbors =
             module("neighbors", &[common, stencil, rows, include_str!("shaders/neighbors.wgsl")]);
         let boxes = module("boxes", &[common, stencil, rows, include_str!("shaders/boxes.wgsl")]);
+        let spheres =
+            module("spheres", &[common, stencil, rows, include_str!("shaders/spheres.wgsl")]);
         Self {
             count: pipeline(&count, "main"),
             scan_blocks: pipeline(&scan, "scan_blocks"),
@@ -627,6 +729,8 @@ impl Pipelines {
             fill: pipeline(&neighbors, "fill"),
             box_count: pipeline(&boxes, "box_count"),
             box_fill: pipeline(&boxes, "box_fill"),
+            sphere_count: pipeline(&spheres, "sphere_count"),
+            sphere_fill: pipeline(&spheres, "sphere_fill"),
         }
     }
 
@@ -733,6 +837,27 @@ impl BindGroups {
                     (7, &b.points),
                 ],
             ),
+            sphere_count: group(
+                &p.sphere_count,
+                &[
+                    (0, &b.params),
+                    (1, &b.sorted_pos),
+                    (2, &b.sorted_id),
+                    (3, &b.cell_start),
+                    (4, &b.row_count),
+                ],
+            ),
+            sphere_fill: group(
+                &p.sphere_fill,
+                &[
+                    (0, &b.params),
+                    (1, &b.sorted_pos),
+                    (2, &b.sorted_id),
+                    (3, &b.cell_start),
+                    (5, &b.row_start),
+                    (6, &b.entries),
+                ],
+            ),
         }
     }
 }
@@ -746,4 +871,17 @@ fn upload_boxes(queue: &wgpu::Queue, buffer: &wgpu::Buffer, boxes: &[Aabb]) {
         let floats = [b.min.x, b.min.y, b.min.z, b.max.x, b.max.y, b.max.z];
         floats.into_iter().flat_map(f32::to_ne_bytes)
     }));
+}
+
+/// Writes the spheres as four floats each (center, then radius) straight
+/// into the queue's staging memory.
+fn upload_spheres(queue: &wgpu::Queue, buffer: &wgpu::Buffer, centers: &[Vec3], radii: &[f32]) {
+    let Some(size) = wgpu::BufferSize::new(centers.len() as u64 * 16) else { return };
+    let Some(mut view) = queue.write_buffer_with(buffer, 0, size) else { return };
+    view.slice(..).write_iter(
+        centers
+            .iter()
+            .zip(radii)
+            .flat_map(|(c, &r)| [c.x, c.y, c.z, r].into_iter().flat_map(f32::to_ne_bytes)),
+    );
 }

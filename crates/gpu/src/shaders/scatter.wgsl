@@ -11,6 +11,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if (i >= P.n) { return; }
     let s = cell_start[cell_of[i]] + slot[i];
-    sorted_pos[s] = vec4<f32>(points[P.stride * i], points[P.stride * i + 1u], points[P.stride * i + 2u], 0.0);
+    // Spheres (four floats each) carry their radius along; the other
+    // items need only their position.
+    var w = 0.0;
+    if (P.stride == 4u) { w = points[P.stride * i + 3u]; }
+    sorted_pos[s] = vec4<f32>(points[P.stride * i], points[P.stride * i + 1u], points[P.stride * i + 2u], w);
     sorted_id[s] = i;
 }
