@@ -1,13 +1,11 @@
 //! Neighbor lists filled on all cores: the structures search slot ranges
-//! independently, so the job system fills one range per job, and each
-//! range is copied into the joined lists as soon as the ranges before it
-//! are done, while later ranges are still being searched.
+//! independently, so the job system fills one range per job and one pass
+//! joins them in slot order.
 
 use crate::cross::{check_queries, neighbors_of_range};
 use crate::{NeighborLists, NeighborSearch, PointError};
-use broadphase_jobs::{IndexedJob, JobContext, JobError, JobSystem};
+use broadphase_jobs::{JobError, JobSystem};
 use glam::Vec3;
-use parking_lot::Mutex;
 
 /// Sorted-order CSR neighbor lists of a built neighbor structure, filled by
 /// the job system.
@@ -16,11 +14,7 @@ use parking_lot::Mutex;
 /// range's lists into a buffer kept here across frames, and the ranges are
 /// joined in slot order, so the result equals
 /// `structure.sorted_neighbor_lists(0..len, ..)` exactly, for any thread
-/// count. The join overlaps the search: the job that finishes a range
-/// copies every finished range whose predecessors are all placed, into
-/// the room the output kept from the last frame, so only the last
-/// ranges' copies wait for the search to end (the copy moves the whole
-/// answer, 120 MB at a million particles). The build is the caller's: on the calling thread, or for the
+/// count. The build is the caller's: on the calling thread, or for the
 /// grid on the job system too
 /// ([`CountingSortGrid::build_parallel`](crate::CountingSortGrid::build_parallel)).
 ///
@@ -55,74 +49,8 @@ use parking_lot::Mutex;
 #[derive(Debug, Default)]
 pub struct ParallelNeighborLists {
     /// One buffer per range, reused across frames; range `i`'s job fills
-    /// buffer `i`, then any job copies it out (the lock is never
-    /// contended: a range is copied only once it is filled).
-    parts: Vec<Mutex<NeighborLists>>,
-    /// Which ranges are filled, by range.
-    filled: Vec<bool>,
-}
-
-/// What the jobs of one [`ParallelNeighborLists::fill`] share.
-struct Overlapped<'a, S> {
-    structure: &'a S,
-    len: usize,
-    step: usize,
-    parts: &'a [Mutex<NeighborLists>],
-    placement: Mutex<Placement<'a>>,
-}
-
-/// The joined lists not yet written, and which ranges are filled.
-struct Placement<'a> {
-    filled: &'a mut [bool],
-    /// The next range to copy, and the entries before it.
-    next: usize,
-    base: usize,
-    /// The output's offsets from range `next`'s first row on, and its
-    /// entries from `base` on.
-    offsets: &'a mut [usize],
-    indices: &'a mut [u32],
-    /// A range did not fit the room kept: it and the ranges after it are
-    /// joined once the search ends.
-    overflow: bool,
-}
-
-impl<'scope, 'a: 'scope, S: NeighborSearch + Sync> IndexedJob<'scope> for Overlapped<'a, S> {
-    fn run(&'scope self, _: &mut JobContext<'_, 'scope>, range: usize) {
-        let from = range * self.step;
-        {
-            let mut part = self.parts[range].lock();
-            self.structure.sorted_neighbor_lists(from..(from + self.step).min(self.len), &mut part);
-        }
-        let mut placement = self.placement.lock();
-        placement.filled[range] = true;
-        while !placement.overflow
-            && placement.next < self.parts.len()
-            && placement.filled[placement.next]
-        {
-            let part = self.parts[placement.next].lock();
-            if placement.indices.len() < part.total() {
-                placement.overflow = true;
-                break;
-            }
-            let offsets = std::mem::take(&mut placement.offsets);
-            let (row_ends, offsets) = offsets.split_at_mut(part.len());
-            let indices = std::mem::take(&mut placement.indices);
-            let (entries, indices) = indices.split_at_mut(part.total());
-            let base = placement.base;
-            placement.offsets = offsets;
-            placement.indices = indices;
-            placement.base += part.total();
-            placement.next += 1;
-            // The copy runs unlocked: other jobs place the ranges after.
-            drop(placement);
-            for (to, &from) in row_ends.iter_mut().zip(&part.offsets[1..]) {
-                *to = base + from;
-            }
-            entries.copy_from_slice(part.indices());
-            drop(part);
-            placement = self.placement.lock();
-        }
-    }
+    /// buffer `i`.
+    parts: Vec<NeighborLists>,
 }
 
 /// Ranges per thread: a few, so a dense range does not hold up the frame.
@@ -141,20 +69,18 @@ const MAX_JOINED: usize = 64;
 /// on one thread it was a sixth of the fill.
 fn join(
     jobs: &JobSystem,
-    parts: &mut [Mutex<NeighborLists>],
+    parts: &[NeighborLists],
     out: &mut NeighborLists,
 ) -> Result<(), JobError> {
     out.clear();
     if parts.len() > MAX_JOINED {
         for part in parts {
-            out.append_rows(part.get_mut());
+            out.append_rows(part);
         }
         return Ok(());
     }
-    // The parts are filled: their locks are free from here on.
-    let parts: &[Mutex<NeighborLists>] = parts;
-    let rows: usize = parts.iter().map(|part| part.lock().len()).sum();
-    let total: usize = parts.iter().map(|part| part.lock().total()).sum();
+    let rows: usize = parts.iter().map(NeighborLists::len).sum();
+    let total: usize = parts.iter().map(NeighborLists::total).sum();
     out.offsets.resize(rows + 1, 0);
     out.offsets[0] = 0;
     if out.indices.len() < total {
@@ -165,7 +91,6 @@ fn join(
     let (mut offsets, mut indices) = (&mut out.offsets[1..], &mut out.indices[..total]);
     let mut base = 0;
     for (part, destination) in parts.iter().zip(&mut destinations) {
-        let part = part.lock();
         let (these_offsets, rest_offsets) = offsets.split_at_mut(part.len());
         let (these_indices, rest_indices) = indices.split_at_mut(part.total());
         *destination = (these_offsets, these_indices, base);
@@ -173,7 +98,7 @@ fn join(
         (offsets, indices) = (rest_offsets, rest_indices);
     }
     jobs.for_each_mut(&mut destinations[..parts.len()], |index, (offsets, indices, base)| {
-        let part = parts[index].lock();
+        let part = &parts[index];
         for (to, &from) in offsets.iter_mut().zip(&part.offsets[1..]) {
             *to = *base + from;
         }
@@ -219,49 +144,13 @@ impl ParallelNeighborLists {
         let step = len.div_ceil(jobs.threads() * RANGES_PER_THREAD).max(1);
         let ranges = len.div_ceil(step);
         if self.parts.len() < ranges {
-            self.parts.resize_with(ranges, Mutex::default);
+            self.parts.resize_with(ranges, NeighborLists::default);
         }
-        self.filled.clear();
-        self.filled.resize(ranges, false);
-        out.offsets.clear();
-        out.offsets.resize(len + 1, 0);
-        let (next, base) = {
-            let job = Overlapped {
-                structure,
-                len,
-                step,
-                parts: &self.parts[..ranges],
-                placement: Mutex::new(Placement {
-                    filled: &mut self.filled,
-                    next: 0,
-                    base: 0,
-                    offsets: &mut out.offsets[1..],
-                    indices: &mut out.indices,
-                    overflow: false,
-                }),
-            };
-            jobs.scope(|s| (0..ranges).for_each(|range| s.spawn_indexed(&job, range)))?;
-            let placement = job.placement.into_inner();
-            (placement.next, placement.base)
-        };
-        // The ranges that did not fit the room kept (all of them on a
-        // first frame): grown with an eighth to spare, so the next frame's
-        // copies overlap its search.
-        let parts = &mut self.parts[next..ranges];
-        let total = base + parts.iter_mut().map(|part| part.get_mut().total()).sum::<usize>();
-        if out.indices.len() < total + crate::scan::MAX_LANES {
-            out.indices.resize(total + total / 8 + crate::scan::MAX_LANES, 0);
-        }
-        let (mut row, mut at) = (next * step, base);
-        for part in parts {
-            let part = part.get_mut();
-            for (to, &from) in out.offsets[row + 1..].iter_mut().zip(&part.offsets[1..]) {
-                *to = at + from;
-            }
-            out.indices[at..at + part.total()].copy_from_slice(part.indices());
-            (row, at) = (row + part.len(), at + part.total());
-        }
-        Ok(())
+        jobs.for_each_mut(&mut self.parts[..ranges], |range, part| {
+            let from = range * step;
+            structure.sorted_neighbor_lists(from..(from + step).min(len), part);
+        })?;
+        join(jobs, &self.parts[..ranges], out)
     }
 
     /// [`neighbors_of`](crate::neighbors_of) on `jobs`: the queries are cut
@@ -307,14 +196,14 @@ impl ParallelNeighborLists {
         let step = queries.len().div_ceil(jobs.threads() * RANGES_PER_THREAD).max(1);
         let ranges = queries.len().div_ceil(step);
         if self.parts.len() < ranges {
-            self.parts.resize_with(ranges, Mutex::default);
+            self.parts.resize_with(ranges, NeighborLists::default);
         }
         jobs.for_each_mut(&mut self.parts[..ranges], |range, part| {
             let queries = &queries[range * step..((range + 1) * step).min(queries.len())];
-            neighbors_of_range(structure, queries, radius, part.get_mut());
+            neighbors_of_range(structure, queries, radius, part);
         })
         .map_err(FillError::Job)?;
-        join(jobs, &mut self.parts[..ranges], out).map_err(FillError::Job)
+        join(jobs, &self.parts[..ranges], out).map_err(FillError::Job)
     }
 }
 

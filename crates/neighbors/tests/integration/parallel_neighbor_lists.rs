@@ -79,11 +79,9 @@ fn many_ranges_are_joined_on_the_calling_thread() {
     }
 }
 
-/// Warm frames copy each range out as soon as the ranges before it are
-/// placed, into the room the output kept; a frame whose answer outgrows
-/// that room places the rest after the search. Answers that grow past
-/// the room, shrink, and grow again, with the same output reused, each
-/// equal the one-thread lists.
+/// The output and the per-range buffers are reused from frame to frame:
+/// answers that grow past what they hold, shrink, and grow again each
+/// equal the one-thread lists, with nothing left over from a longer frame.
 #[test]
 fn reused_lists_give_each_frame_its_own_answer_as_answers_grow_and_shrink() {
     let points = clustered(4_000, 23);
