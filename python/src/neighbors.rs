@@ -204,7 +204,10 @@ fn pairs_of<S: NeighborSearch + Sync>(
     // One thread writes one list: pieces would only be joined by a copy of
     // every pair. More threads take four pieces each, for balance.
     let pieces = if jobs.threads() == 1 { 1 } else { (jobs.threads() * 4).min(len / 4096).max(1) };
-    let mut parts: Vec<_> = (0..pieces).map(|_| crate::pool::take()).collect();
+    let mut parts: Vec<_> = match pieces {
+        1 => vec![crate::pool::take()],
+        _ => (0..pieces).map(|_| crate::pool::take_piece()).collect(),
+    };
     if pieces == 1 {
         search.for_each_neighbor_pair(|a, b| parts[0].push([a.min(b), a.max(b)]));
         return Ok(parts);

@@ -21,8 +21,7 @@ pub(crate) fn join_pairs(parts: Vec<Vec<[u32; 2]>>, n: usize, sort: bool) -> Vec
     let joined = |mut parts: Vec<Vec<[u32; 2]>>| match parts.len() {
         1 => parts.pop().unwrap_or_default(),
         _ => {
-            let mut all = crate::pool::take();
-            all.reserve(m);
+            let mut all = crate::pool::take_for(m);
             for part in parts {
                 all.extend_from_slice(&part);
                 crate::pool::give_back(part);
@@ -49,7 +48,7 @@ pub(crate) fn join_pairs(parts: Vec<Vec<[u32; 2]>>, n: usize, sort: bool) -> Vec
         start[i + 1] += start[i];
     }
     let mut next = start.clone();
-    let mut out = crate::pool::take();
+    let mut out = crate::pool::take_for(m);
     out.resize(m, [0; 2]);
     for &pair in parts.iter().flatten() {
         let slot = &mut next[pair[0] as usize];

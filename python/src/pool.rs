@@ -67,11 +67,33 @@ fn free() -> MutexGuard<'static, Vec<Vec<[u32; 2]>>> {
     FREE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// An empty pair buffer: the pool's largest, or a new one.
+/// An empty pair buffer for a whole answer: the pool's largest, or a new
+/// one.
 pub(crate) fn take() -> Vec<[u32; 2]> {
     let mut free = free();
     let largest = (0..free.len()).max_by_key(|&i| free[i].capacity());
     largest.map(|i| free.swap_remove(i)).unwrap_or_default()
+}
+
+/// An empty pair buffer for one piece of a parallel search: the pool's
+/// smallest, which leaves the large ones to the joined answer.
+pub(crate) fn take_piece() -> Vec<[u32; 2]> {
+    let mut free = free();
+    let smallest = (0..free.len()).min_by_key(|&i| free[i].capacity());
+    smallest.map(|i| free.swap_remove(i)).unwrap_or_default()
+}
+
+/// An empty pair buffer for `pairs` pairs: the pool's smallest that holds
+/// them, else its largest, else a new one.
+pub(crate) fn take_for(pairs: usize) -> Vec<[u32; 2]> {
+    let mut free = free();
+    let fits = (0..free.len()).filter(|&i| free[i].capacity() >= pairs);
+    let best = fits.min_by_key(|&i| free[i].capacity());
+    let best = best.or_else(|| (0..free.len()).max_by_key(|&i| free[i].capacity()));
+    let mut buffer = best.map(|i| free.swap_remove(i)).unwrap_or_default();
+    drop(free);
+    buffer.reserve(pairs);
+    buffer
 }
 
 /// Gives `pairs`' memory back to the pool (dropped if the pool is full
