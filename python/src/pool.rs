@@ -152,7 +152,6 @@ pub(crate) fn pairs_array(
     // its base. `PooledPairs` is frozen and its buffer is neither changed
     // nor moved until it is dropped, which Python does only after the
     // array and every view of it are gone.
-    #[allow(unsafe_code)]
     let array = unsafe { PyArray2::borrow_from_array(&view, owner.clone().into_any()) };
     Ok(array)
 }
