@@ -111,7 +111,7 @@ pub struct AdaptiveGrid {
 /// A copy answers [`pairs`](AdaptiveGrid::pairs) and every query as the
 /// original does: it holds the same configuration and kept build (nodes,
 /// leaves and boxes, and the rays' tree if the original has built it; else
-/// the copy builds its own on its first cast). The build's scratch (the item stack, the split's
+/// the copy builds its own when its casts pay for it). The build's scratch (the item stack, the split's
 /// lists, the one-leaf columns) is not copied: a build writes it before
 /// reading it.
 ///

@@ -214,9 +214,12 @@ const ALONG: [[u64; 16]; 3] = {
 impl AdaptiveGrid {
     /// The first box `ray` hits, with where it enters it: the smallest
     /// [`Ray::entry`] (an `f32`) of every kept box, ties to the smaller
-    /// index. The first cast after a build builds the rays' own tree of box
-    /// hulls (kept until the next build); its nodes are visited nearest
-    /// first and skipped once they start beyond the best hit so far.
+    /// index. Casts walk the build's cells, nearest first, until their
+    /// walks have done about the work of building the rays' own tree of
+    /// box hulls; they then build it (kept until the next build; or at
+    /// once with [`prepare_rays`](Self::prepare_rays)), and walk its nodes
+    /// nearest first. Either way a cell or node that starts beyond the
+    /// best hit so far is skipped.
     ///
     /// # Errors
     /// [`QueryError`] if the ray breaks its contract ([`Ray::validate`]).

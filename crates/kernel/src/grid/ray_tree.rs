@@ -1,6 +1,6 @@
 //! The first-hit rays' own tree: an eight-wide tree of box hulls over the
-//! kept boxes, built on the first cast after a build and kept until the
-//! next one.
+//! kept boxes, built once a build's casts have paid for it (or by
+//! `prepare_rays`) and kept until the next build.
 //!
 //! The grid's leaves are cells, not the hulls of what they hold: a long ray
 //! crosses many leaves holding nothing it meets. This tree's nodes hold the
@@ -476,7 +476,7 @@ impl RayTreeCell {
     }
 
     /// Makes this `source`'s tree: copied if it has one, else left to a
-    /// first cast. Copies into the buffers already here.
+    /// later cast. Copies into the buffers already here.
     pub(crate) fn clone_from(&mut self, source: &RayTreeCell) {
         self.forget();
         *self.walked.get_mut() = source.walked.load(Ordering::Relaxed);
