@@ -15,7 +15,10 @@ mod neighbors;
 mod order;
 mod pairs;
 mod persistent;
-#[allow(unsafe_code, reason = "a pair array over a pooled buffer that its owner object keeps alive")]
+#[allow(
+    unsafe_code,
+    reason = "a pair array over a pooled buffer that its owner object keeps alive"
+)]
 mod pool;
 mod query_sets;
 mod regions;

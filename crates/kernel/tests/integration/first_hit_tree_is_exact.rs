@@ -17,6 +17,36 @@ fn first_hit(boxes: &[Aabb], ray: &Ray, keep: impl Fn(u32) -> bool) -> Option<(u
     brute_force_ray_hits(boxes, ray).into_iter().find(|&(id, _)| keep(id))
 }
 
+/// A point in the cube `[0, side)³`.
+fn point_in(rng: &mut SplitMix64, side: f32) -> Vec3 {
+    Vec3::new(rng.range_f32(0.0, side), rng.range_f32(0.0, side), rng.range_f32(0.0, side))
+}
+
+/// `count` cubes of side `size` with their low corners in `[0, side)³`.
+fn cubes(rng: &mut SplitMix64, count: usize, side: f32, size: f32) -> Vec<Aabb> {
+    (0..count)
+        .map(|_| {
+            let min = point_in(rng, side);
+            Aabb::new(min, min + Vec3::splat(size))
+        })
+        .collect()
+}
+
+/// `count` unbounded rays from points in `[0, side)³`, in any direction.
+fn rays_in(rng: &mut SplitMix64, count: usize, side: f32) -> Vec<Ray> {
+    (0..count)
+        .map(|_| {
+            let from = point_in(rng, side);
+            let dir = Vec3::new(
+                rng.range_f32(-1.0, 1.0),
+                rng.range_f32(-1.0, 1.0),
+                rng.range_f32(-1.0, 1.0),
+            );
+            Ray::new(from, dir, f32::INFINITY)
+        })
+        .collect()
+}
+
 /// Grids of both node tests (the portable one, and AVX2 where the CPU
 /// has it), built over `boxes`: with the rays' tree, and without it (their
 /// casts walk the cells until they pay for a tree).
@@ -204,31 +234,8 @@ fn the_next_build_forgets_the_tree() {
 #[test]
 fn copies_answer_with_their_own_tree() {
     let mut rng = SplitMix64::new(7);
-    let boxes: Vec<Aabb> = (0..2_000)
-        .map(|_| {
-            let min = Vec3::new(
-                rng.range_f32(0.0, 50.0),
-                rng.range_f32(0.0, 50.0),
-                rng.range_f32(0.0, 50.0),
-            );
-            Aabb::new(min, min + Vec3::splat(0.5))
-        })
-        .collect();
-    let rays: Vec<Ray> = (0..200)
-        .map(|_| {
-            let from = Vec3::new(
-                rng.range_f32(0.0, 50.0),
-                rng.range_f32(0.0, 50.0),
-                rng.range_f32(0.0, 50.0),
-            );
-            let dir = Vec3::new(
-                rng.range_f32(-1.0, 1.0),
-                rng.range_f32(-1.0, 1.0),
-                rng.range_f32(-1.0, 1.0),
-            );
-            Ray::new(from, dir, f32::INFINITY)
-        })
-        .collect();
+    let boxes = cubes(&mut rng, 2_000, 50.0, 0.5);
+    let rays = rays_in(&mut rng, 200, 50.0);
     let mut grid = AdaptiveGrid::default();
     grid.build(&boxes).unwrap();
     let before = grid.clone();
@@ -273,31 +280,8 @@ fn reserve_covers_the_tree() {
 #[test]
 fn the_first_casts_from_several_threads_share_one_tree() {
     let mut rng = SplitMix64::new(11);
-    let boxes: Vec<Aabb> = (0..20_000)
-        .map(|_| {
-            let min = Vec3::new(
-                rng.range_f32(0.0, 300.0),
-                rng.range_f32(0.0, 300.0),
-                rng.range_f32(0.0, 300.0),
-            );
-            Aabb::new(min, min + Vec3::splat(1.0))
-        })
-        .collect();
-    let rays: Vec<Ray> = (0..64)
-        .map(|_| {
-            let from = Vec3::new(
-                rng.range_f32(0.0, 300.0),
-                rng.range_f32(0.0, 300.0),
-                rng.range_f32(0.0, 300.0),
-            );
-            let dir = Vec3::new(
-                rng.range_f32(-1.0, 1.0),
-                rng.range_f32(-1.0, 1.0),
-                rng.range_f32(-1.0, 1.0),
-            );
-            Ray::new(from, dir, f32::INFINITY)
-        })
-        .collect();
+    let boxes = cubes(&mut rng, 20_000, 300.0, 1.0);
+    let rays = rays_in(&mut rng, 64, 300.0);
     let mut grid = AdaptiveGrid::default();
     grid.build(&boxes).unwrap();
     let (grid, shared) = (&grid, boxes.as_slice());
@@ -322,16 +306,7 @@ fn the_first_casts_from_several_threads_share_one_tree() {
 #[test]
 fn casts_build_the_tree_once_their_walks_paid_for_it() {
     let mut rng = SplitMix64::new(19);
-    let boxes: Vec<Aabb> = (0..3_000)
-        .map(|_| {
-            let min = Vec3::new(
-                rng.range_f32(0.0, 100.0),
-                rng.range_f32(0.0, 100.0),
-                rng.range_f32(0.0, 100.0),
-            );
-            Aabb::new(min, min + Vec3::splat(0.7))
-        })
-        .collect();
+    let boxes = cubes(&mut rng, 3_000, 100.0, 0.7);
     let mut ray = || {
         let from = Vec3::new(rng.range_f32(-20.0, 120.0), rng.range_f32(-20.0, 120.0), -30.0);
         let dir = Vec3::new(rng.range_f32(-0.3, 0.3), rng.range_f32(-0.3, 0.3), 1.0);
