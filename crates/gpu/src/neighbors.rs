@@ -768,6 +768,25 @@ impl BindGroups {
             block_sums: group(&p.scan_block_sums, &[(0, params), (3, blocks)]),
             add: group(&p.add_block_offsets, &[(0, params), (2, sums), (3, blocks)]),
         };
+        // The count and fill passes of points, boxes and spheres read the
+        // sorted particles and write rows through the same bindings (boxes
+        // read their own bounds too); each pipeline still needs its own
+        // group, as its layout is its own.
+        let counting = [
+            (0, &b.params),
+            (1, &b.sorted_pos),
+            (2, &b.sorted_id),
+            (3, &b.cell_start),
+            (4, &b.row_count),
+        ];
+        let filling = [
+            (0, &b.params),
+            (1, &b.sorted_pos),
+            (2, &b.sorted_id),
+            (3, &b.cell_start),
+            (5, &b.row_start),
+            (6, &b.entries),
+        ];
         Self {
             count: group(
                 &p.count,
@@ -792,96 +811,38 @@ impl BindGroups {
                     (6, &b.sorted_id),
                 ],
             ),
-            count_neighbors: group(
-                &p.count_neighbors,
-                &[
-                    (0, &b.params),
-                    (1, &b.sorted_pos),
-                    (2, &b.sorted_id),
-                    (3, &b.cell_start),
-                    (4, &b.row_count),
-                ],
-            ),
+            count_neighbors: group(&p.count_neighbors, &counting),
             row_scan: scan(&b.row_scan, &b.row_count, &b.row_start, &b.row_blocks),
-            fill: group(
-                &p.fill,
-                &[
-                    (0, &b.params),
-                    (1, &b.sorted_pos),
-                    (2, &b.sorted_id),
-                    (3, &b.cell_start),
-                    (5, &b.row_start),
-                    (6, &b.entries),
-                ],
-            ),
-            box_count: group(
-                &p.box_count,
-                &[
-                    (0, &b.params),
-                    (1, &b.sorted_pos),
-                    (2, &b.sorted_id),
-                    (3, &b.cell_start),
-                    (4, &b.row_count),
-                    (7, &b.points),
-                ],
-            ),
-            box_fill: group(
-                &p.box_fill,
-                &[
-                    (0, &b.params),
-                    (1, &b.sorted_pos),
-                    (2, &b.sorted_id),
-                    (3, &b.cell_start),
-                    (5, &b.row_start),
-                    (6, &b.entries),
-                    (7, &b.points),
-                ],
-            ),
-            sphere_count: group(
-                &p.sphere_count,
-                &[
-                    (0, &b.params),
-                    (1, &b.sorted_pos),
-                    (2, &b.sorted_id),
-                    (3, &b.cell_start),
-                    (4, &b.row_count),
-                ],
-            ),
-            sphere_fill: group(
-                &p.sphere_fill,
-                &[
-                    (0, &b.params),
-                    (1, &b.sorted_pos),
-                    (2, &b.sorted_id),
-                    (3, &b.cell_start),
-                    (5, &b.row_start),
-                    (6, &b.entries),
-                ],
-            ),
+            fill: group(&p.fill, &filling),
+            box_count: group(&p.box_count, &[counting.as_slice(), &[(7, &b.points)]].concat()),
+            box_fill: group(&p.box_fill, &[filling.as_slice(), &[(7, &b.points)]].concat()),
+            sphere_count: group(&p.sphere_count, &counting),
+            sphere_fill: group(&p.sphere_fill, &filling),
         }
     }
 }
 
-/// Writes the boxes as six floats each (min, then max) straight into the
-/// queue's staging memory: no copy on the host.
-fn upload_boxes(queue: &wgpu::Queue, buffer: &wgpu::Buffer, boxes: &[Aabb]) {
-    let Some(size) = wgpu::BufferSize::new(boxes.len() as u64 * 24) else { return };
+/// Writes `count` floats straight into the queue's staging memory for
+/// `buffer`: no copy on the host.
+fn upload_floats(
+    queue: &wgpu::Queue,
+    buffer: &wgpu::Buffer,
+    count: usize,
+    floats: impl Iterator<Item = f32>,
+) {
+    let Some(size) = wgpu::BufferSize::new(count as u64 * 4) else { return };
     let Some(mut view) = queue.write_buffer_with(buffer, 0, size) else { return };
-    view.slice(..).write_iter(boxes.iter().flat_map(|b| {
-        let floats = [b.min.x, b.min.y, b.min.z, b.max.x, b.max.y, b.max.z];
-        floats.into_iter().flat_map(f32::to_ne_bytes)
-    }));
+    view.slice(..).write_iter(floats.flat_map(f32::to_ne_bytes));
 }
 
-/// Writes the spheres as four floats each (center, then radius) straight
-/// into the queue's staging memory.
+/// Writes the boxes as six floats each (min, then max).
+fn upload_boxes(queue: &wgpu::Queue, buffer: &wgpu::Buffer, boxes: &[Aabb]) {
+    let floats = boxes.iter().flat_map(|b| [b.min.x, b.min.y, b.min.z, b.max.x, b.max.y, b.max.z]);
+    upload_floats(queue, buffer, boxes.len() * 6, floats);
+}
+
+/// Writes the spheres as four floats each (center, then radius).
 fn upload_spheres(queue: &wgpu::Queue, buffer: &wgpu::Buffer, centers: &[Vec3], radii: &[f32]) {
-    let Some(size) = wgpu::BufferSize::new(centers.len() as u64 * 16) else { return };
-    let Some(mut view) = queue.write_buffer_with(buffer, 0, size) else { return };
-    view.slice(..).write_iter(
-        centers
-            .iter()
-            .zip(radii)
-            .flat_map(|(c, &r)| [c.x, c.y, c.z, r].into_iter().flat_map(f32::to_ne_bytes)),
-    );
+    let floats = centers.iter().zip(radii).flat_map(|(c, &r)| [c.x, c.y, c.z, r]);
+    upload_floats(queue, buffer, centers.len() * 4, floats);
 }
