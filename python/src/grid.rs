@@ -3,7 +3,7 @@
 
 use crate::convert::{Coords, boxes};
 use crate::order::{Index, RowSource, build_csr};
-use crate::shapes::{FirstHitArrays, RayHitArrays, grid_rays_hits, rays, spheres};
+use crate::shapes::{FirstHitArrays, RayHitArrays, grid_rays_hits, rays_from, spheres};
 use crate::threads::{detached, failed, job_system};
 use broadphase::AdaptiveGrid;
 use broadphase::query::{BatchHits, cast_rays};
@@ -79,10 +79,7 @@ impl Grid {
         dirs: &Bound<'_, PyAny>,
         max_t: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<broadphase::query::Ray>> {
-        let (origins, dirs) =
-            (Coords::extract(origins, "origins")?, Coords::extract(dirs, "dirs")?);
-        self.check_dims(&origins, "origins")?;
-        rays(&origins, &dirs, max_t)
+        rays_from(origins, dirs, max_t, |origins| self.check_dims(origins, "origins"))
     }
 }
 

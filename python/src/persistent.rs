@@ -3,7 +3,7 @@
 
 use crate::convert::{Coords, bad_row, boxes, ids as id_array, pairs_array, show};
 use crate::order::build_csr;
-use crate::shapes::{FirstHitArrays, RayHitArrays, RayHitRows, SliceRows, rays, spheres};
+use crate::shapes::{FirstHitArrays, RayHitArrays, RayHitRows, SliceRows, rays_from, spheres};
 use crate::threads::{detached, failed, job_system};
 use broadphase::Aabb;
 use broadphase::persistent::{
@@ -147,10 +147,7 @@ impl PersistentBroadPhase {
         dirs: &Bound<'_, PyAny>,
         max_t: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<broadphase::query::Ray>> {
-        let (origins, dirs) =
-            (Coords::extract(origins, "origins")?, Coords::extract(dirs, "dirs")?);
-        self.check_dims(&origins, "origins")?;
-        rays(&origins, &dirs, max_t)
+        rays_from(origins, dirs, max_t, |origins| self.check_dims(origins, "origins"))
     }
 
     /// The CSR rows of ids that `batch` fills on a view of the current

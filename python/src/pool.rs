@@ -67,31 +67,43 @@ fn free() -> MutexGuard<'static, Vec<Vec<[u32; 2]>>> {
     FREE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// An empty pair buffer: the pool's buffer at the index `choose` picks
+/// from the pool (if any), or a new one.
+fn take_chosen(choose: impl FnOnce(&[Vec<[u32; 2]>]) -> Option<usize>) -> Vec<[u32; 2]> {
+    let mut free = free();
+    let chosen = choose(&free);
+    chosen.map(|i| free.swap_remove(i)).unwrap_or_default()
+}
+
+/// The index of the largest buffer of `buffers`.
+fn largest(buffers: &[Vec<[u32; 2]>]) -> Option<usize> {
+    (0..buffers.len()).max_by_key(|&i| buffers[i].capacity())
+}
+
+/// The index of the smallest buffer of `buffers`.
+fn smallest(buffers: &[Vec<[u32; 2]>]) -> Option<usize> {
+    (0..buffers.len()).min_by_key(|&i| buffers[i].capacity())
+}
+
 /// An empty pair buffer for a whole answer: the pool's largest, or a new
 /// one.
 pub(crate) fn take() -> Vec<[u32; 2]> {
-    let mut free = free();
-    let largest = (0..free.len()).max_by_key(|&i| free[i].capacity());
-    largest.map(|i| free.swap_remove(i)).unwrap_or_default()
+    take_chosen(largest)
 }
 
 /// An empty pair buffer for one piece of a parallel search: the pool's
 /// smallest, which leaves the large ones to the joined answer.
 pub(crate) fn take_piece() -> Vec<[u32; 2]> {
-    let mut free = free();
-    let smallest = (0..free.len()).min_by_key(|&i| free[i].capacity());
-    smallest.map(|i| free.swap_remove(i)).unwrap_or_default()
+    take_chosen(smallest)
 }
 
 /// An empty pair buffer for `pairs` pairs: the pool's smallest that holds
 /// them, else its largest, else a new one.
 pub(crate) fn take_for(pairs: usize) -> Vec<[u32; 2]> {
-    let mut free = free();
-    let fits = (0..free.len()).filter(|&i| free[i].capacity() >= pairs);
-    let best = fits.min_by_key(|&i| free[i].capacity());
-    let best = best.or_else(|| (0..free.len()).max_by_key(|&i| free[i].capacity()));
-    let mut buffer = best.map(|i| free.swap_remove(i)).unwrap_or_default();
-    drop(free);
+    let mut buffer = take_chosen(|buffers| {
+        let fits = (0..buffers.len()).filter(|&i| buffers[i].capacity() >= pairs);
+        fits.min_by_key(|&i| buffers[i].capacity()).or_else(|| largest(buffers))
+    });
     buffer.reserve(pairs);
     buffer
 }
@@ -106,10 +118,10 @@ pub(crate) fn give_back(mut pairs: Vec<[u32; 2]>) {
     let mut free = free();
     if free.len() < KEPT {
         free.push(pairs);
-    } else if let Some(smallest) = (0..free.len()).min_by_key(|&i| free[i].capacity())
-        && free[smallest].capacity() < pairs.capacity()
+    } else if let Some(i) = smallest(&free)
+        && free[i].capacity() < pairs.capacity()
     {
-        free[smallest] = pairs;
+        free[i] = pairs;
     }
 }
 

@@ -34,6 +34,19 @@ pub(crate) fn rays(
     Ok((0..n).map(|i| Ray::new(origins[i], dirs[i], max_t[i])).collect())
 }
 
+/// [`rays`] of the arrays `origins` and `dirs`, whose columns `check`
+/// accepts first (a structure's own dimension check).
+pub(crate) fn rays_from(
+    origins: &Bound<'_, PyAny>,
+    dirs: &Bound<'_, PyAny>,
+    max_t: Option<&Bound<'_, PyAny>>,
+    check: impl FnOnce(&Coords<'_>) -> PyResult<()>,
+) -> PyResult<Vec<Ray>> {
+    let (origins, dirs) = (Coords::extract(origins, "origins")?, Coords::extract(dirs, "dirs")?);
+    check(&origins)?;
+    rays(&origins, &dirs, max_t)
+}
+
 /// The spheres of `centers` and `radii` (one float for all, or one each).
 /// Centers are rounded to the nearest float32, radii up; the first bad row
 /// is a `ValueError` (`sphere 2: ...`).
