@@ -72,3 +72,45 @@ fn every_kind_of_bad_box_names_its_entity() {
         assert_eq!(plugin.stats().frame, 2, "{what}");
     }
 }
+
+/// A game's position type whose read panics for one value.
+#[derive(Clone, Copy)]
+struct Fragile(Vec3);
+
+impl broadphase::ecs::Position for Fragile {
+    fn position(&self) -> Vec3 {
+        assert!(self.0.x != -13.25, "a position the game cannot read");
+        self.0
+    }
+}
+
+/// A position read that panics, on the single-thread path and among
+/// 40,000 entities read on 2 threads, is a `PluginError::Job`, not a
+/// panic through the frame; nothing published changes, and once the
+/// position reads again the frame runs as if the failed one never was.
+#[test]
+fn a_panicking_position_read_is_an_error() {
+    for (threads, count) in [(1, 3), (2, 40_000)] {
+        let mut world = World::new();
+        let collider = Collider::cuboid(Vec3::splat(0.75));
+        let at = |i: usize| Vec3::new(i as f32 * 1.0, 0.0, 0.0);
+        let entities: Vec<_> =
+            (0..count).map(|i| world.spawn((Fragile(at(i)), collider))).collect();
+        let config = PluginConfig { threads, ..PluginConfig::default() };
+        let mut plugin = BroadPhasePlugin::<Fragile>::with_position(config);
+        plugin.run(&mut world).unwrap();
+        let published = plugin.pairs().to_vec();
+        assert_eq!(published.len(), count - 1, "{threads} threads");
+
+        let last = *entities.last().unwrap();
+        world.get::<&mut Fragile>(last).unwrap().0 = Vec3::new(-13.25, 5.0, 0.0);
+        let error = plugin.run(&mut world).expect_err("the read panicked");
+        assert!(matches!(error, PluginError::Job(_)), "{threads} threads: {error:?}");
+        assert_eq!(plugin.pairs(), published, "{threads} threads");
+
+        world.get::<&mut Fragile>(last).unwrap().0 = Vec3::new(-14.0, 5.0, 0.0);
+        plugin.run(&mut world).unwrap();
+        assert_eq!(plugin.pairs(), &published[..count - 2], "{threads} threads");
+        assert_eq!(plugin.ended(), &published[count - 2..], "{threads} threads");
+    }
+}

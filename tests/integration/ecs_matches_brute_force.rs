@@ -303,3 +303,55 @@ fn long_pair_lists_published_on_all_threads() {
         before = expected;
     }
 }
+
+/// A marker that puts entities in an archetype of their own.
+struct Tag;
+
+/// 60,000 entities in four archetypes (boxes and colliders, with and
+/// without a marker), spawned interleaved, on 2 threads: the boxes are
+/// made in chunks on both threads, archetype by archetype, and every pair
+/// is still sort-and-sweep's, frame after frame as they move.
+#[test]
+fn boxes_of_many_archetypes_made_on_all_threads() {
+    let mut rng = broadphase_scenes::SplitMix64::new(5);
+    let mut world = World::new();
+    let mut centers = Vec::new();
+    let mut entities = Vec::new();
+    let collider = Collider::cuboid(Vec3::splat(0.5));
+    for i in 0..60_000 {
+        let at = Vec3::new(
+            rng.range_f32(0.0, 120.0),
+            rng.range_f32(0.0, 120.0),
+            rng.range_f32(0.0, 12.0),
+        );
+        centers.push(at);
+        let aabb = collider.aabb_at(at);
+        entities.push(match i % 4 {
+            0 => world.spawn((aabb,)),
+            1 => world.spawn((at, collider)),
+            2 => world.spawn((aabb, Tag)),
+            _ => world.spawn((at, collider, Tag)),
+        });
+    }
+    let config = PluginConfig { threads: 2, ..PluginConfig::default() };
+    let mut plugin = BroadPhasePlugin::with_config(config);
+    for frame in 0..3 {
+        if frame > 0 {
+            for (i, (at, &e)) in centers.iter_mut().zip(&entities).enumerate() {
+                *at += Vec3::new(0.3 * frame as f32, (i % 5) as f32 * 0.1, 0.0);
+                if i % 2 == 0 {
+                    *world.get::<&mut Aabb>(e).unwrap() = collider.aabb_at(*at);
+                } else {
+                    *world.get::<&mut Vec3>(e).unwrap() = *at;
+                }
+            }
+        }
+        plugin.run(&mut world).unwrap();
+        let boxes: Vec<Aabb> = centers.iter().map(|&at| collider.aabb_at(at)).collect();
+        let mut reference = Vec::new();
+        SortAndSweep::default().find_pairs(&boxes, &mut reference).unwrap();
+        let expected = as_entities(&reference, &entities);
+        assert!(expected.len() > 1_000, "frame {frame}: {} pairs", expected.len());
+        assert_eq!(plugin.pairs(), expected, "frame {frame}");
+    }
+}

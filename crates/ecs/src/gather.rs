@@ -6,12 +6,15 @@
 //! [`Static`] go to the static set, those with [`Sleeping`] (and not
 //! `Static`) to the sleeping set, the others to the dynamic set.
 //!
-//! Each column (entities, boxes, layers) is read in a pass of its own,
-//! through hecs's per-archetype `fold` (`for_each`): one tight loop per
-//! column is about twice as fast as one loop pushing to three `Vec`s, which
-//! the compiler cannot keep in registers. Passes over the same filter visit
-//! the same archetypes in the same order, so the columns line up. The
-//! layer pass runs only when some entity of the set has a layer component.
+//! Each column (entities, boxes, layers) is read in a pass of its own:
+//! one tight loop per column is about twice as fast as one loop pushing to
+//! three `Vec`s, which the compiler cannot keep in registers. Entities and
+//! layers go through hecs's per-archetype `fold` (`for_each`); boxes are
+//! made from each archetype's columns in chunks on all threads (at a
+//! million entities, 6 ms on 2 threads where one took 11). Queries and
+//! `World::archetypes` visit archetypes in the same order, so the columns
+//! line up. The layer pass runs only when some entity of the set has a
+//! layer component.
 //!
 //! The queries are plain `World::query_mut` calls: hecs 0.11 keeps each
 //! query type's archetype list in the world itself (rebuilt only when an
@@ -20,8 +23,13 @@
 //! the plugin `Send + Sync`.
 
 use crate::{Collider, CollisionLayers, Position, Sleeping, Static};
+use broadphase_jobs::{JobError, JobSystem};
 use broadphase_storage::{Aabb, Pool};
 use hecs::{Entity, Query, With, Without, World};
+
+/// Boxes made per job at least: below two chunks the calling thread makes
+/// them alone.
+const FILL_CHUNK: usize = 16 * 1024;
 
 /// Selects the dynamic or the static entities of a query.
 pub(crate) trait Kind {
@@ -110,21 +118,25 @@ impl Gathered {
         if self.layers.is_empty() { CollisionLayers::ALL } else { self.layers[i] }
     }
 
-    /// Replaces the set with every entity of kind `K`.
-    pub(crate) fn gather<K: Kind, P: Position>(&mut self, world: &mut World) {
+    /// Replaces the set with every entity of kind `K`. The boxes are made
+    /// on all threads of `jobs`, each archetype's rows cut into chunks
+    /// written in place: at a million entities this pass reads 36 bytes
+    /// and writes 24 per entity, more than one core's bandwidth.
+    ///
+    /// # Errors
+    /// [`JobError`] if a job panicked (a game's [`Position`] may); the
+    /// set is then half made and must be gathered again.
+    pub(crate) fn gather<K: Kind, P: Position>(
+        &mut self,
+        world: &mut World,
+        jobs: &JobSystem,
+    ) -> Result<(), JobError> {
         self.entities.reset();
-        let boxes = &mut self.boxes;
-        boxes.reset();
         self.layers.reset();
         let entities = &mut self.entities;
         world.query_mut::<Boxed<K, Entity>>().into_iter().for_each(|e| _ = entities.push(e));
         world.query_mut::<Placed<K, P, Entity>>().into_iter().for_each(|e| _ = entities.push(e));
-        world.query_mut::<Boxed<K, &Aabb>>().into_iter().for_each(|b| _ = boxes.push(*b));
-        world
-            .query_mut::<Placed<K, P, (&P, &Collider)>>()
-            .into_iter()
-            .for_each(|(p, c)| _ = boxes.push(c.aabb_at(p.position())));
-        debug_assert_eq!(self.entities.len(), self.boxes.len());
+        self.fill_boxes::<K, P>(world, jobs)?;
 
         self.filtered = false;
         if has_layers::<K, P>(world) {
@@ -143,6 +155,57 @@ impl Gathered {
             self.filtered = filtered;
             debug_assert_eq!(self.entities.len(), self.layers.len());
         }
+        Ok(())
+    }
+
+    /// Writes the box of every entity listed in `entities`, in the same
+    /// order: the archetypes in the world's order, as its queries visit
+    /// them, those with an [`Aabb`] first. A warm frame of the same size
+    /// overwrites last frame's boxes in place (no clearing pass).
+    fn fill_boxes<K: Kind, P: Position>(
+        &mut self,
+        world: &World,
+        jobs: &JobSystem,
+    ) -> Result<(), JobError> {
+        let total = self.entities.len();
+        if self.boxes.len() != total {
+            self.boxes.reset();
+            self.boxes.resize(total, Aabb::default());
+        }
+        let mut at = 0;
+        let boxed = world.archetypes().filter(|a| !a.is_empty() && a.satisfies::<Boxed<K, ()>>());
+        for archetype in boxed {
+            let len = archetype.len() as usize;
+            let out = &mut self.boxes[at..at + len];
+            // The filter asked for the column: it is there.
+            if let Some(column) = archetype.get::<&Aabb>() {
+                let given: &[Aabb] = &column;
+                jobs.for_each_chunk_mut(out, FILL_CHUNK, |range, out| {
+                    out.copy_from_slice(&given[range]);
+                })?;
+            }
+            at += len;
+        }
+        let placed =
+            world.archetypes().filter(|a| !a.is_empty() && a.satisfies::<Placed<K, P, ()>>());
+        for archetype in placed {
+            let len = archetype.len() as usize;
+            let out = &mut self.boxes[at..at + len];
+            if let (Some(positions), Some(colliders)) =
+                (archetype.get::<&P>(), archetype.get::<&Collider>())
+            {
+                let (positions, colliders): (&[P], &[Collider]) = (&positions, &colliders);
+                jobs.for_each_chunk_mut(out, FILL_CHUNK, |range, out| {
+                    let given = positions[range.clone()].iter().zip(&colliders[range]);
+                    for (aabb, (p, c)) in out.iter_mut().zip(given) {
+                        *aabb = c.aabb_at(p.position());
+                    }
+                })?;
+            }
+            at += len;
+        }
+        debug_assert_eq!(at, total, "the archetypes listed every gathered entity");
+        Ok(())
     }
 
     /// Whether `gather::<K, P>` would list exactly these entities (id and

@@ -4,6 +4,7 @@
 
 use crate::gather::{Gathered, Kind, count};
 use crate::{Position, SleepChanges, StaticChanges};
+use broadphase_jobs::{JobError, JobSystem};
 use core::marker::PhantomData;
 use hecs::World;
 
@@ -95,11 +96,16 @@ impl<K: Kind> KeptSet<K> {
     /// Gathers the set again if it changed since the last gather (as its
     /// [`Watch`] sees it) or `stale`; returns whether it did. The caller
     /// calls [`confirm`](Self::confirm) once their proxies are updated.
+    ///
+    /// # Errors
+    /// [`JobError`] if a job of the gather panicked; the set is then
+    /// gathered again next time.
     pub(crate) fn gather_if_changed<P: Position>(
         &mut self,
         world: &mut World,
+        jobs: &JobSystem,
         stale: bool,
-    ) -> bool {
+    ) -> Result<bool, JobError> {
         let unchanged = self.valid
             && !stale
             && match self.watch {
@@ -109,11 +115,11 @@ impl<K: Kind> KeptSet<K> {
                 Watch::Nothing => true,
             };
         if unchanged {
-            return false;
+            return Ok(false);
         }
         self.valid = false;
-        self.set.gather::<K, P>(world);
-        true
+        self.set.gather::<K, P>(world, jobs)?;
+        Ok(true)
     }
 
     /// The gathered set is in the broad phase.

@@ -369,26 +369,6 @@ impl<P: Position> BroadPhasePlugin<P> {
             self.sleeping.invalidate();
             return Err(error);
         }
-        {
-            zone!("gather");
-            self.dynamic.gather::<Dynamic, P>(world);
-        }
-        let gathered = Instant::now();
-        self.proxies.begin_run();
-        let dynamic_same = self.proxies.dynamic_unchanged(&self.dynamic);
-        let (mut static_gathered, mut sleeping_gathered) = {
-            zone!("statics");
-            // A sleeping entity that woke, or a dynamic one that fell
-            // asleep, changes the dynamic set: the sleeping set is then
-            // compared too, whatever its mode, or the one that fell asleep
-            // would look despawned.
-            let sleeping_stale = !dynamic_same && self.sleeping.notified_or_counted();
-            (
-                self.statics.gather_if_changed::<P>(world, false),
-                self.sleeping.gather_if_changed::<P>(world, sleeping_stale),
-            )
-        };
-        let synced = Instant::now();
         let failed = |plugin: &mut Self| {
             // The kept sets are read again next run, in case a failure
             // left their proxies half set; the broad phase's events of the
@@ -399,6 +379,40 @@ impl<P: Position> BroadPhasePlugin<P> {
             plugin.sleeping.invalidate();
             plugin.filtered = true;
         };
+        let gather = {
+            zone!("gather");
+            self.dynamic.gather::<Dynamic, P>(world, &self.backend.jobs)
+        };
+        if let Err(error) = gather {
+            // Nothing changed yet, and the next run gathers every box
+            // again; the kept sets are read again, as after bad links.
+            self.statics.invalidate();
+            self.sleeping.invalidate();
+            return Err(PluginError::Job(error));
+        }
+        let gathered = Instant::now();
+        self.proxies.begin_run();
+        let dynamic_same = self.proxies.dynamic_unchanged(&self.dynamic);
+        let kept = {
+            zone!("statics");
+            // A sleeping entity that woke, or a dynamic one that fell
+            // asleep, changes the dynamic set: the sleeping set is then
+            // compared too, whatever its mode, or the one that fell asleep
+            // would look despawned.
+            let sleeping_stale = !dynamic_same && self.sleeping.notified_or_counted();
+            let jobs = &self.backend.jobs;
+            self.statics.gather_if_changed::<P>(world, jobs, false).and_then(|statics| {
+                Ok((statics, self.sleeping.gather_if_changed::<P>(world, jobs, sleeping_stale)?))
+            })
+        };
+        let (mut static_gathered, mut sleeping_gathered) = match kept {
+            Ok(gathered) => gathered,
+            Err(error) => {
+                failed(self);
+                return Err(PluginError::Job(error));
+            }
+        };
+        let synced = Instant::now();
         if let Err(error) = self.sync(dynamic_same, sleeping_gathered, static_gathered) {
             failed(self);
             return Err(error);
@@ -410,10 +424,16 @@ impl<P: Position> BroadPhasePlugin<P> {
             // An entity of a kept set that was not read again is now in
             // another set (only a mode that trusts the set misses that):
             // its old set's list is stale, so read it again now.
-            static_gathered |= static_stale && self.statics.gather_if_changed::<P>(world, true);
-            sleeping_gathered |=
-                sleeping_stale && self.sleeping.gather_if_changed::<P>(world, true);
-            if let Err(error) = self.sync(true, sleeping_stale, static_stale) {
+            let jobs = &self.backend.jobs;
+            let again = (|| -> Result<(), JobError> {
+                static_gathered |=
+                    static_stale && self.statics.gather_if_changed::<P>(world, jobs, true)?;
+                sleeping_gathered |=
+                    sleeping_stale && self.sleeping.gather_if_changed::<P>(world, jobs, true)?;
+                Ok(())
+            })();
+            let again = again.map_err(PluginError::Job);
+            if let Err(error) = again.and_then(|()| self.sync(true, sleeping_stale, static_stale)) {
                 failed(self);
                 return Err(error);
             }
@@ -428,8 +448,16 @@ impl<P: Position> BroadPhasePlugin<P> {
         // events are then the difference from the last published list.
         let mut redone = false;
         if self.statics.notified() && self.stale_static_partner(world) {
-            static_gathered = self.statics.gather_if_changed::<P>(world, true);
-            let again = self.sync(true, false, true).and_then(|()| self.update());
+            let jobs = &self.backend.jobs;
+            let again = self
+                .statics
+                .gather_if_changed::<P>(world, jobs, true)
+                .map_err(PluginError::Job)
+                .and_then(|gathered| {
+                    static_gathered = gathered;
+                    self.sync(true, false, true)
+                })
+                .and_then(|()| self.update());
             if let Err(error) = again {
                 failed(self);
                 return Err(error);
