@@ -10,7 +10,7 @@
 //! the update's lists. Nothing waits on one thread but the final copy.
 
 use super::Proxy;
-use super::candidates::{Events, PartOut, concat, slots_of, touching};
+use super::candidates::{Events, MAX_PARTS, PartOut, concat, slots_of, touching};
 use super::pair_sort::PairSort;
 use super::slots::{SlotState, Slots};
 use broadphase_jobs::{JobError, JobSystem};
@@ -20,9 +20,6 @@ use core::ops::Range;
 /// Below this many fresh pairs one thread sorts and merges them all: the
 /// jobs would cost more than they save.
 const PARALLEL_MIN: usize = 32 * 1024;
-
-/// Most parts a merge is cut into.
-const MAX_PARTS: usize = 16;
 
 /// A fresh pair is kept (two live proxies, not both static, not of one
 /// group).
@@ -202,7 +199,6 @@ impl FullMerge {
             part.run(fresh, slots, old);
         })?;
 
-        concat(self.parts[..count].iter().map(|part| &part.out), out);
-        Ok(())
+        concat(jobs, self.parts[..count].iter().map(|part| &part.out), out)
     }
 }

@@ -33,6 +33,10 @@ pub struct Proxy {
 }
 
 impl Proxy {
+    /// Fills a list's new places before they are overwritten; names no
+    /// proxy a caller ever sees.
+    pub(crate) const FILL: Proxy = Proxy { index: u32::MAX, generation: u32::MAX };
+
     /// The proxy's slot: dense from 0, reused after removal.
     pub fn index(self) -> u32 {
         self.index
