@@ -774,12 +774,15 @@ impl BindGroups {
         // sorted particles and write rows through the same bindings (boxes
         // read their own bounds too); each pipeline still needs its own
         // group, as its layout is its own.
+        // The count and fill passes run one walk, which writes the entries
+        // only when filling; it names them, so the counts bind them too.
         let counting = [
             (0, &b.params),
             (1, &b.sorted_pos),
             (2, &b.sorted_id),
             (3, &b.cell_start),
             (4, &b.row_count),
+            (6, &b.entries),
         ];
         let filling = [
             (0, &b.params),
