@@ -519,5 +519,22 @@ pub fn write(
             );
         }
     }
+    md.push_str(PUBLISHED_GPU);
     fs::write(out, md)
+}
+
+/// The last section of PEERS.md: the GPU peers' published figures,
+/// quoted with their sources. This run measures none of them (no GPU
+/// backend runs here), so every run writes the section as it stands.
+pub const PUBLISHED_GPU: &str = include_str!("published_gpu.md");
+
+#[cfg(test)]
+mod tests {
+    /// PEERS.md is generated; the quoted section in it must be the one a
+    /// rerun writes, so an edit of one without the other shows here.
+    #[test]
+    fn peers_md_ends_with_the_published_gpu_section() {
+        let peers = include_str!("../../../docs/PEERS.md");
+        assert!(peers.ends_with(super::PUBLISHED_GPU));
+    }
 }

@@ -1,6 +1,6 @@
 //! Device buffers sized by capacity: grown when a call needs more, never
-//! shrunk, so a warm call allocates none; and the blocking read-back of a
-//! staging buffer.
+//! shrunk, so a warm call allocates none; the checked upload into one, and
+//! the blocking read-back of a staging buffer.
 
 use crate::context::GpuContext;
 use crate::error::GpuError;
@@ -28,6 +28,11 @@ impl DeviceBuffer {
         Self { buffer, label, usage }
     }
 
+    /// What the buffer holds, as its errors name it.
+    pub(crate) fn label(&self) -> &'static str {
+        self.label
+    }
+
     /// The capacity in bytes.
     pub(crate) fn bytes(&self) -> u64 {
         self.buffer.size()
@@ -52,6 +57,71 @@ fn make(context: &GpuContext, label: &str, usage: wgpu::BufferUsages, bytes: u64
         size: bytes.max(MIN_BYTES),
         usage,
         mapped_at_creation: false,
+    })
+}
+
+/// Runs `write` (queue writes into device buffers) with the device's
+/// validation and out-of-memory errors captured, so a refused write is a
+/// [`GpuError::Upload`] naming `buffer` and `bytes` rather than wgpu's
+/// default panic; `write` itself reports what it saw refused (a staging
+/// view withheld, which is all a lost device gives).
+fn checked_upload(
+    context: &GpuContext,
+    buffer: &'static str,
+    bytes: u64,
+    write: impl FnOnce() -> Result<(), GpuError>,
+) -> Result<(), GpuError> {
+    let memory = context.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+    let validation = context.device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let written = write();
+    // Scopes pop innermost first; both resolve at once on native wgpu.
+    let refused = pollster::block_on(validation.pop()).or(pollster::block_on(memory.pop()));
+    match (written, refused) {
+        (Ok(()), None) => Ok(()),
+        (_, Some(cause)) => Err(GpuError::Upload { buffer, bytes, cause: Some(cause) }),
+        (Err(e), None) => Err(e),
+    }
+}
+
+/// Writes `data` into `buffer` from its start (the queue copies it).
+///
+/// # Errors
+///
+/// [`GpuError::Upload`] naming the buffer when the device refuses the write.
+pub(crate) fn upload_bytes(
+    context: &GpuContext,
+    buffer: &DeviceBuffer,
+    data: &[u8],
+) -> Result<(), GpuError> {
+    checked_upload(context, buffer.label(), data.len() as u64, || {
+        context.queue.write_buffer(&buffer.buffer, 0, data);
+        Ok(())
+    })
+}
+
+/// Writes `count` floats into `buffer` from its start, straight into the
+/// queue's staging memory: no copy on the host. Nothing to write is no
+/// write.
+///
+/// # Errors
+///
+/// [`GpuError::Upload`] naming the buffer when the queue withholds the
+/// staging view (the write does not fit the buffer, no staging memory, a
+/// lost device): the device would otherwise compute on what the buffer
+/// held before.
+pub(crate) fn upload_floats(
+    context: &GpuContext,
+    buffer: &DeviceBuffer,
+    count: usize,
+    floats: impl Iterator<Item = f32>,
+) -> Result<(), GpuError> {
+    let bytes = count as u64 * 4;
+    let Some(size) = wgpu::BufferSize::new(bytes) else { return Ok(()) };
+    checked_upload(context, buffer.label(), bytes, || {
+        let refused = GpuError::Upload { buffer: buffer.label(), bytes, cause: None };
+        let mut view = context.queue.write_buffer_with(&buffer.buffer, 0, size).ok_or(refused)?;
+        view.slice(..).write_iter(floats.flat_map(f32::to_ne_bytes));
+        Ok(())
     })
 }
 
@@ -99,4 +169,84 @@ pub(crate) fn read_back<const N: usize>(
         }
     }
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wgpu::BufferUsages as Use;
+
+    /// A device of its own (one test destroys it); skipped without an
+    /// adapter unless `BROADPHASE_GPU_REQUIRED=1`.
+    fn context() -> Option<GpuContext> {
+        match GpuContext::new() {
+            Ok(context) => Some(context),
+            Err(e) => {
+                let required = std::env::var("BROADPHASE_GPU_REQUIRED").is_ok_and(|v| v == "1");
+                assert!(!required, "BROADPHASE_GPU_REQUIRED=1 but no adapter: {e}");
+                eprintln!("SKIPPED: no GPU adapter ({e}); set BROADPHASE_GPU_REQUIRED=1 to fail");
+                None
+            }
+        }
+    }
+
+    fn read_floats(context: &GpuContext, buffer: &DeviceBuffer, bytes: u64) -> Vec<f32> {
+        let mut floats = Vec::new();
+        read_back(context, [(&buffer.buffer, bytes)], |[words]| {
+            floats.extend(words.iter().map(|&w| f32::from_bits(w)));
+        })
+        .unwrap();
+        floats
+    }
+
+    #[test]
+    fn floats_beyond_the_buffer_are_an_upload_error_naming_it() {
+        let Some(context) = context() else { return };
+        let buffer = DeviceBuffer::new(&context, "sixteen bytes", Use::MAP_READ | Use::COPY_DST);
+        let refused = upload_floats(&context, &buffer, 6, (1..=6).map(|i| i as f32));
+        assert!(
+            matches!(
+                refused,
+                Err(GpuError::Upload {
+                    buffer: "sixteen bytes",
+                    bytes: 24,
+                    cause: Some(wgpu::Error::Validation { .. }),
+                })
+            ),
+            "{refused:?}"
+        );
+        // Refused is not half-written: what fits is written, and reads back.
+        upload_floats(&context, &buffer, 4, (1..=4).map(|i| i as f32)).unwrap();
+        context.queue.submit([]);
+        assert_eq!(read_floats(&context, &buffer, 16), [1.0, 2.0, 3.0, 4.0]);
+    }
+
+    #[test]
+    fn bytes_beyond_the_buffer_are_an_upload_error_naming_it() {
+        let Some(context) = context() else { return };
+        let buffer = DeviceBuffer::new(&context, "sixteen bytes", Use::MAP_READ | Use::COPY_DST);
+        let refused = upload_bytes(&context, &buffer, &[7; 20]);
+        assert!(
+            matches!(
+                refused,
+                Err(GpuError::Upload { buffer: "sixteen bytes", bytes: 20, cause: Some(_) })
+            ),
+            "{refused:?}"
+        );
+    }
+
+    #[test]
+    fn a_lost_device_is_an_upload_error_not_a_silent_no_op() {
+        let Some(context) = context() else { return };
+        let buffer = DeviceBuffer::new(&context, "points", Use::STORAGE | Use::COPY_DST);
+        // A lost device reports no error to a scope, nor to wgpu's default
+        // handler: the queue only withholds the staging view.
+        context.device.destroy();
+        let refused = upload_floats(&context, &buffer, 4, [1.0; 4].into_iter());
+        assert!(
+            matches!(refused, Err(GpuError::Upload { buffer: "points", bytes: 16, .. })),
+            "{refused:?}"
+        );
+        assert!(refused.unwrap_err().to_string().contains("points buffer"));
+    }
 }

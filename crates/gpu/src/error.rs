@@ -31,6 +31,18 @@ pub enum GpuError {
     BufferAsync(wgpu::BufferAsyncError),
     /// A mapped read-back buffer could not be viewed.
     MapRange(wgpu::MapRangeError),
+    /// The queue refused to upload the input into a device buffer (no
+    /// staging memory for it, a write beyond the buffer, a lost device):
+    /// nothing was computed on what the buffer held before.
+    Upload {
+        /// The device buffer written to, by its label.
+        buffer: &'static str,
+        /// The bytes the write would have taken.
+        bytes: u64,
+        /// What the device reported, where it reported anything (a lost
+        /// device only withholds the staging memory).
+        cause: Option<wgpu::Error>,
+    },
     /// The input breaks the neighbor-search contract: a non-finite point,
     /// a radius out of range (see [`MIN_RADIUS`](crate::MIN_RADIUS)), or
     /// more points than [`GpuNeighborSearch::max_points`](crate::GpuNeighborSearch::max_points).
@@ -73,6 +85,13 @@ impl fmt::Display for GpuError {
             GpuError::MapRange(e) => {
                 write!(f, "viewing results read back from the GPU failed: {e}")
             }
+            GpuError::Upload { buffer, bytes, cause } => {
+                write!(f, "uploading {bytes} bytes into the GPU's {buffer} buffer was refused")?;
+                match cause {
+                    Some(cause) => write!(f, ": {cause}"),
+                    None => write!(f, " (no staging memory given; the device may be lost)"),
+                }
+            }
             GpuError::Input(e) => write!(f, "bad box: {e}"),
             GpuError::Point(e) => write!(f, "bad input: {e}"),
             GpuError::Periodic(e) => write!(f, "bad periodic input: {e}"),
@@ -97,6 +116,7 @@ impl std::error::Error for GpuError {
             GpuError::Poll(e) => Some(e),
             GpuError::BufferAsync(e) => Some(e),
             GpuError::MapRange(e) => Some(e),
+            GpuError::Upload { cause, .. } => cause.as_ref().map(|e| e as _),
             GpuError::Input(e) => Some(e),
             GpuError::Point(e) => Some(e),
             GpuError::Periodic(e) => Some(e),

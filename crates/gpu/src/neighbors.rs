@@ -1,7 +1,7 @@
 //! [`GpuNeighborSearch`]: the counting-sort grid and the neighbor lists,
 //! built and searched on the device.
 
-use crate::buffer::{DeviceBuffer, read_back};
+use crate::buffer::{DeviceBuffer, read_back, upload_bytes, upload_floats};
 use crate::context::GpuContext;
 use crate::error::GpuError;
 use crate::grid::{MAX_GROUPS, Params, ScanParams, WG, groups, plan, plan_periodic};
@@ -10,6 +10,7 @@ use crate::timing::{CallClock, GpuTimings, Timestamps, pass_descriptor};
 use broadphase_neighbors::{NeighborListSearch, NeighborLists, PeriodicDomain};
 use broadphase_storage::Aabb;
 use glam::Vec3;
+use std::time::Duration;
 use wgpu::BufferUsages as Use;
 
 /// Tuning of [`GpuNeighborSearch`].
@@ -354,6 +355,7 @@ impl GpuNeighborSearch {
         };
         let params = plan(points.len(), lo, hi, radius, self.max_cells());
         self.counts(&mut clock, params, Items::Points(points), Walk::Neighbors, false)?;
+        let device_passes = self.device_passes(1)?;
         let bytes = u64::from(params.n) * 4;
         let (context, b) = (&self.context, &self.buffers);
         clock.readback(|| {
@@ -365,17 +367,16 @@ impl GpuNeighborSearch {
                 out.extend_from_slice(counts);
             })
         })?;
-        self.finish(clock, 1);
+        self.timings = clock.finish(device_passes);
         Ok(())
     }
 
-    /// Keeps `clock`'s timings as the last call's, the passes' device time
-    /// read from the first `passes` passes' timestamps where there are any.
-    /// The call's results are out already: timestamps that cannot be read
-    /// leave the host's clock standing rather than fail it.
-    fn finish(&mut self, clock: CallClock, passes: u32) {
-        let device = self.timestamps.as_ref().and_then(|t| t.read(&self.context, passes).ok());
-        self.timings = clock.finish(device);
+    /// The device's time for the first `passes` passes of the call, from
+    /// their timestamps where the device has them. Read before the results
+    /// are handed out, so a read that fails fails the call with the
+    /// caller's output untouched.
+    fn device_passes(&self, passes: u32) -> Result<Option<Duration>, GpuError> {
+        self.timestamps.as_ref().map(|t| t.read(&self.context, passes)).transpose()
     }
 
     /// The most cells a grid may have: one dispatch scans them, one
@@ -400,22 +401,22 @@ impl GpuNeighborSearch {
         let (cell_scan, row_scan) = (ScanParams::of(cells), ScanParams::of(n));
         clock.upload(|| {
             self.reserve(params, cells, cell_scan.blocks, row_scan.blocks);
-            let (queue, b) = (&self.context.queue, &self.buffers);
-            queue.write_buffer(&b.params.buffer, 0, bytemuck::bytes_of(&params));
-            queue.write_buffer(&b.cell_scan.buffer, 0, bytemuck::bytes_of(&cell_scan));
-            queue.write_buffer(&b.row_scan.buffer, 0, bytemuck::bytes_of(&row_scan));
+            let (context, b) = (&self.context, &self.buffers);
+            upload_bytes(context, &b.params, bytemuck::bytes_of(&params))?;
+            upload_bytes(context, &b.cell_scan, bytemuck::bytes_of(&cell_scan))?;
+            upload_bytes(context, &b.row_scan, bytemuck::bytes_of(&row_scan))?;
             match items {
                 Items::Points(points) => {
-                    queue.write_buffer(&b.points.buffer, 0, bytemuck::cast_slice(points));
+                    upload_bytes(context, &b.points, bytemuck::cast_slice(points))?;
                 }
-                Items::Boxes(boxes) => upload_boxes(queue, &b.points.buffer, boxes),
+                Items::Boxes(boxes) => upload_boxes(context, &b.points, boxes)?,
                 Items::Spheres(centers, radii) => {
-                    upload_spheres(queue, &b.points.buffer, centers, radii);
+                    upload_spheres(context, &b.points, centers, radii)?;
                 }
             }
             // Submitting nothing sends the writes alone.
-            queue.submit([]);
-            self.context.wait()
+            context.queue.submit([]);
+            context.wait()
         })?;
         let bind_groups = self
             .bind_groups
@@ -635,6 +636,7 @@ impl GpuNeighborSearch {
             context.queue.submit([encoder.finish()]);
             context.wait()
         })?;
+        let device_passes = self.device_passes(2)?;
         clock.readback(|| {
             let mut encoder = context.device.create_command_encoder(&Default::default());
             let row_bytes = (u64::from(n) + 1) * 4;
@@ -658,7 +660,7 @@ impl GpuNeighborSearch {
             let reads = [(&b.read_rows.buffer, row_bytes), (&b.read_entries.buffer, entry_bytes)];
             read_back(context, reads, |[offsets, entries]| take(offsets, entries))
         })?;
-        self.finish(clock, 2);
+        self.timings = clock.finish(device_passes);
         Ok(())
     }
 }
@@ -772,12 +774,15 @@ impl BindGroups {
         // sorted particles and write rows through the same bindings (boxes
         // read their own bounds too); each pipeline still needs its own
         // group, as its layout is its own.
+        // The count and fill passes run one walk, which writes the entries
+        // only when filling; it names them, so the counts bind them too.
         let counting = [
             (0, &b.params),
             (1, &b.sorted_pos),
             (2, &b.sorted_id),
             (3, &b.cell_start),
             (4, &b.row_count),
+            (6, &b.entries),
         ];
         let filling = [
             (0, &b.params),
@@ -822,27 +827,23 @@ impl BindGroups {
     }
 }
 
-/// Writes `count` floats straight into the queue's staging memory for
-/// `buffer`: no copy on the host.
-fn upload_floats(
-    queue: &wgpu::Queue,
-    buffer: &wgpu::Buffer,
-    count: usize,
-    floats: impl Iterator<Item = f32>,
-) {
-    let Some(size) = wgpu::BufferSize::new(count as u64 * 4) else { return };
-    let Some(mut view) = queue.write_buffer_with(buffer, 0, size) else { return };
-    view.slice(..).write_iter(floats.flat_map(f32::to_ne_bytes));
-}
-
 /// Writes the boxes as six floats each (min, then max).
-fn upload_boxes(queue: &wgpu::Queue, buffer: &wgpu::Buffer, boxes: &[Aabb]) {
+fn upload_boxes(
+    context: &GpuContext,
+    buffer: &DeviceBuffer,
+    boxes: &[Aabb],
+) -> Result<(), GpuError> {
     let floats = boxes.iter().flat_map(|b| [b.min.x, b.min.y, b.min.z, b.max.x, b.max.y, b.max.z]);
-    upload_floats(queue, buffer, boxes.len() * 6, floats);
+    upload_floats(context, buffer, boxes.len() * 6, floats)
 }
 
 /// Writes the spheres as four floats each (center, then radius).
-fn upload_spheres(queue: &wgpu::Queue, buffer: &wgpu::Buffer, centers: &[Vec3], radii: &[f32]) {
+fn upload_spheres(
+    context: &GpuContext,
+    buffer: &DeviceBuffer,
+    centers: &[Vec3],
+    radii: &[f32],
+) -> Result<(), GpuError> {
     let floats = centers.iter().zip(radii).flat_map(|(c, &r)| [c.x, c.y, c.z, r]);
-    upload_floats(queue, buffer, centers.len() * 4, floats);
+    upload_floats(context, buffer, centers.len() * 4, floats)
 }

@@ -1,5 +1,5 @@
 // The CSR rows the count and fill passes write: prepended to
-// neighbors.wgsl and boxes.wgsl.
+// neighbors.wgsl, boxes.wgsl and spheres.wgsl.
 @group(0) @binding(4) var<storage, read_write> row_count: array<u32>;
 @group(0) @binding(5) var<storage, read> row_start: array<u32>; // rows + 1
 @group(0) @binding(6) var<storage, read_write> entries: array<u32>;

@@ -2,8 +2,9 @@
 // their center (radius in the fourth component): `sphere_count` writes each
 // sphere's number of touching spheres of a higher index (so each pair is
 // counted once, by its lower sphere), `sphere_fill` writes them into its
-// CSR row and sorts the row. Cells are wider than the largest sum of two
-// radii, so the 3x3x3 cells around a center hold every sphere touching it.
+// CSR row and sorts the row; both run the one walk below. Cells are wider
+// than the largest sum of two radii, so the 3x3x3 cells around a center
+// hold every sphere touching it.
 
 // The CPU's rule: (dx*dx + dy*dy) + dz*dz <= (ra + rb) * (ra + rb), each
 // operation rounded in f32. The distance is dist2's (guarded against
@@ -14,39 +15,15 @@ fn touching(p: vec4<f32>, q: vec4<f32>) -> bool {
     return dist2(p.xyz, q.xyz) <= t * t;
 }
 
-@compute @workgroup_size(256)
-fn sphere_count(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let s = gid.x;
-    if (s >= P.n) { return; }
+// The touching spheres of a higher index of the sphere in slot s: returns
+// how many, and when `filling`, writes their ids from entries[base] on.
+fn contacts_of_sphere(s: u32, filling: bool, base: u32) -> u32 {
     let a = sorted_id[s];
     let p = sorted_pos[s];
     let c = cell_coords(p.xyz);
     let xs = stencil_axis(c.x, P.dims.x, false);
     let ys = stencil_axis(c.y, P.dims.y, false);
     let zs = stencil_axis(c.z, P.dims.z, false);
-    var found = 0u;
-    for (var dz = zs.x; dz <= zs.y; dz++) {
-        for (var dy = ys.x; dy <= ys.y; dy++) {
-            let range = stencil_row(c, xs, u32(i32(c.y) + dy), u32(i32(c.z) + dz));
-            for (var j = range.x; j < range.y; j++) {
-                if (sorted_id[j] > a && touching(p, sorted_pos[j])) { found += 1u; }
-            }
-        }
-    }
-    row_count[a] = found;
-}
-
-@compute @workgroup_size(256)
-fn sphere_fill(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let s = gid.x;
-    if (s >= P.n) { return; }
-    let a = sorted_id[s];
-    let p = sorted_pos[s];
-    let c = cell_coords(p.xyz);
-    let xs = stencil_axis(c.x, P.dims.x, false);
-    let ys = stencil_axis(c.y, P.dims.y, false);
-    let zs = stencil_axis(c.z, P.dims.z, false);
-    let base = row_start[a];
     var at = base;
     for (var dz = zs.x; dz <= zs.y; dz++) {
         for (var dy = ys.x; dy <= ys.y; dy++) {
@@ -54,11 +31,26 @@ fn sphere_fill(@builtin(global_invocation_id) gid: vec3<u32>) {
             for (var j = range.x; j < range.y; j++) {
                 let b = sorted_id[j];
                 if (b > a && touching(p, sorted_pos[j])) {
-                    entries[at] = b;
+                    if (filling) { entries[at] = b; }
                     at += 1u;
                 }
             }
         }
     }
-    sort_row(base, at - base);
+    return at - base;
+}
+
+@compute @workgroup_size(256)
+fn sphere_count(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let s = gid.x;
+    if (s >= P.n) { return; }
+    row_count[sorted_id[s]] = contacts_of_sphere(s, false, 0u);
+}
+
+@compute @workgroup_size(256)
+fn sphere_fill(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let s = gid.x;
+    if (s >= P.n) { return; }
+    let base = row_start[sorted_id[s]];
+    sort_row(base, contacts_of_sphere(s, true, base));
 }

@@ -1,5 +1,5 @@
 // The sorted items and the cells' slots, and the walk over the cells
-// around one: prepended to neighbors.wgsl and boxes.wgsl.
+// around one: prepended to neighbors.wgsl, boxes.wgsl and spheres.wgsl.
 @group(0) @binding(1) var<storage, read> sorted_pos: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> sorted_id: array<u32>;
 @group(0) @binding(3) var<storage, read> cell_start: array<u32>; // cells + 1
