@@ -7,7 +7,7 @@
 //! (slot state, handles, overlap of the true boxes: random reads), merges
 //! its share of both runs with the old candidates of the same keys, and
 //! writes its own pairs and events. The parts' outputs, in key order, are
-//! the update's lists. Nothing waits on one thread but the final copy.
+//! the update's lists, copied into place by one job per part.
 
 use super::Proxy;
 use super::candidates::{Events, MAX_PARTS, PartOut, concat, slots_of, touching};
