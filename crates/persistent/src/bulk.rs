@@ -59,12 +59,20 @@ impl<'a> CheckPass<'a> {
         if !sorted {
             self.unsorted.store(true, Ordering::Relaxed);
         }
-        // One pass with no branch per item (the common case: all good),
-        // then a second only to find the culprit.
-        let all_good = boxes
-            .iter()
-            .zip(proxies)
-            .fold(true, |good, (aabb, &proxy)| good & box_ok(aabb) & self.live(proxy));
+        // No branch per item (the common case: all good): the boxes folded
+        // apart from the handles, a block at a time, which compiles to a
+        // shorter loop than one fold over both (1M items in cache: 10 ms
+        // on one thread against 4; after a gather of a million boxes,
+        // which come from memory, the loads dominate: 7.1 against 6.6);
+        // then a second pass only to find the culprit.
+        let all_good = boxes.chunks(CHECK_BLOCK).zip(proxies.chunks(CHECK_BLOCK)).fold(
+            true,
+            |good, (boxes, proxies)| {
+                let boxes_ok = boxes.iter().fold(true, |ok, aabb| ok & box_ok(aabb));
+                let live = proxies.iter().fold(true, |ok, &proxy| ok & self.live(proxy));
+                good & boxes_ok & live
+            },
+        );
         if all_good {
             return;
         }
@@ -88,10 +96,16 @@ impl<'a> CheckPass<'a> {
     }
 }
 
-/// [`Aabb::is_valid`] without a branch.
+/// Items a check folds over at a time.
+const CHECK_BLOCK: usize = 256;
+
+/// [`Aabb::is_valid`] without a branch: ordered (false if a corner has a
+/// NaN), and the largest magnitude below infinity, which compiles to
+/// fewer instructions than six finiteness tests.
 #[inline(always)]
 fn box_ok(aabb: &Aabb) -> bool {
-    aabb.min.cmple(aabb.max).all() & aabb.min.is_finite() & aabb.max.is_finite()
+    let largest = aabb.min.abs().max(aabb.max.abs()).max_element();
+    aabb.min.cmple(aabb.max).all() & (largest < f32::INFINITY)
 }
 
 /// One thread's share of the slots: what it writes.
@@ -178,6 +192,63 @@ impl SlotRange<'_> {
         if first_word < end_word {
             let base = first / 64;
             self.words = base + first_word..base + end_word;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::Vec3;
+    use proptest::prelude::*;
+
+    /// Any float: finite ones, both infinities, NaNs of any payload.
+    fn any_f32() -> impl Strategy<Value = f32> {
+        prop_oneof![
+            any::<u32>().prop_map(f32::from_bits),
+            prop::sample::select(vec![
+                0.0,
+                -0.0,
+                1.0,
+                -1.0,
+                f32::MAX,
+                f32::MIN,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+                f32::NAN,
+                -f32::NAN,
+            ]),
+        ]
+    }
+
+    proptest! {
+        /// The branch-free test is `Aabb::is_valid`, on every kind of float
+        /// in every corner.
+        #[test]
+        fn box_ok_is_is_valid(corners in prop::collection::vec(any_f32(), 6)) {
+            let aabb = Aabb::new(
+                Vec3::new(corners[0], corners[1], corners[2]),
+                Vec3::new(corners[3], corners[4], corners[5]),
+            );
+            prop_assert_eq!(box_ok(&aabb), aabb.is_valid());
+        }
+    }
+
+    #[test]
+    fn box_ok_rejects_each_bad_corner() {
+        let good = Aabb::new(Vec3::splat(-1.0), Vec3::splat(1.0));
+        assert!(box_ok(&good));
+        for axis in 0..3 {
+            for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+                let (mut min, mut max) = (good.min, good.max);
+                min[axis] = bad;
+                assert!(!box_ok(&Aabb::new(min, good.max)), "min {axis} {bad}");
+                max[axis] = bad;
+                assert!(!box_ok(&Aabb::new(good.min, max)), "max {axis} {bad}");
+            }
+            let mut max = good.max;
+            max[axis] = -2.0;
+            assert!(!box_ok(&Aabb::new(good.min, max)), "inverted {axis}");
         }
     }
 }
