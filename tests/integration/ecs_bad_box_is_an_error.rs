@@ -114,3 +114,31 @@ fn a_panicking_position_read_is_an_error() {
         assert_eq!(plugin.ended(), &published[count - 2..], "{threads} threads");
     }
 }
+
+/// An entity id past `MAX_ENTITY_ID` fails the run with an error naming
+/// it, whether it comes with the first frame or joins a dynamic set that
+/// was checked before; once it is gone the frame runs.
+#[test]
+fn an_entity_id_past_the_table_is_an_error() {
+    use broadphase::ecs::MAX_ENTITY_ID;
+    use broadphase::ecs::hecs::Entity;
+    let far = Entity::from_bits((1u64 << 32) | u64::from(MAX_ENTITY_ID + 1)).unwrap();
+    for first_frame in [true, false] {
+        let mut world = World::new();
+        let a = world.spawn((cube(Vec3::ZERO, 2.0),));
+        let b = world.spawn((cube(Vec3::ONE, 2.0),));
+        let mut plugin = BroadPhasePlugin::new();
+        if !first_frame {
+            plugin.run(&mut world).unwrap();
+            plugin.run(&mut world).unwrap(); // the same dynamic set again
+        }
+        world.spawn_at(far, (cube(Vec3::ONE, 2.0),));
+        match plugin.run(&mut world) {
+            Err(PluginError::EntityIdTooLarge { entity }) => assert_eq!(entity, far),
+            other => panic!("first frame {first_frame}: {other:?}"),
+        }
+        world.despawn(far).unwrap();
+        plugin.run(&mut world).unwrap();
+        assert_eq!(plugin.pairs(), [(a, b)], "first frame {first_frame}");
+    }
+}

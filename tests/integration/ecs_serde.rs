@@ -111,6 +111,10 @@ fn a_table_that_contradicts_itself_is_an_error() {
             *slot = Value::Null;
         }
     });
+    // A run trusts the ids of a dynamic list that did not change.
+    rejects("past MAX_ENTITY_ID", |j| {
+        j["proxies"]["dynamic"][0] = json!((1u64 << 32) | (1 << 24));
+    });
     // The broad phase's part is checked as a broad-phase snapshot is.
     rejects("broad phase snapshot", |j| pop(&mut j["broad_phase"]["candidates"]["touching"]));
 }

@@ -157,7 +157,10 @@ impl EntityProxies {
         let Sets { dynamic, dynamic_same, sleeping, statics } = sets;
         self.frame += 1;
         self.left = [false; 3];
-        for set in [Some(dynamic), sleeping, statics].into_iter().flatten() {
+        // The same dynamic entities as at the last finished sync passed
+        // this check then.
+        let checked_dynamic = (!dynamic_same).then_some(dynamic);
+        for set in [checked_dynamic, sleeping, statics].into_iter().flatten() {
             if let Some(&entity) = set.entities.iter().find(|e| e.id() > MAX_ENTITY_ID) {
                 return Err(PluginError::EntityIdTooLarge { entity });
             }
@@ -400,6 +403,10 @@ impl EntityProxies {
             {
                 return Err("the entity table holds an entity at another id");
             }
+        }
+        // A run trusts the ids of an unchanged dynamic list.
+        if self.dynamic.iter().any(|entity| entity.id() > MAX_ENTITY_ID) {
+            return Err("the entity table's dynamic list names an id past MAX_ENTITY_ID");
         }
         let known = |proxy: &Proxy| (proxy.index() as usize) < n;
         if !self.handles.iter().all(|list| list.iter().all(known)) {
