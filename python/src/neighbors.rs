@@ -5,7 +5,9 @@
 
 use crate::convert::{Coords, bad_row, pairs_array, show, show32};
 use crate::gpu::{self, Backend};
-use crate::order::{Csr, Index, RowSource, build_csr, csr_from_slots, join_pairs};
+use crate::order::{
+    Csr, Index, RowSource, build_csr, csr_from_slots, pairs_in_chunk_order, pairs_ordered,
+};
 use crate::threads::{detached, failed, job_system};
 use broadphase::JobSystem;
 use broadphase::glam::Vec3;
@@ -194,36 +196,27 @@ fn input(
     Ok(Input { points: coords.points("point")?, r, domain })
 }
 
-/// Every pair of `search` once, `(a, b)` with `a < b`, in parts of slot
-/// ranges run on `jobs`.
-fn pairs_of<S: NeighborSearch + Sync>(
-    jobs: &JobSystem,
-    search: &S,
-) -> PyResult<Vec<Vec<[u32; 2]>>> {
+/// Slots per chunk of a walk on several threads: a chunk's pairs (about
+/// 15 per point at 30 neighbors, 8 bytes each) stay in the core's cache
+/// until they are copied into the answer.
+const SLOTS_PER_CHUNK: usize = 4096;
+
+/// Every pair of `search` once, `(a, b)` with `a < b`, in the search's
+/// order, walked on `jobs`.
+fn pairs_of<S: NeighborSearch + Sync>(jobs: &JobSystem, search: &S) -> PyResult<Vec<[u32; 2]>> {
     let len = search.len();
-    // One thread writes one list: pieces would only be joined by a copy of
-    // every pair. More threads take four pieces each, for balance.
-    let pieces = if jobs.threads() == 1 { 1 } else { (jobs.threads() * 4).min(len / 4096).max(1) };
-    let mut parts: Vec<_> = match pieces {
-        1 => vec![crate::pool::take()],
-        _ => (0..pieces).map(|_| crate::pool::take_piece()).collect(),
-    };
-    if pieces == 1 {
-        search.for_each_neighbor_pair(|a, b| parts[0].push([a.min(b), a.max(b)]));
-        return Ok(parts);
+    let chunks = len.div_ceil(SLOTS_PER_CHUNK);
+    if jobs.threads() == 1 || chunks <= 1 {
+        let mut pairs = crate::pool::take();
+        search.for_each_neighbor_pair(|a, b| pairs.push([a.min(b), a.max(b)]));
+        return Ok(pairs);
     }
-    let step = len.div_ceil(pieces);
-    jobs.scope(|s| {
-        for (k, part) in parts.iter_mut().enumerate() {
-            s.spawn(move |_| {
-                search.for_each_neighbor_pair_in(k * step..(k + 1) * step, |a, b| {
-                    part.push([a.min(b), a.max(b)]);
-                });
-            });
-        }
+    pairs_in_chunk_order(jobs, chunks, |chunk, pairs| {
+        let start = chunk * SLOTS_PER_CHUNK;
+        search.for_each_neighbor_pair_in(start..start + SLOTS_PER_CHUNK, |a, b| {
+            pairs.push([a.min(b), a.max(b)]);
+        });
     })
-    .map_err(failed)?;
-    Ok(parts)
 }
 
 /// Lists already in caller order.
@@ -359,13 +352,13 @@ pub(crate) fn neighbor_pairs<'py>(
             let lists = gpu::neighbor_lists(&input.points, input.r, input.domain.as_ref())?;
             return Ok(gpu::pairs_of_rows(&lists));
         }
-        let parts = match &input.domain {
+        let pairs = match &input.domain {
             Some(domain) => {
                 let mut grid = PeriodicGrid::default();
                 grid.build(domain, &input.points, input.r).map_err(periodic_error)?;
                 let mut pairs = crate::pool::take();
                 grid.for_each_neighbor_pair(|a, b| pairs.push([a.min(b), a.max(b)]));
-                vec![pairs]
+                pairs
             }
             None => with_structure(
                 &jobs,
@@ -374,7 +367,7 @@ pub(crate) fn neighbor_pairs<'py>(
                 |hash| pairs_of(&jobs, hash),
             )?,
         };
-        Ok(join_pairs(parts, n, sort))
+        Ok(pairs_ordered(pairs, n, sort))
     })??;
     gpu::ran_on(on_gpu);
     pairs_array(py, pairs)
