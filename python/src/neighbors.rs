@@ -38,21 +38,47 @@ pub(crate) enum Structure {
 /// The structure for `points` and radius `r`: the grid when cells of the
 /// radius over the points' bounds fit its budget, the hash otherwise.
 pub(crate) fn structure(points: &[Vec3], r: f32) -> Structure {
-    if r <= 0.0 || points.is_empty() {
+    let Some((lo, hi)) = bounds(points).filter(|_| r > 0.0) else {
         // Cells are then sized by the count, not the radius: the grid.
         return Structure::Grid;
-    }
-    let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
-    for p in points {
-        for axis in 0..3 {
-            let v = f64::from(p[axis]);
-            lo[axis] = lo[axis].min(v);
-            hi[axis] = hi[axis].max(v);
-        }
-    }
-    let cells: f64 = (0..3).map(|a| ((hi[a] - lo[a]) / f64::from(r)).floor() + 1.0).product();
+    };
+    let span = |a: usize| f64::from(hi[a]) - f64::from(lo[a]);
+    let cells: f64 = (0..3).map(|a| (span(a) / f64::from(r)).floor() + 1.0).product();
     let budget = (points.len() as f64 * GRID_CELLS_PER_POINT).max(4096.0);
     if cells <= budget { Structure::Grid } else { Structure::Hash }
+}
+
+/// The smallest and largest coordinate of finite `points` on each axis,
+/// or None for no points.
+fn bounds(points: &[Vec3]) -> Option<(Vec3, Vec3)> {
+    let &first = points.first()?;
+    // Eight running bounds per axis, one per lane, so the loop vectorizes
+    // (one running min/max is a chain of dependent steps, a tenth of the
+    // grid's build at a million points). The points are finite: a plain
+    // `<` picks the smaller.
+    const W: usize = 8;
+    let mut lo = [[first.x; W], [first.y; W], [first.z; W]];
+    let mut hi = lo;
+    let mut take = |l: usize, p: &Vec3| {
+        for (a, v) in [p.x, p.y, p.z].into_iter().enumerate() {
+            lo[a][l] = if v < lo[a][l] { v } else { lo[a][l] };
+            hi[a][l] = if v > hi[a][l] { v } else { hi[a][l] };
+        }
+    };
+    let chunks = points.chunks_exact(W);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for (l, p) in chunk.iter().enumerate() {
+            take(l, p);
+        }
+    }
+    for (l, p) in rest.iter().enumerate() {
+        take(l, p);
+    }
+    let fold = |lanes: [[f32; W]; 3], pick: fn(f32, f32) -> f32| {
+        Vec3::from_array(lanes.map(|axis| axis.into_iter().fold(axis[0], pick)))
+    };
+    Some((fold(lo, f32::min), fold(hi, f32::max)))
 }
 
 /// A box whose faces wrap, as the `periodic=` argument describes it.
