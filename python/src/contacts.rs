@@ -4,7 +4,7 @@
 use crate::convert::{Coords, RowError, bad_row, first_bad_row, lengths, pairs_array, show32};
 use crate::gpu::{self, Backend};
 use crate::neighbors::point_error;
-use crate::order::join_pairs;
+use crate::order::pairs_ordered;
 use crate::threads::detached;
 use broadphase::neighbors::{MAX_RADIUS, MultiLevelGrid};
 use numpy::{PyArray2, PyUntypedArray};
@@ -116,7 +116,7 @@ pub(crate) fn sphere_pairs<'py>(
         grid.build_spheres(&centers, &radii).map_err(point_error)?;
         let mut pairs = crate::pool::take();
         grid.contacts(&mut pairs);
-        Ok(join_pairs(vec![pairs], n, sort))
+        Ok(pairs_ordered(pairs, n, sort))
     })??;
     gpu::ran_on(on_gpu);
     pairs_array(py, pairs)

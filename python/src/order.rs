@@ -7,6 +7,8 @@ use broadphase::JobSystem;
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 /// A pair list with at least one pair per this many indices is sorted by
 /// a counting sort on the first index (one pass to count, one to place,
@@ -14,34 +16,23 @@ use std::ops::Range;
 /// a comparison sort, which does not pay for a count per index.
 const COUNTING_SORT_FROM: usize = 8;
 
-/// Every pair of `parts`, one part after the other; with `sort`, ordered
-/// by `(a, b)` instead. Indices are below `n`.
-pub(crate) fn join_pairs(parts: Vec<Vec<[u32; 2]>>, n: usize, sort: bool) -> Vec<[u32; 2]> {
-    let m: usize = parts.iter().map(Vec::len).sum();
-    let joined = |mut parts: Vec<Vec<[u32; 2]>>| match parts.len() {
-        1 => parts.pop().unwrap_or_default(),
-        _ => {
-            let mut all = crate::pool::take_for(m);
-            for part in parts {
-                all.extend_from_slice(&part);
-                crate::pool::give_back(part);
-            }
-            all
-        }
-    };
+/// `pairs` as they are, or with `sort` ordered by `(a, b)`. Indices are
+/// below `n`.
+pub(crate) fn pairs_ordered(pairs: Vec<[u32; 2]>, n: usize, sort: bool) -> Vec<[u32; 2]> {
+    let m = pairs.len();
     if !sort {
-        return joined(parts);
+        return pairs;
     }
     // The counts are u32 (half the cache footprint of the random
     // increments), so a list they cannot count is sorted by comparison.
     if m.saturating_mul(COUNTING_SORT_FROM) < n || m > u32::MAX as usize {
-        let mut all = joined(parts);
-        all.sort_unstable_by_key(|&[a, b]| (u64::from(a) << 32) | u64::from(b));
-        return all;
+        let mut pairs = pairs;
+        pairs.sort_unstable_by_key(|&[a, b]| (u64::from(a) << 32) | u64::from(b));
+        return pairs;
     }
     // `start[a]` is where the pairs of first index `a` begin.
     let mut start = vec![0u32; n + 1];
-    for &[a, _] in parts.iter().flatten() {
+    for &[a, _] in &pairs {
         start[a as usize + 1] += 1;
     }
     for i in 0..n {
@@ -50,12 +41,12 @@ pub(crate) fn join_pairs(parts: Vec<Vec<[u32; 2]>>, n: usize, sort: bool) -> Vec
     let mut next = start.clone();
     let mut out = crate::pool::take_for(m);
     out.resize(m, [0; 2]);
-    for &pair in parts.iter().flatten() {
+    for &pair in &pairs {
         let slot = &mut next[pair[0] as usize];
         out[*slot as usize] = pair;
         *slot += 1;
     }
-    parts.into_iter().for_each(crate::pool::give_back);
+    crate::pool::give_back(pairs);
     for run in start.windows(2) {
         let (from, to) = (run[0] as usize, run[1] as usize);
         if to - from > 1 {
@@ -63,6 +54,80 @@ pub(crate) fn join_pairs(parts: Vec<Vec<[u32; 2]>>, n: usize, sort: bool) -> Vec
         }
     }
     out
+}
+
+/// Pairs of `chunks` chunks found on `jobs` (`walk(chunk, pairs)` appends
+/// a chunk's pairs to `pairs`), in chunk order: the answer of one thread
+/// walking every chunk in turn.
+///
+/// Each job claims the next chunk and walks it into a buffer of its own,
+/// small enough to stay in cache when the chunks are; a chunk is copied
+/// into the answer as soon as every chunk before it is in, by whichever
+/// job places the one before it. The pairs thus reach memory once, where
+/// pieces joined at the end would be written, read and written again.
+pub(crate) fn pairs_in_chunk_order(
+    jobs: &JobSystem,
+    chunks: usize,
+    walk: impl Fn(usize, &mut Vec<[u32; 2]>) + Sync,
+) -> PyResult<Vec<[u32; 2]>> {
+    let placing = Mutex::new(Placing {
+        answer: crate::pool::take(),
+        next: 0,
+        waiting: (0..chunks).map(|_| None).collect(),
+        spare: Vec::new(),
+    });
+    let claimed = AtomicUsize::new(0);
+    let mut buffers: Vec<_> = (0..jobs.threads()).map(|_| crate::pool::take_piece()).collect();
+    jobs.for_each_mut(&mut buffers, |_, buffer| {
+        loop {
+            let chunk = claimed.fetch_add(1, Ordering::Relaxed);
+            if chunk >= chunks {
+                return;
+            }
+            walk(chunk, buffer);
+            let mut placing = placing.lock().unwrap_or_else(PoisonError::into_inner);
+            if chunk == placing.next {
+                placing.place(buffer);
+            } else {
+                // A chunk before it is still being walked.
+                let next = placing.spare.pop().unwrap_or_else(crate::pool::take_piece);
+                placing.waiting[chunk] = Some(std::mem::replace(buffer, next));
+            }
+        }
+    })
+    .map_err(failed)?;
+    let Placing { answer, spare, .. } =
+        placing.into_inner().unwrap_or_else(PoisonError::into_inner);
+    spare.into_iter().chain(buffers).for_each(crate::pool::give_back);
+    Ok(answer)
+}
+
+/// The answer of [`pairs_in_chunk_order`] while it is being placed.
+struct Placing {
+    /// The chunks placed so far, in order.
+    answer: Vec<[u32; 2]>,
+    /// The first chunk not yet placed.
+    next: usize,
+    /// Chunks walked before one of the chunks before them.
+    waiting: Vec<Option<Vec<[u32; 2]>>>,
+    /// Emptied buffers of waiting chunks, for the jobs to walk into again.
+    spare: Vec<Vec<[u32; 2]>>,
+}
+
+impl Placing {
+    /// Places `pairs`, the pairs of chunk `next`, and every waiting chunk
+    /// that then follows; empties `pairs`.
+    fn place(&mut self, pairs: &mut Vec<[u32; 2]>) {
+        self.answer.extend_from_slice(pairs);
+        pairs.clear();
+        self.next += 1;
+        while let Some(mut pairs) = self.waiting.get_mut(self.next).and_then(Option::take) {
+            self.answer.extend_from_slice(&pairs);
+            pairs.clear();
+            self.spare.push(pairs);
+            self.next += 1;
+        }
+    }
 }
 
 /// An integer type CSR arrays are written in.

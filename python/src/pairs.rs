@@ -4,7 +4,7 @@
 
 use crate::convert::{Coords, boxes, pairs_array};
 use crate::gpu::{self, Backend};
-use crate::order::join_pairs;
+use crate::order::pairs_ordered;
 use crate::threads::{detached, failed, job_system};
 use broadphase::tree::GridTree;
 use numpy::PyArray2;
@@ -80,7 +80,7 @@ pub(crate) fn overlap_pairs<'py>(
         }
         let mut pairs = crate::pool::take();
         GridTree::default().try_find_pairs(&jobs, &boxes, &mut pairs).map_err(failed)?;
-        Ok(join_pairs(vec![pairs], boxes.len(), sort))
+        Ok(pairs_ordered(pairs, boxes.len(), sort))
     })??;
     gpu::ran_on(on_gpu);
     pairs_array(py, pairs)
@@ -109,7 +109,7 @@ pub(crate) fn _time_overlap_pairs(
             GridTree::default().try_find_pairs(&jobs, &boxes, &mut pairs).map_err(failed)?;
             find.push(start.elapsed().as_secs_f64());
             let start = Instant::now();
-            let sorted = join_pairs(vec![pairs], boxes.len(), true);
+            let sorted = pairs_ordered(pairs, boxes.len(), true);
             sort.push(start.elapsed().as_secs_f64());
             drop(sorted);
         }

@@ -20,7 +20,8 @@ use numpy::ndarray::ArrayView2;
 use pyo3::prelude::*;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-/// Most buffers kept: a result and the pieces a parallel search fills.
+/// Most buffers kept: a result and the chunk buffers a parallel search
+/// fills.
 const KEPT: usize = 16;
 
 /// Freed pair buffers, emptied, ready to be written again.
@@ -91,8 +92,8 @@ pub(crate) fn take() -> Vec<[u32; 2]> {
     take_chosen(largest)
 }
 
-/// An empty pair buffer for one piece of a parallel search: the pool's
-/// smallest, which leaves the large ones to the joined answer.
+/// An empty pair buffer for one chunk of a parallel search: the pool's
+/// smallest, which leaves the large ones to whole answers.
 pub(crate) fn take_piece() -> Vec<[u32; 2]> {
     take_chosen(smallest)
 }

@@ -152,6 +152,26 @@ def test_threads_give_the_same_answer_and_order():
         np.testing.assert_array_equal(lists[1], base_lists[1])
 
 
+def test_chunks_walked_out_of_order_are_placed_in_order():
+    # A walk on several threads places its chunks of 4096 slots in slot
+    # order whichever finishes first: a dense clump makes some chunks
+    # much slower than others, and the answer is still the one thread's.
+    rng = np.random.default_rng(15)
+    clump = rng.normal(0.5, 0.03, (2000, 3))
+    points = np.concatenate([rng.random((80_000, 3)), clump]).astype(F32)
+    rng.shuffle(points)
+    r = 0.02
+    base = bp.neighbor_pairs(points, r)
+    assert len(points) > 16 * 4096
+    assert bp._broadphase._neighbor_structure(points, r) == "grid"
+    for threads in (2, 3, 8):
+        for _ in range(3):
+            np.testing.assert_array_equal(bp.neighbor_pairs(points, r, threads=threads), base)
+    np.testing.assert_array_equal(
+        bp.neighbor_pairs(points, r, threads=2, sort=True), sort_rows(base)
+    )
+
+
 def test_float64_points_are_rounded_to_nearest_float32():
     # The search runs on the float32 values: float64 input gives exactly
     # the float32 input's answer, r rounded too.

@@ -73,3 +73,22 @@ def test_release_frees_the_kept_buffers():
     gc.collect()
     assert bp.release_pooled_memory() >= size
     assert bp.release_pooled_memory() == 0
+
+
+def test_a_parallel_call_writes_into_a_freed_array_and_keeps_a_live_one():
+    # Over 4096 points a call on several threads walks chunks of slots and
+    # places them in one pooled buffer.
+    bp.release_pooled_memory()
+    first = bp.neighbor_pairs(points(50, 20_000, 20.0), 0.8, threads=2)
+    where = address(first)
+    del first
+    gc.collect()
+    kept = bp.neighbor_pairs(points(51, 20_000, 20.0), 0.8, threads=2)
+    assert address(kept) == where
+    copy = kept.copy()
+    later = bp.neighbor_pairs(points(52, 20_000, 20.0), 0.8, threads=2)
+    assert address(later) != where
+    np.testing.assert_array_equal(kept, copy)
+    np.testing.assert_array_equal(
+        kept[np.lexsort(kept.T[::-1])], brute_neighbors(points(51, 20_000, 20.0), 0.8)
+    )
