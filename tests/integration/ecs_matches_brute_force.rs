@@ -355,3 +355,46 @@ fn boxes_of_many_archetypes_made_on_all_threads() {
         assert_eq!(plugin.pairs(), expected, "frame {frame}");
     }
 }
+
+/// Marker `N`: entities with different sets of markers are in different
+/// archetypes.
+struct Marker<const N: usize>;
+
+/// 4,000 entities spread over 128 archetypes (every subset of seven
+/// markers), more than the entity pass hands to jobs, beside one big
+/// archetype read in batches, on 2 threads: every pair is brute force's,
+/// whichever way each archetype was read.
+#[test]
+fn entities_of_many_archetypes_read_in_order() {
+    use broadphase::ecs::hecs::EntityBuilder;
+    let mut rng = broadphase_scenes::SplitMix64::new(8);
+    let mut world = World::new();
+    let mut boxes = Vec::new();
+    let mut entities = Vec::new();
+    for i in 0..40_000usize {
+        let at = Vec3::new(
+            rng.range_f32(0.0, 150.0),
+            rng.range_f32(0.0, 150.0),
+            rng.range_f32(0.0, 15.0),
+        );
+        let aabb = cube(at, 1.0);
+        let mut builder = EntityBuilder::new();
+        builder.add(aabb);
+        // One in ten in a small archetype of its own marker set.
+        let set = if i % 10 == 0 { (i / 10) % 128 } else { 0 };
+        macro_rules! mark {
+            ($($n:literal)*) => { $(if set & (1 << $n) != 0 { builder.add(Marker::<$n>); })* };
+        }
+        mark!(0 1 2 3 4 5 6);
+        entities.push(world.spawn(builder.build()));
+        boxes.push(aabb);
+    }
+    let config = PluginConfig { threads: 2, ..PluginConfig::default() };
+    let mut plugin = BroadPhasePlugin::with_config(config);
+    plugin.run(&mut world).unwrap();
+    let mut reference = Vec::new();
+    SortAndSweep::default().find_pairs(&boxes, &mut reference).unwrap();
+    let expected = as_entities(&reference, &entities);
+    assert!(expected.len() > 1_000, "{} pairs", expected.len());
+    assert_eq!(plugin.pairs(), expected);
+}
