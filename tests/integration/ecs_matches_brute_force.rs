@@ -398,3 +398,33 @@ fn entities_of_many_archetypes_read_in_order() {
     assert!(expected.len() > 1_000, "{} pairs", expected.len());
     assert_eq!(plugin.pairs(), expected);
 }
+
+/// 140,000 entities on 2 threads, compared with last frame's list in
+/// pieces: an entity replaced deep in the list (despawned, another
+/// spawned, the same count) is seen, and the pairs stay sort-and-sweep's.
+#[test]
+fn a_replaced_entity_deep_in_a_long_list_is_seen() {
+    let mut rng = broadphase_scenes::SplitMix64::new(13);
+    let mut world = World::new();
+    let mut spawn = |world: &mut World| {
+        let at = Vec3::new(
+            rng.range_f32(0.0, 200.0),
+            rng.range_f32(0.0, 200.0),
+            rng.range_f32(0.0, 20.0),
+        );
+        world.spawn((cube(at, 1.0),))
+    };
+    let mut entities: Vec<Entity> = (0..140_000).map(|_| spawn(&mut world)).collect();
+    let config = PluginConfig { threads: 2, ..PluginConfig::default() };
+    let mut plugin = BroadPhasePlugin::with_config(config);
+    plugin.run(&mut world).unwrap();
+    for victim in [100_000, 139_999, 70_000] {
+        world.despawn(entities[victim]).unwrap();
+        entities[victim] = spawn(&mut world);
+        plugin.run(&mut world).unwrap();
+        let boxes: Vec<Aabb> = entities.iter().map(|&e| *world.get::<&Aabb>(e).unwrap()).collect();
+        let mut reference = Vec::new();
+        SortAndSweep::default().find_pairs(&boxes, &mut reference).unwrap();
+        assert_eq!(plugin.pairs(), as_entities(&reference, &entities), "replaced {victim}");
+    }
+}

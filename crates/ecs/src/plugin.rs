@@ -392,7 +392,7 @@ impl<P: Position> BroadPhasePlugin<P> {
         }
         let gathered = Instant::now();
         self.proxies.begin_run();
-        let dynamic_same = self.proxies.dynamic_unchanged(&self.dynamic);
+        let dynamic_same = self.proxies.dynamic_unchanged(&self.backend.jobs, &self.dynamic);
         let kept = {
             zone!("statics");
             // A sleeping entity that woke, or a dynamic one that fell

@@ -13,10 +13,15 @@ use crate::{CollisionLayers, PluginError};
 use broadphase_jobs::JobSystem;
 use broadphase_persistent::{PersistentBroadPhase, Proxy, ProxyError, ProxyKind};
 use broadphase_storage::Pool;
+use core::sync::atomic::{AtomicBool, Ordering};
 use hecs::Entity;
 
 /// The largest entity id the plugin accepts (2^24 - 1).
 pub const MAX_ENTITY_ID: u32 = (1 << 24) - 1;
+
+/// Entities compared per job at least, when the dynamic set is compared
+/// with last frame's.
+const COMPARE_CHUNK: usize = 64 * 1024;
 
 /// The gathered set an entity belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,9 +144,22 @@ impl EntityProxies {
 
     /// Whether `dynamic` lists the same entities as last frame's dynamic
     /// set, and the last sync finished (an interrupted one may have left
-    /// its handle lists half made).
-    pub(crate) fn dynamic_unchanged(&self, dynamic: &Gathered) -> bool {
-        !self.interrupted && dynamic.entities == self.dynamic
+    /// its handle lists half made). Compared in pieces on all threads of
+    /// `jobs`: at a million entities one thread took 1.8 ms. A job that
+    /// failed (none can: a compare does not panic) counts as a change, so
+    /// the set is assigned anew.
+    pub(crate) fn dynamic_unchanged(&self, jobs: &JobSystem, dynamic: &Gathered) -> bool {
+        let (now, last) = (&dynamic.entities[..], &self.dynamic[..]);
+        if self.interrupted || now.len() != last.len() {
+            return false;
+        }
+        let differs = AtomicBool::new(false);
+        let compared = jobs.for_each(now.len(), COMPARE_CHUNK, |range, _| {
+            if now[range.clone()] != last[range] {
+                differs.store(true, Ordering::Relaxed);
+            }
+        });
+        compared.is_ok() && !differs.into_inner()
     }
 
     /// Brings the broad phase's proxies in line with this frame's
