@@ -225,7 +225,10 @@ fn query_latency(rounds: usize) -> Vec<(&'static str, Vec<f64>)> {
     let mut ctree = broccoli::Tree::new(&mut bots);
     type Query<'a> = Box<dyn FnMut(&Aabb, &mut Vec<u32>) + 'a>;
     let mut ms: Vec<(&'static str, Query<'_>)> = vec![
-        ("broadphase AdaptiveGrid::query_aabb", Box::new(|q, o| grid.query_aabb(q, o).expect("valid query"))),
+        (
+            "broadphase AdaptiveGrid::query_aabb",
+            Box::new(|q, o| grid.query_aabb(q, o).expect("valid query")),
+        ),
         (
             "broccoli find_all_intersect_rect (z filter)",
             Box::new(|q, o| peers::broccoli::query(&mut ctree, boxes, q, o)),
@@ -348,7 +351,14 @@ fn main() {
     .map(|(make, frames)| coherence::run(make, if quick { 3 } else { frames }))
     .collect();
     let nb = neighbor_sets::run_all(quick);
-    report::write(&out, quick, &scenes_out, &scaling, &queries, &shape_sets, &nb, &moving)
-        .expect("write the report");
+    let results = report::Results {
+        scenes: &scenes_out,
+        scaling: &scaling,
+        queries: &queries,
+        shape_sets: &shape_sets,
+        neighbors: &nb,
+        moving: &moving,
+    };
+    report::write(&out, quick, &results).expect("write the report");
     eprintln!("wrote {}", out.display());
 }

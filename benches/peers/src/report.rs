@@ -269,17 +269,19 @@ fn slug(name: &str) -> String {
         .join("_")
 }
 
+/// Everything one run measured, section by section.
+pub struct Results<'a> {
+    pub scenes: &'a [SceneResult],
+    pub scaling: &'a [SceneResult],
+    pub queries: &'a [(&'a str, Vec<f64>)],
+    pub shape_sets: &'a [QuerySet],
+    pub neighbors: &'a [crate::neighbor_sets::NeighborSet],
+    pub moving: &'a [crate::coherence::CoherenceResult],
+}
+
 /// Writes the page at `out` and its plots in `<out dir>/peers/`.
-pub fn write(
-    out: &Path,
-    quick: bool,
-    scenes: &[SceneResult],
-    scaling: &[SceneResult],
-    queries: &[(&str, Vec<f64>)],
-    shape_sets: &[QuerySet],
-    neighbors: &[crate::neighbor_sets::NeighborSet],
-    moving: &[crate::coherence::CoherenceResult],
-) -> io::Result<()> {
+pub fn write(out: &Path, quick: bool, results: &Results<'_>) -> io::Result<()> {
+    let Results { scenes, scaling, queries, shape_sets, neighbors, moving } = *results;
     let dir = out.parent().unwrap_or(Path::new(".")).join("peers");
     fs::create_dir_all(&dir)?;
     let mut md = String::new();
