@@ -91,7 +91,7 @@ pub mod neighbors {
         MAX_RADIUS, MultiLevelGrid, NeighborListSearch, NeighborLists, NeighborRule,
         NeighborSearch, ParallelNeighborLists, PeriodicDomain, PeriodicError, PeriodicGrid,
         PointError, RowLookup, ScanKernel, SpatialHash, SpatialHashConfig, SpatialIndex,
-        SpatialIndexConfig, VerletError, VerletLists, neighbors_of,
+        SpatialIndexConfig, VerletError, VerletLists, neighbors_of, point_bounds,
     };
 }
 

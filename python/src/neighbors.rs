@@ -49,36 +49,10 @@ pub(crate) fn structure(points: &[Vec3], r: f32) -> Structure {
 }
 
 /// The smallest and largest coordinate of finite `points` on each axis,
-/// or None for no points.
+/// or None for no points (or, never for checked input, a bad one: the
+/// structure's build then names it).
 fn bounds(points: &[Vec3]) -> Option<(Vec3, Vec3)> {
-    let &first = points.first()?;
-    // Eight running bounds per axis, one per lane, so the loop vectorizes
-    // (one running float64 min/max per axis was a chain of dependent steps,
-    // about 5 ms at a million points). The points are finite: a plain `<`
-    // picks the smaller.
-    const W: usize = 8;
-    let mut lo = [[first.x; W], [first.y; W], [first.z; W]];
-    let mut hi = lo;
-    let mut take = |l: usize, p: &Vec3| {
-        for (a, v) in [p.x, p.y, p.z].into_iter().enumerate() {
-            lo[a][l] = if v < lo[a][l] { v } else { lo[a][l] };
-            hi[a][l] = if v > hi[a][l] { v } else { hi[a][l] };
-        }
-    };
-    let chunks = points.chunks_exact(W);
-    let rest = chunks.remainder();
-    for chunk in chunks {
-        for (l, p) in chunk.iter().enumerate() {
-            take(l, p);
-        }
-    }
-    for (l, p) in rest.iter().enumerate() {
-        take(l, p);
-    }
-    let fold = |lanes: [[f32; W]; 3], pick: fn(f32, f32) -> f32| {
-        Vec3::from_array(lanes.map(|axis| axis.into_iter().fold(axis[0], pick)))
-    };
-    Some((fold(lo, f32::min), fold(hi, f32::max)))
+    broadphase::neighbors::point_bounds(points).ok().flatten()
 }
 
 /// A box whose faces wrap, as the `periodic=` argument describes it.

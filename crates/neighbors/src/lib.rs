@@ -122,7 +122,7 @@ pub use csr::NeighborLists;
 pub use multilevel::{LEVEL_RATIO, MultiLevelGrid};
 pub use parallel::{FillError, ParallelNeighborLists};
 pub use periodic::{PeriodicDomain, PeriodicError, PeriodicGrid, brute_force_periodic_pairs};
-pub use points::{MAX_RADIUS, PointError};
+pub use points::{MAX_RADIUS, PointError, point_bounds};
 pub use scan::ScanKernel;
 pub use search::NeighborRule;
 pub use spatial_hash::{CellHash, SpatialHash, SpatialHashConfig};

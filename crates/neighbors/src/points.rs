@@ -142,6 +142,32 @@ fn first_bad_coordinate(index: usize, p: Vec3) -> Result<(), PointError> {
     Ok(())
 }
 
+/// The smallest and largest coordinate of `points` on each axis (`None`
+/// for no points), checked as every structure of this crate checks its
+/// points: every coordinate finite, and not more points than a structure
+/// can index. One pass that vectorizes; only a set that fails pays for
+/// the search of its first bad point.
+///
+/// # Errors
+///
+/// [`PointError::NotFinite`] naming the first point with a NaN or
+/// infinite coordinate, or [`PointError::TooManyPoints`].
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_neighbors::point_bounds;
+/// use glam::Vec3;
+/// let points = [Vec3::new(1.0, -2.0, 3.0), Vec3::new(-1.0, 4.0, 0.5)];
+/// let (lo, hi) = point_bounds(&points)?.expect("two points");
+/// assert_eq!((lo, hi), (Vec3::new(-1.0, -2.0, 0.5), Vec3::new(1.0, 4.0, 3.0)));
+/// assert!(point_bounds(&[Vec3::new(0.0, f32::NAN, 0.0)]).is_err());
+/// # Ok::<(), broadphase_neighbors::PointError>(())
+/// ```
+pub fn point_bounds(points: &[Vec3]) -> Result<Option<(Vec3, Vec3)>, PointError> {
+    validate_points(points)
+}
+
 /// Checks every point and returns the bounds of the set (`None` when empty).
 ///
 /// One pass: a running min/max and a running "all finite" flag; only a set
