@@ -3,6 +3,8 @@
 //! adversarial ones. Skips without an adapter unless
 //! `BROADPHASE_GPU_REQUIRED=1`.
 
+mod support;
+
 use broadphase_gpu::{GpuBoxPairs, GpuContext, GpuError, GpuSearchConfig};
 use broadphase_kernel::{AdaptiveGrid, brute_force_pairs};
 use broadphase_scenes::SplitMix64;
@@ -12,15 +14,8 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 fn gpu() -> Option<MutexGuard<'static, GpuBoxPairs>> {
     static GPU: OnceLock<Option<Mutex<GpuBoxPairs>>> = OnceLock::new();
-    let search = GPU.get_or_init(|| match GpuContext::new() {
-        Ok(context) => Some(Mutex::new(GpuBoxPairs::new(&context))),
-        Err(e) => {
-            let required = std::env::var("BROADPHASE_GPU_REQUIRED").is_ok_and(|v| v == "1");
-            assert!(!required, "BROADPHASE_GPU_REQUIRED=1 but no adapter: {e}");
-            eprintln!("SKIPPED: no GPU adapter ({e}); set BROADPHASE_GPU_REQUIRED=1 to fail");
-            None
-        }
-    });
+    let search = GPU
+        .get_or_init(|| support::context().map(|context| Mutex::new(GpuBoxPairs::new(&context))));
     search.as_ref().map(|m| m.lock().unwrap_or_else(|p| p.into_inner()))
 }
 

@@ -5,6 +5,8 @@
 //! Tests that need an adapter skip, saying so, when none exists, unless
 //! `BROADPHASE_GPU_REQUIRED=1` (as CI sets it): then they fail.
 
+mod support;
+
 use broadphase_gpu::{GpuContext, GpuContextConfig, GpuError, GpuNeighborSearch, GpuSearchConfig};
 use broadphase_gpu::{MIN_RADIUS, wgpu};
 use broadphase_neighbors::{
@@ -20,17 +22,11 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 /// tests run on several threads.
 fn gpu() -> Option<MutexGuard<'static, GpuNeighborSearch>> {
     static GPU: OnceLock<Option<Mutex<GpuNeighborSearch>>> = OnceLock::new();
-    let search = GPU.get_or_init(|| match GpuContext::new() {
-        Ok(context) => {
+    let search = GPU.get_or_init(|| {
+        support::context().map(|context| {
             eprintln!("GPU tests run on {}", context.adapter_name());
-            Some(Mutex::new(GpuNeighborSearch::new(&context)))
-        }
-        Err(e) => {
-            let required = std::env::var("BROADPHASE_GPU_REQUIRED").is_ok_and(|v| v == "1");
-            assert!(!required, "BROADPHASE_GPU_REQUIRED=1 but no adapter: {e}");
-            eprintln!("SKIPPED: no GPU adapter ({e}); set BROADPHASE_GPU_REQUIRED=1 to fail");
-            None
-        }
+            Mutex::new(GpuNeighborSearch::new(&context))
+        })
     });
     search.as_ref().map(|m| m.lock().unwrap_or_else(|p| p.into_inner()))
 }

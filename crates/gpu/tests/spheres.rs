@@ -4,6 +4,8 @@
 //! adversarial scenes. Skips without an adapter unless
 //! `BROADPHASE_GPU_REQUIRED=1`.
 
+mod support;
+
 use broadphase_gpu::{GpuContext, GpuError, GpuNeighborSearch, GpuSearchConfig, MIN_RADIUS};
 use broadphase_neighbors::{
     Axis, CountingSortGrid, MAX_RADIUS, NeighborSearch, PointError, brute_force_sphere_contacts,
@@ -14,14 +16,8 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 fn gpu() -> Option<MutexGuard<'static, GpuNeighborSearch>> {
     static GPU: OnceLock<Option<Mutex<GpuNeighborSearch>>> = OnceLock::new();
-    let search = GPU.get_or_init(|| match GpuContext::new() {
-        Ok(context) => Some(Mutex::new(GpuNeighborSearch::new(&context))),
-        Err(e) => {
-            let required = std::env::var("BROADPHASE_GPU_REQUIRED").is_ok_and(|v| v == "1");
-            assert!(!required, "BROADPHASE_GPU_REQUIRED=1 but no adapter: {e}");
-            eprintln!("SKIPPED: no GPU adapter ({e}); set BROADPHASE_GPU_REQUIRED=1 to fail");
-            None
-        }
+    let search = GPU.get_or_init(|| {
+        support::context().map(|context| Mutex::new(GpuNeighborSearch::new(&context)))
     });
     search.as_ref().map(|m| m.lock().unwrap_or_else(|p| p.into_inner()))
 }

@@ -3,23 +3,13 @@
 //! empty calls leave the last call's figures. Skips without an adapter
 //! unless `BROADPHASE_GPU_REQUIRED=1`.
 
+mod support;
+
 use broadphase_gpu::{GpuBoxPairs, GpuContext, GpuNeighborSearch, GpuTimings, PassClock};
 use broadphase_neighbors::{NeighborListSearch, NeighborLists};
 use broadphase_scenes::SplitMix64;
 use glam::Vec3;
 use std::time::Duration;
-
-fn context() -> Option<GpuContext> {
-    match GpuContext::new() {
-        Ok(context) => Some(context),
-        Err(e) => {
-            let required = std::env::var("BROADPHASE_GPU_REQUIRED").is_ok_and(|v| v == "1");
-            assert!(!required, "BROADPHASE_GPU_REQUIRED=1 but no adapter: {e}");
-            eprintln!("SKIPPED: no GPU adapter ({e}); set BROADPHASE_GPU_REQUIRED=1 to fail");
-            None
-        }
-    }
-}
 
 fn points(n: usize, seed: u64) -> Vec<Vec3> {
     let mut rng = SplitMix64::new(seed);
@@ -47,7 +37,7 @@ fn assert_consistent(what: &str, context: &GpuContext, t: GpuTimings) {
 
 #[test]
 fn neighbor_calls_fill_their_timings() {
-    let Some(context) = context() else { return };
+    let Some(context) = support::context() else { return };
     let mut gpu = GpuNeighborSearch::new(&context);
     assert_eq!(gpu.timings(), GpuTimings::default(), "no call yet");
     let cloud = points(4000, 1);
@@ -74,7 +64,7 @@ fn neighbor_calls_fill_their_timings() {
 
 #[test]
 fn box_pairs_fill_their_timings() {
-    let Some(context) = context() else { return };
+    let Some(context) = support::context() else { return };
     let mut gpu = GpuBoxPairs::new(&context);
     assert_eq!(gpu.timings(), GpuTimings::default(), "no call yet");
     let boxes = broadphase_scenes::uniform(5_000, 3).boxes;
