@@ -351,8 +351,7 @@ where
 
 /// How many entities of kind `K` have a box (one look at each archetype).
 pub(crate) fn count<K: Kind, P: Position>(world: &mut World) -> usize {
-    world.query_mut::<Boxed<K, ()>>().into_iter().len()
-        + world.query_mut::<Placed<K, P, ()>>().into_iter().len()
+    count_of::<Boxed<K, ()>>(world) + count_of::<Placed<K, P, ()>>(world)
 }
 
 /// Whether some entity of kind `K` with a box has a layer component (one

@@ -555,28 +555,38 @@ impl Default for Scan {
 }
 
 impl Scan {
+    /// Measures the range's members' centers' bounds and count.
     fn bounds(&mut self, slots: &Slots, kind: TierKind) {
-        let (mut low, mut high, mut members) =
-            (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY), 0usize);
-        kind.each_member(slots, self.range.clone(), |_, aabb| {
-            let center = center(aabb);
-            (low, high, members) = (low.min(center), high.max(center), members + 1);
-        });
-        (self.low, self.high, self.members) = (low, high, members);
+        (self.low, self.high, self.members) = self.measure(slots, kind, |_| {});
     }
 
+    /// Counts the range's members per slice of `slabs`' axis, measuring
+    /// their centers as [`bounds`](Self::bounds) does.
     fn count(&mut self, slots: &Slots, kind: TierKind, slabs: &Slabs) {
-        let histogram = &mut self.histogram;
+        let mut histogram = core::mem::take(&mut self.histogram);
         histogram.reset();
         histogram.resize(SLICES, 0);
+        (self.low, self.high, self.members) =
+            self.measure(slots, kind, |aabb| histogram[slabs.slice_of(aabb)] += 1);
+        self.histogram = histogram;
+    }
+
+    /// The bounds and count of the range's members' centers, calling
+    /// `also` with each member's box on the way.
+    fn measure(
+        &self,
+        slots: &Slots,
+        kind: TierKind,
+        mut also: impl FnMut(&Aabb),
+    ) -> (Vec3, Vec3, usize) {
         let (mut low, mut high, mut members) =
             (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY), 0usize);
         kind.each_member(slots, self.range.clone(), |_, aabb| {
-            histogram[slabs.slice_of(aabb)] += 1;
+            also(aabb);
             let center = center(aabb);
             (low, high, members) = (low.min(center), high.max(center), members + 1);
         });
-        (self.low, self.high, self.members) = (low, high, members);
+        (low, high, members)
     }
 }
 
