@@ -12,11 +12,17 @@
 //! CPU) the figures say what the backend costs where no GPU is present,
 //! not what a GPU does.
 //!
+//! A GPU's clock follows its load: calls that keep it busy only a small
+//! part of the time can run well below its top clock. On an H100 the
+//! counts-only calls ran at about 350 MHz (nvidia-smi) and the lists calls
+//! at 1,980 MHz, which is why the counts' stages read slower there than
+//! the same stages of a lists call.
+//!
 //! ```text
 //! cd crates/gpu && XDG_RUNTIME_DIR=$(mktemp -d) cargo run --release --example timing [-- --reps N]
 //! ```
 
-use broadphase_gpu::{GpuBoxPairs, GpuContext, GpuNeighborSearch, GpuTimings};
+use broadphase_gpu::{GpuBoxPairs, GpuContext, GpuNeighborSearch, GpuTimings, Stage};
 use broadphase_kernel::AdaptiveGrid;
 use broadphase_neighbors::{CountingSortGrid, NeighborListSearch, NeighborLists};
 use std::process::ExitCode;
@@ -40,17 +46,26 @@ fn median_call<T, E>(reps: usize, mut call: impl FnMut() -> Result<T, E>) -> Res
     Ok(times.swap_remove(times.len() / 2))
 }
 
-/// One call's parts, in milliseconds.
+/// One call's parts, in milliseconds, and on a second line the device's
+/// time for each stage where it timed them.
 fn parts(t: &GpuTimings) -> String {
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-    format!(
-        "upload {:.1} ms, passes {:.1} ms ({:?}), readback {:.1} ms, whole call {:.1} ms",
+    let mut line = format!(
+        "upload {:.1} ms, passes {:.2} ms ({:?}), readback {:.1} ms, whole call {:.1} ms",
         ms(t.upload),
         ms(t.passes),
         t.passes_clock,
         ms(t.readback),
         ms(t.total)
-    )
+    );
+    let stages: Vec<String> = Stage::ALL
+        .iter()
+        .filter_map(|&stage| t.stage(stage).map(|d| format!("{} {:.3}", stage.name(), ms(d))))
+        .collect();
+    if !stages.is_empty() {
+        line += &format!("\n    stages   {} ms", stages.join(", "));
+    }
+    line
 }
 
 fn main() -> ExitCode {
@@ -109,6 +124,14 @@ fn run(context: &GpuContext, reps: usize) -> Result<(), Box<dyn std::error::Erro
         gpu_lists.total()
     );
     println!("  GPU call   {}", parts(&timings));
+    // The counts alone (insert, cell scan, scatter, count walk): the rest
+    // of the lists' passes is the row scan and the fill walk.
+    let mut counts = Vec::new();
+    gpu.neighbor_counts(&points, radius, &mut counts)?;
+    let (counts_ms, timings) = median_call(reps, || {
+        gpu.neighbor_counts(&points, radius, &mut counts).map(|()| gpu.timings())
+    })?;
+    println!("  counts     GPU {counts_ms:.1} ms: {}", parts(&timings));
 
     let boxes = broadphase_scenes::uniform1m().boxes;
     let (mut gpu_pairs, mut cpu_pairs) = (Vec::new(), Vec::new());

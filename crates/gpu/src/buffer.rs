@@ -99,9 +99,10 @@ pub(crate) fn upload_bytes(
     })
 }
 
-/// Writes `count` floats into `buffer` from its start, straight into the
-/// queue's staging memory: no copy on the host. Nothing to write is no
-/// write.
+/// Writes `count` rows of `W` floats, row `i` made by `row(i)`, into
+/// `buffer` from its start, straight into the queue's staging memory in
+/// chunks of rows built on the stack: no allocation, and copies the
+/// compiler turns into plain memory moves. Nothing to write is no write.
 ///
 /// # Errors
 ///
@@ -109,18 +110,29 @@ pub(crate) fn upload_bytes(
 /// staging view (the write does not fit the buffer, no staging memory, a
 /// lost device): the device would otherwise compute on what the buffer
 /// held before.
-pub(crate) fn upload_floats(
+pub(crate) fn upload_rows<const W: usize>(
     context: &GpuContext,
     buffer: &DeviceBuffer,
     count: usize,
-    floats: impl Iterator<Item = f32>,
+    row: impl Fn(usize) -> [f32; W],
 ) -> Result<(), GpuError> {
-    let bytes = count as u64 * 4;
+    /// Rows built per copy: 24 KiB of boxes.
+    const CHUNK: usize = 1024;
+    let bytes = (count * W * 4) as u64;
     let Some(size) = wgpu::BufferSize::new(bytes) else { return Ok(()) };
     checked_upload(context, buffer.label(), bytes, || {
         let refused = GpuError::Upload { buffer: buffer.label(), bytes, cause: None };
         let mut view = context.queue.write_buffer_with(&buffer.buffer, 0, size).ok_or(refused)?;
-        view.slice(..).write_iter(floats.flat_map(f32::to_ne_bytes));
+        let mut chunk = [[0f32; W]; CHUNK];
+        for first in (0..count).step_by(CHUNK) {
+            let rows = CHUNK.min(count - first);
+            for (k, slot) in chunk[..rows].iter_mut().enumerate() {
+                *slot = row(first + k);
+            }
+            let src: &[u8] = bytemuck::cast_slice(&chunk[..rows]);
+            let at = first * W * 4;
+            view.slice(at..at + src.len()).copy_from_slice(src);
+        }
         Ok(())
     })
 }
@@ -203,7 +215,7 @@ mod tests {
     fn floats_beyond_the_buffer_are_an_upload_error_naming_it() {
         let Some(context) = context() else { return };
         let buffer = DeviceBuffer::new(&context, "sixteen bytes", Use::MAP_READ | Use::COPY_DST);
-        let refused = upload_floats(&context, &buffer, 6, (1..=6).map(|i| i as f32));
+        let refused = upload_rows(&context, &buffer, 2, |i| [3.0 * i as f32; 3]);
         assert!(
             matches!(
                 refused,
@@ -216,9 +228,29 @@ mod tests {
             "{refused:?}"
         );
         // Refused is not half-written: what fits is written, and reads back.
-        upload_floats(&context, &buffer, 4, (1..=4).map(|i| i as f32)).unwrap();
+        upload_rows(&context, &buffer, 4, |i| [i as f32 + 1.0]).unwrap();
         context.queue.submit([]);
         assert_eq!(read_floats(&context, &buffer, 16), [1.0, 2.0, 3.0, 4.0]);
+    }
+
+    #[test]
+    fn rows_arrive_whole_and_in_order_across_chunks() {
+        let Some(context) = context() else { return };
+        // 2,500 rows: two whole chunks and part of a third, into a
+        // storage buffer and read through a staging one, as the searches do.
+        let bytes = 2500 * 12;
+        let mut rows =
+            DeviceBuffer::new(&context, "rows", Use::STORAGE | Use::COPY_DST | Use::COPY_SRC);
+        let mut read = DeviceBuffer::new(&context, "read rows", Use::MAP_READ | Use::COPY_DST);
+        rows.reserve(&context, bytes, u64::MAX);
+        read.reserve(&context, bytes, u64::MAX);
+        let row = |i: usize| [i as f32, -(i as f32), 0.5 * i as f32];
+        upload_rows(&context, &rows, 2500, row).unwrap();
+        let mut encoder = context.device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(&rows.buffer, 0, &read.buffer, 0, bytes);
+        context.queue.submit([encoder.finish()]);
+        let expected: Vec<f32> = (0..2500).flat_map(row).collect();
+        assert_eq!(read_floats(&context, &read, bytes), expected);
     }
 
     #[test]
@@ -242,7 +274,7 @@ mod tests {
         // A lost device reports no error to a scope, nor to wgpu's default
         // handler: the queue only withholds the staging view.
         context.device.destroy();
-        let refused = upload_floats(&context, &buffer, 4, [1.0; 4].into_iter());
+        let refused = upload_rows(&context, &buffer, 1, |_| [1.0; 4]);
         assert!(
             matches!(refused, Err(GpuError::Upload { buffer: "points", bytes: 16, .. })),
             "{refused:?}"

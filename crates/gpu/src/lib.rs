@@ -58,6 +58,6 @@ pub use context::{GpuContext, GpuContextConfig};
 pub use error::GpuError;
 pub use grid::MIN_RADIUS;
 pub use neighbors::{GpuNeighborSearch, GpuSearchConfig};
-pub use timing::{GpuTimings, PassClock};
+pub use timing::{GpuTimings, PassClock, Stage};
 /// The wgpu this crate is built on (for [`GpuContextConfig::backends`]).
 pub use wgpu;

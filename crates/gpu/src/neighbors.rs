@@ -1,16 +1,18 @@
 //! [`GpuNeighborSearch`]: the counting-sort grid and the neighbor lists,
 //! built and searched on the device.
 
-use crate::buffer::{DeviceBuffer, read_back, upload_bytes, upload_floats};
+use crate::buffer::{DeviceBuffer, read_back, upload_bytes, upload_rows};
 use crate::context::GpuContext;
 use crate::error::GpuError;
-use crate::grid::{MAX_GROUPS, Params, ScanParams, WG, groups, plan, plan_periodic};
+use crate::grid::{
+    FILL_WG, MAX_GROUPS, MAX_SHORT_ROW, Params, ScanParams, WG, fill_groups, groups,
+};
+use crate::grid::{plan, plan_periodic};
 use crate::grid::{validate, validate_periodic};
-use crate::timing::{CallClock, GpuTimings, Timestamps, pass_descriptor};
+use crate::timing::{CallClock, DevicePasses, GpuTimings, Stage, Timestamps, pass_descriptor};
 use broadphase_neighbors::{NeighborListSearch, NeighborLists, PeriodicDomain};
 use broadphase_storage::Aabb;
 use glam::Vec3;
-use std::time::Duration;
 use wgpu::BufferUsages as Use;
 
 /// Tuning of [`GpuNeighborSearch`].
@@ -204,6 +206,16 @@ impl GpuNeighborSearch {
     /// # Ok::<(), broadphase_gpu::GpuError>(())
     /// ```
     pub fn with_config(context: &GpuContext, config: GpuSearchConfig) -> Self {
+        Self::with_short_row(context, config, MAX_SHORT_ROW)
+    }
+
+    /// A search whose fills sort rows of up to `short_row` entries in each
+    /// invocation's own memory ([`MAX_SHORT_ROW`] outside tests).
+    pub(crate) fn with_short_row(
+        context: &GpuContext,
+        config: GpuSearchConfig,
+        short_row: u32,
+    ) -> Self {
         let context = context.clone();
         let limits = &context.limits;
         let max_binding = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
@@ -229,7 +241,7 @@ impl GpuNeighborSearch {
             read_rows: buffer("read rows", Use::MAP_READ | Use::COPY_DST),
             read_entries: buffer("read entries", Use::MAP_READ | Use::COPY_DST),
         };
-        let pipelines = Pipelines::new(&context);
+        let pipelines = Pipelines::new(&context, short_row);
         let timestamps = Timestamps::new(&context);
         let allocations = 18 + timestamps.as_ref().map_or(0, |_| Timestamps::BUFFERS);
         Self {
@@ -355,7 +367,7 @@ impl GpuNeighborSearch {
         };
         let params = plan(points.len(), lo, hi, radius, self.max_cells());
         self.counts(&mut clock, params, Items::Points(points), Walk::Neighbors, false)?;
-        let device_passes = self.device_passes(1)?;
+        let device_passes = self.device_passes(counted_stages(false))?;
         let bytes = u64::from(params.n) * 4;
         let (context, b) = (&self.context, &self.buffers);
         clock.readback(|| {
@@ -371,12 +383,12 @@ impl GpuNeighborSearch {
         Ok(())
     }
 
-    /// The device's time for the first `passes` passes of the call, from
-    /// their timestamps where the device has them. Read before the results
-    /// are handed out, so a read that fails fails the call with the
-    /// caller's output untouched.
-    fn device_passes(&self, passes: u32) -> Result<Option<Duration>, GpuError> {
-        self.timestamps.as_ref().map(|t| t.read(&self.context, passes)).transpose()
+    /// The device's times for `stages` of the call, from their timestamps
+    /// where the device has them. Read before the results are handed out,
+    /// so a read that fails fails the call with the caller's output
+    /// untouched.
+    fn device_passes(&self, stages: &[Stage]) -> Result<Option<DevicePasses>, GpuError> {
+        self.timestamps.as_ref().map(|t| t.read(&self.context, stages)).transpose()
     }
 
     /// The most cells a grid may have: one dispatch scans them, one
@@ -425,29 +437,30 @@ impl GpuNeighborSearch {
         let (b, p, timestamps) = (&self.buffers, &self.pipelines, self.timestamps.as_ref());
         let mut encoder = self.context.device.create_command_encoder(&Default::default());
         encoder.clear_buffer(&b.cell_count.buffer, 0, Some(u64::from(cells) * 4));
-        {
-            let mut pass = encoder.begin_compute_pass(&pass_descriptor(timestamps, 0));
-            let mut run = |pipeline: &wgpu::ComputePipeline, group: &wgpu::BindGroup, x: u32| {
-                pass.set_pipeline(pipeline);
-                pass.set_bind_group(0, group, &[]);
-                pass.dispatch_workgroups(x, 1, 1);
-            };
-            run(&p.count, &bind_groups.count, groups(n));
-            p.scan(&mut run, &bind_groups.cell_scan, cell_scan.blocks);
-            run(&p.scatter, &bind_groups.scatter, groups(n));
-            match walk {
-                Walk::Neighbors => {
-                    run(&p.count_neighbors, &bind_groups.count_neighbors, groups(n));
+        // One compute pass per stage, so the device can time each.
+        let mut stage =
+            |stage: Stage, dispatches: &[(&wgpu::ComputePipeline, &wgpu::BindGroup, u32)]| {
+                let mut pass = encoder.begin_compute_pass(&pass_descriptor(timestamps, stage));
+                for &(pipeline, group, x) in dispatches {
+                    pass.set_pipeline(pipeline);
+                    pass.set_bind_group(0, group, &[]);
+                    pass.dispatch_workgroups(x, 1, 1);
                 }
-                Walk::Boxes => run(&p.box_count, &bind_groups.box_count, groups(n)),
-                Walk::Spheres => run(&p.sphere_count, &bind_groups.sphere_count, groups(n)),
-            }
-            if rows {
-                p.scan(&mut run, &bind_groups.row_scan, row_scan.blocks);
-            }
+            };
+        stage(Stage::Insert, &[(&p.count, &bind_groups.count, groups(n))]);
+        stage(Stage::CellScan, &p.scan(&bind_groups.cell_scan, cell_scan.blocks));
+        stage(Stage::Scatter, &[(&p.scatter, &bind_groups.scatter, groups(n))]);
+        let count = match walk {
+            Walk::Neighbors => (&p.count_neighbors, &bind_groups.count_neighbors, groups(n)),
+            Walk::Boxes => (&p.box_count, &bind_groups.box_count, groups(n)),
+            Walk::Spheres => (&p.sphere_count, &bind_groups.sphere_count, groups(n)),
+        };
+        stage(Stage::Count, &[count]);
+        if rows {
+            stage(Stage::RowScan, &p.scan(&bind_groups.row_scan, row_scan.blocks));
         }
         if let Some(timestamps) = timestamps {
-            timestamps.resolve(&mut encoder, 0);
+            timestamps.resolve(&mut encoder, counted_stages(rows));
         }
         clock.passes(|| {
             self.context.queue.submit([encoder.finish()]);
@@ -619,7 +632,7 @@ impl GpuNeighborSearch {
         let (context, b, timestamps) = (&self.context, &self.buffers, self.timestamps.as_ref());
         let mut encoder = context.device.create_command_encoder(&Default::default());
         {
-            let mut pass = encoder.begin_compute_pass(&pass_descriptor(timestamps, 1));
+            let mut pass = encoder.begin_compute_pass(&pass_descriptor(timestamps, Stage::Fill));
             let (pipeline, group) = match walk {
                 Walk::Neighbors => (&self.pipelines.fill, &bind_groups.fill),
                 Walk::Boxes => (&self.pipelines.box_fill, &bind_groups.box_fill),
@@ -627,16 +640,17 @@ impl GpuNeighborSearch {
             };
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, group, &[]);
-            pass.dispatch_workgroups(groups(n), 1, 1);
+            let (x, y) = fill_groups(n);
+            pass.dispatch_workgroups(x, y, 1);
         }
         if let Some(timestamps) = timestamps {
-            timestamps.resolve(&mut encoder, 1);
+            timestamps.resolve(&mut encoder, &[Stage::Fill]);
         }
         clock.passes(|| {
             context.queue.submit([encoder.finish()]);
             context.wait()
         })?;
-        let device_passes = self.device_passes(2)?;
+        let device_passes = self.device_passes(&Stage::ALL)?;
         clock.readback(|| {
             let mut encoder = context.device.create_command_encoder(&Default::default());
             let row_bytes = (u64::from(n) + 1) * 4;
@@ -665,6 +679,11 @@ impl GpuNeighborSearch {
     }
 }
 
+/// The stages `counts` runs: the row scan too when `rows`.
+fn counted_stages(rows: bool) -> &'static [Stage] {
+    &Stage::ALL[..if rows { 5 } else { 4 }]
+}
+
 impl Buffers {
     fn all(&self) -> [&DeviceBuffer; 18] {
         [
@@ -691,7 +710,9 @@ impl Buffers {
 }
 
 impl Pipelines {
-    fn new(context: &GpuContext) -> Self {
+    /// The pipelines, with fills that sort rows of up to `short_row`
+    /// entries in each invocation's own memory.
+    fn new(context: &GpuContext, short_row: u32) -> Self {
         let device = &context.device;
         let module = |label: &str, parts: &[&str]| {
             device.create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -711,8 +732,12 @@ impl Pipelines {
             })
         };
         let common = include_str!("shaders/common.wgsl");
-        let (stencil, rows) =
-            (include_str!("shaders/stencil.wgsl"), include_str!("shaders/rows.wgsl"));
+        let stencil = include_str!("shaders/stencil.wgsl");
+        let rows = format!(
+            "const FILL_WG: u32 = {FILL_WG}u;\nconst SHORT_ROW: u32 = {short_row}u;\n{}",
+            include_str!("shaders/rows.wgsl")
+        );
+        let rows = rows.as_str();
         let count = module("count", &[common, include_str!("shaders/count.wgsl")]);
         let scan = module("scan", &[include_str!("shaders/scan.wgsl")]);
         let scatter = module("scatter", &[common, include_str!("shaders/scatter.wgsl")]);
@@ -736,16 +761,17 @@ impl Pipelines {
         }
     }
 
-    /// Records a prefix sum over `blocks` blocks of 256 counts.
-    fn scan(
-        &self,
-        run: &mut impl FnMut(&wgpu::ComputePipeline, &wgpu::BindGroup, u32),
-        groups: &ScanBindGroups,
+    /// The dispatches of a prefix sum over `blocks` blocks of 256 counts.
+    fn scan<'a>(
+        &'a self,
+        groups: &'a ScanBindGroups,
         blocks: u32,
-    ) {
-        run(&self.scan_blocks, &groups.blocks, blocks);
-        run(&self.scan_block_sums, &groups.block_sums, 1);
-        run(&self.add_block_offsets, &groups.add, blocks);
+    ) -> [(&'a wgpu::ComputePipeline, &'a wgpu::BindGroup, u32); 3] {
+        [
+            (&self.scan_blocks, &groups.blocks, blocks),
+            (&self.scan_block_sums, &groups.block_sums, 1),
+            (&self.add_block_offsets, &groups.add, blocks),
+        ]
     }
 }
 
@@ -833,8 +859,10 @@ fn upload_boxes(
     buffer: &DeviceBuffer,
     boxes: &[Aabb],
 ) -> Result<(), GpuError> {
-    let floats = boxes.iter().flat_map(|b| [b.min.x, b.min.y, b.min.z, b.max.x, b.max.y, b.max.z]);
-    upload_floats(context, buffer, boxes.len() * 6, floats)
+    upload_rows(context, buffer, boxes.len(), |i| {
+        let b = &boxes[i];
+        [b.min.x, b.min.y, b.min.z, b.max.x, b.max.y, b.max.z]
+    })
 }
 
 /// Writes the spheres as four floats each (center, then radius).
@@ -844,6 +872,65 @@ fn upload_spheres(
     centers: &[Vec3],
     radii: &[f32],
 ) -> Result<(), GpuError> {
-    let floats = centers.iter().zip(radii).flat_map(|(c, &r)| [c.x, c.y, c.z, r]);
-    upload_floats(context, buffer, centers.len() * 4, floats)
+    upload_rows(context, buffer, centers.len(), |i| {
+        let c = centers[i];
+        [c.x, c.y, c.z, radii[i]]
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use broadphase_neighbors::CountingSortGrid;
+
+    /// Rows either side of the longest a fill sorts in private memory, set
+    /// far below the default (which the oracle tests cover): piles of 8 to 11
+    /// coincident points, interleaved, and a cloud with rows on both
+    /// sides of 8, against the CPU grid.
+    #[test]
+    fn rows_either_side_of_a_small_short_row() {
+        let context = match GpuContext::new() {
+            Ok(context) => context,
+            Err(e) => {
+                let required = std::env::var("BROADPHASE_GPU_REQUIRED").is_ok_and(|v| v == "1");
+                assert!(!required, "BROADPHASE_GPU_REQUIRED=1 but no adapter: {e}");
+                return;
+            }
+        };
+        let mut gpu = GpuNeighborSearch::with_short_row(&context, GpuSearchConfig::default(), 8);
+        let mut left = [8usize, 9, 10, 11];
+        let mut piles = Vec::new();
+        while left.iter().any(|&k| k > 0) {
+            for (pile, k) in left.iter_mut().enumerate().filter(|(_, k)| **k > 0) {
+                piles.push(Vec3::new(10.0 * pile as f32, 0.0, 0.0));
+                *k -= 1;
+            }
+        }
+        let mut cloud = Vec::new();
+        let mut state = 7u32;
+        for _ in 0..3000 {
+            let mut next = || {
+                state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                (state >> 8) as f32 / (1u32 << 24) as f32 * 12.0
+            };
+            cloud.push(Vec3::new(next(), next(), next()));
+        }
+        for (what, points) in [("piles of 8 to 11", &piles), ("a cloud", &cloud)] {
+            let (mut got, mut expected) = (NeighborLists::default(), NeighborLists::default());
+            gpu.find_neighbor_lists(points, 1.0, &mut got).unwrap();
+            CountingSortGrid::default().find_neighbor_lists(points, 1.0, &mut expected).unwrap();
+            assert_eq!(got.offsets(), expected.offsets(), "{what}");
+            assert_eq!(got.indices(), expected.indices(), "{what}");
+        }
+        let mut lengths = |points: &[Vec3]| {
+            let mut lists = NeighborLists::default();
+            gpu.find_neighbor_lists(points, 1.0, &mut lists).unwrap();
+            lists.rows().map(|r| r.len()).collect::<Vec<_>>()
+        };
+        let cloud_rows = lengths(&cloud);
+        assert!(cloud_rows.iter().any(|&n| n < 8) && cloud_rows.iter().any(|&n| n > 8));
+        let pile_rows = lengths(&piles);
+        assert_eq!(pile_rows.iter().filter(|&&n| n == 8).count(), 9, "rows at the capacity");
+        assert_eq!(pile_rows.iter().filter(|&&n| n > 8).count(), 10 + 11, "rows beyond it");
+    }
 }

@@ -28,6 +28,50 @@ pub enum PassClock {
     HostWait,
 }
 
+/// A stage of a call's compute passes, each a compute pass of its own so
+/// the device can time it ([`GpuTimings::stage`]).
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_gpu::Stage;
+/// assert_eq!(Stage::ALL.map(Stage::name)[5], "fill");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stage {
+    /// Each item's cell, and its slot there by an atomic count.
+    Insert,
+    /// The prefix sum of the cells' counts: where each cell's items start.
+    CellScan,
+    /// The items copied into cell order.
+    Scatter,
+    /// The walk over the 3x3x3 cells that counts each item's row.
+    Count,
+    /// The prefix sum of the rows' lengths: where each row starts.
+    RowScan,
+    /// The walk again, writing each row, sorted. Submitted apart, after the
+    /// lists' total has been read back to size them.
+    Fill,
+}
+
+impl Stage {
+    /// Every stage, in the order a call runs them.
+    pub const ALL: [Stage; 6] =
+        [Stage::Insert, Stage::CellScan, Stage::Scatter, Stage::Count, Stage::RowScan, Stage::Fill];
+
+    /// The stage's name, as the timing example prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Insert => "insert",
+            Stage::CellScan => "cell scan",
+            Stage::Scatter => "scatter",
+            Stage::Count => "count",
+            Stage::RowScan => "row scan",
+            Stage::Fill => "fill",
+        }
+    }
+}
+
 /// Where one call's time went, filled by the last call that reached the
 /// device ([`GpuNeighborSearch::timings`](crate::GpuNeighborSearch::timings),
 /// [`GpuBoxPairs::timings`](crate::GpuBoxPairs::timings)). A call refused
@@ -58,8 +102,10 @@ pub struct GpuTimings {
     /// input and the grid's parameters, and waiting until they are on the
     /// device.
     pub upload: Duration,
-    /// The compute passes (insert, prefix sums, scatter, count, fill), by
-    /// [`passes_clock`](Self::passes_clock).
+    /// The compute passes (the [`Stage`]s), by
+    /// [`passes_clock`](Self::passes_clock): with the device's timestamps,
+    /// from the first stage's start to the last's end in each submission
+    /// (the stages and the gaps between them).
     pub passes: Duration,
     /// How [`passes`](Self::passes) was measured.
     pub passes_clock: PassClock,
@@ -69,6 +115,17 @@ pub struct GpuTimings {
     pub readback: Duration,
     /// The whole call, as the caller waited for it.
     pub total: Duration,
+    /// Each stage's device time, indexed by [`Stage`] (see
+    /// [`stage`](Self::stage)).
+    pub stages: [Option<Duration>; Stage::ALL.len()],
+}
+
+impl GpuTimings {
+    /// The device's time for `stage`: `None` where the call did not run it
+    /// or the passes were timed on the host ([`PassClock::HostWait`]).
+    pub fn stage(&self, stage: Stage) -> Option<Duration> {
+        self.stages[stage as usize]
+    }
 }
 
 /// Times one call's parts as they run.
@@ -99,17 +156,25 @@ impl CallClock {
         timed(&mut self.timings.readback, part)
     }
 
-    /// The call's timings; `device_passes` replaces the host's wait where
-    /// the device timed its passes. The total stops here.
-    pub(crate) fn finish(self, device_passes: Option<Duration>) -> GpuTimings {
+    /// The call's timings; `device` replaces the host's wait where the
+    /// device timed its passes. The total stops here.
+    pub(crate) fn finish(self, device: Option<DevicePasses>) -> GpuTimings {
         let mut timings = self.timings;
         timings.total = self.start.elapsed();
-        if let Some(passes) = device_passes {
-            timings.passes = passes;
+        if let Some(device) = device {
+            timings.passes = device.passes;
+            timings.stages = device.stages;
             timings.passes_clock = PassClock::DeviceTimestamps;
         }
         timings
     }
+}
+
+/// The device's timestamps for one call, read back.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DevicePasses {
+    passes: Duration,
+    stages: [Option<Duration>; Stage::ALL.len()],
 }
 
 fn timed<T>(into: &mut Duration, part: impl FnOnce() -> T) -> T {
@@ -119,19 +184,16 @@ fn timed<T>(into: &mut Duration, part: impl FnOnce() -> T) -> T {
     out
 }
 
-/// The most compute passes one call runs (the counts, then the fill).
-pub(crate) const MAX_PASSES: u32 = 2;
-
-/// Where pass `k`'s two timestamps are resolved: resolving needs offsets
+/// Where a stage's two timestamps are resolved: resolving needs offsets
 /// aligned to `QUERY_RESOLVE_BUFFER_ALIGNMENT`.
-const fn resolve_offset(pass: u32) -> u64 {
-    pass as u64 * wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT
+const fn resolve_offset(stage: Stage) -> u64 {
+    stage as u64 * wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT
 }
 
-const RESOLVE_BYTES: u64 = resolve_offset(MAX_PASSES);
+const RESOLVE_BYTES: u64 = Stage::ALL.len() as u64 * wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT;
 
-/// A start and an end timestamp per compute pass of a call, and the
-/// buffers they are resolved and read through.
+/// A start and an end timestamp per stage of a call, and the buffers they
+/// are resolved and read through.
 #[derive(Debug)]
 pub(crate) struct Timestamps {
     set: wgpu::QuerySet,
@@ -149,9 +211,9 @@ impl Timestamps {
         }
         let device = &context.device;
         let set = device.create_query_set(&wgpu::QuerySetDescriptor {
-            label: Some("pass timestamps"),
+            label: Some("stage timestamps"),
             ty: wgpu::QueryType::Timestamp,
-            count: 2 * MAX_PASSES,
+            count: 2 * Stage::ALL.len() as u32,
         });
         let buffer = |label, usage| {
             device.create_buffer(&wgpu::BufferDescriptor {
@@ -173,51 +235,73 @@ impl Timestamps {
     /// The device buffers this made.
     pub(crate) const BUFFERS: u64 = 2;
 
-    /// Pass `pass`'s timestamp writes, for its descriptor.
-    pub(crate) fn writes(&self, pass: u32) -> wgpu::ComputePassTimestampWrites<'_> {
+    /// Stage `stage`'s timestamp writes, for its pass's descriptor.
+    fn writes(&self, stage: Stage) -> wgpu::ComputePassTimestampWrites<'_> {
+        let first = 2 * stage as u32;
         wgpu::ComputePassTimestampWrites {
             query_set: &self.set,
-            beginning_of_pass_write_index: Some(2 * pass),
-            end_of_pass_write_index: Some(2 * pass + 1),
+            beginning_of_pass_write_index: Some(first),
+            end_of_pass_write_index: Some(first + 1),
         }
     }
 
-    /// Records the resolve of pass `pass`'s timestamps (after the pass).
-    pub(crate) fn resolve(&self, encoder: &mut wgpu::CommandEncoder, pass: u32) {
-        encoder.resolve_query_set(
-            &self.set,
-            2 * pass..2 * pass + 2,
-            &self.resolved,
-            resolve_offset(pass),
-        );
+    /// Records the resolve of `stages`' timestamps (after their passes).
+    pub(crate) fn resolve(&self, encoder: &mut wgpu::CommandEncoder, stages: &[Stage]) {
+        for &stage in stages {
+            let first = 2 * stage as u32;
+            encoder.resolve_query_set(
+                &self.set,
+                first..first + 2,
+                &self.resolved,
+                resolve_offset(stage),
+            );
+        }
     }
 
-    /// Reads back the first `passes` passes' timestamps (resolved by the
-    /// work already submitted) and returns their summed durations.
-    pub(crate) fn read(&self, context: &GpuContext, passes: u32) -> Result<Duration, GpuError> {
+    /// Reads back the timestamps of `stages` (resolved by the work already
+    /// submitted): each stage's time, and the passes' from the first
+    /// stage's start to the last's end, [`Stage::Fill`] apart.
+    pub(crate) fn read(
+        &self,
+        context: &GpuContext,
+        stages: &[Stage],
+    ) -> Result<DevicePasses, GpuError> {
         let mut encoder = context.device.create_command_encoder(&Default::default());
         encoder.copy_buffer_to_buffer(&self.resolved, 0, &self.read, 0, RESOLVE_BYTES);
         context.queue.submit([encoder.finish()]);
-        let mut ticks = 0u64;
+        let seconds =
+            |ticks: u64| Duration::from_secs_f64(ticks as f64 * f64::from(self.period) * 1e-9);
+        let mut device = DevicePasses { passes: Duration::ZERO, stages: [None; Stage::ALL.len()] };
         read_back(context, [(&self.read, RESOLVE_BYTES)], |[words]| {
             let at = |i: usize| u64::from(words[2 * i]) | (u64::from(words[2 * i + 1]) << 32);
-            let per_pass = (wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT / 8) as usize;
-            for pass in 0..passes as usize {
-                let (begin, end) = (at(pass * per_pass), at(pass * per_pass + 1));
-                ticks += end.saturating_sub(begin);
+            let per_stage = (wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT / 8) as usize;
+            let mut span: Option<(u64, u64)> = None;
+            for &stage in stages {
+                let begin = at(stage as usize * per_stage);
+                let end = at(stage as usize * per_stage + 1);
+                device.stages[stage as usize] = Some(seconds(end.saturating_sub(begin)));
+                if stage == Stage::Fill {
+                    device.passes += seconds(end.saturating_sub(begin));
+                } else {
+                    let (lo, hi) = span.unwrap_or((begin, end));
+                    span = Some((lo.min(begin), hi.max(end)));
+                }
+            }
+            if let Some((lo, hi)) = span {
+                device.passes += seconds(hi.saturating_sub(lo));
             }
         })?;
-        Ok(Duration::from_secs_f64(ticks as f64 * f64::from(self.period) * 1e-9))
+        Ok(device)
     }
 }
 
-/// The passes' descriptor: timestamps for pass `pass` where there are any.
+/// Stage `stage`'s pass descriptor: its timestamps where there are any.
 pub(crate) fn pass_descriptor(
     timestamps: Option<&Timestamps>,
-    pass: u32,
+    stage: Stage,
 ) -> wgpu::ComputePassDescriptor<'_> {
     wgpu::ComputePassDescriptor {
-        label: None,
-        timestamp_writes: timestamps.map(|t| t.writes(pass)),
+        label: Some(stage.name()),
+        timestamp_writes: timestamps.map(|t| t.writes(stage)),
     }
 }

@@ -83,6 +83,11 @@ fn random_sizes_touching_faces_and_outliers() {
     check(&mut gpu, "points", &points);
     let same = vec![cube(Vec3::splat(3.0), 0.0); 300];
     check(&mut gpu, "one point repeated", &same);
+    // Rows of 69 down to 0 partners: either side of the 64 a fill sorts in
+    // the invocation's own memory.
+    let stack: Vec<Aabb> =
+        (0..70).map(|i| cube(Vec3::splat(1.0 + (i % 2) as f32 * 0.1), 0.5)).collect();
+    check(&mut gpu, "70 stacked cubes", &stack);
     // One huge box among small ones: wide cells, still exact.
     let mut huge = mixed[..2000].to_vec();
     huge.push(cube(Vec3::splat(30.0), 25.0));

@@ -116,6 +116,28 @@ fn duplicates_pile_up_in_one_cell() {
 }
 
 #[test]
+fn rows_either_side_of_the_in_memory_sort() {
+    let Some(mut gpu) = gpu() else { return };
+    // A fill sorts rows of up to 64 entries in the invocation's own memory
+    // and longer ones in the list buffer. Piles of 64..=67 coincident
+    // points give rows of 63..=66 entries; the piles' ids interleave, so
+    // every row arrives out of order and must be sorted.
+    let piles = [64usize, 65, 66, 67];
+    let at = |pile: usize| Vec3::new(10.0 * pile as f32, 1.0, 1.0);
+    let mut left = piles;
+    let mut points = Vec::new();
+    while left.iter().any(|&k| k > 0) {
+        for (pile, k) in left.iter_mut().enumerate().rev() {
+            if *k > 0 {
+                points.push(at(pile));
+                *k -= 1;
+            }
+        }
+    }
+    check(&mut gpu, "piles of 64 to 67", &points, 1.0);
+}
+
+#[test]
 fn pairs_exactly_at_the_radius() {
     let Some(mut gpu) = gpu() else { return };
     // Lattice neighbors exactly r apart (inclusive), and twins a hair inside

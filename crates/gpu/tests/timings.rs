@@ -5,7 +5,7 @@
 
 mod support;
 
-use broadphase_gpu::{GpuBoxPairs, GpuContext, GpuNeighborSearch, GpuTimings, PassClock};
+use broadphase_gpu::{GpuBoxPairs, GpuContext, GpuNeighborSearch, GpuTimings, PassClock, Stage};
 use broadphase_neighbors::{NeighborListSearch, NeighborLists};
 use broadphase_scenes::SplitMix64;
 use glam::Vec3;
@@ -21,8 +21,24 @@ fn points(n: usize, seed: u64) -> Vec<Vec3> {
 }
 
 /// Every part measured, none beyond the whole call, by the clock the
-/// adapter allows.
-fn assert_consistent(what: &str, context: &GpuContext, t: GpuTimings) {
+/// adapter allows; with the device's clock, each stage the call `ran`
+/// timed within the passes, and no other.
+fn assert_consistent(what: &str, context: &GpuContext, t: GpuTimings, ran: &[Stage]) {
+    for stage in Stage::ALL {
+        match t.stage(stage) {
+            Some(time) => {
+                assert!(
+                    context.has_timestamps() && ran.contains(&stage),
+                    "{what}: {stage:?} timed"
+                );
+                assert!(time <= t.passes, "{what}: {stage:?} beyond the passes: {t:?}");
+            }
+            None => assert!(
+                !context.has_timestamps() || !ran.contains(&stage),
+                "{what}: {stage:?} not timed: {t:?}"
+            ),
+        }
+    }
     assert!(t.upload > Duration::ZERO, "{what}: upload not timed: {t:?}");
     assert!(t.passes > Duration::ZERO, "{what}: passes not timed: {t:?}");
     assert!(t.readback > Duration::ZERO, "{what}: read-back not timed: {t:?}");
@@ -45,12 +61,12 @@ fn neighbor_calls_fill_their_timings() {
     gpu.find_neighbor_lists(&cloud, 1.0, &mut lists).unwrap();
     assert!(lists.total() > 0);
     let listed = gpu.timings();
-    assert_consistent("find_neighbor_lists", &context, listed);
+    assert_consistent("find_neighbor_lists", &context, listed, &Stage::ALL);
 
     let mut counts = Vec::new();
     gpu.neighbor_counts(&cloud, 1.0, &mut counts).unwrap();
     let counted = gpu.timings();
-    assert_consistent("neighbor_counts", &context, counted);
+    assert_consistent("neighbor_counts", &context, counted, &Stage::ALL[..4]);
     assert_ne!(counted, listed, "the second call replaced the first's figures");
 
     // Refused and empty calls never reach the device: the figures stay.
@@ -71,10 +87,10 @@ fn box_pairs_fill_their_timings() {
     let mut pairs = Vec::new();
     gpu.find_pairs(&boxes, &mut pairs).unwrap();
     assert!(!pairs.is_empty());
-    assert_consistent("find_pairs", &context, gpu.timings());
+    assert_consistent("find_pairs", &context, gpu.timings(), &Stage::ALL);
     // Warm: timing the parts apart creates no buffer.
     let allocations = gpu.buffer_allocations();
     gpu.find_pairs(&boxes, &mut pairs).unwrap();
-    assert_consistent("find_pairs, warm", &context, gpu.timings());
+    assert_consistent("find_pairs, warm", &context, gpu.timings(), &Stage::ALL);
     assert_eq!(gpu.buffer_allocations(), allocations);
 }

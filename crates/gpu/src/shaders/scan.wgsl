@@ -21,7 +21,6 @@ const WG: u32 = 256u;
 const SATURATED: u32 = 0xffffffffu;
 
 var<workgroup> tmp: array<u32, 256>;
-var<workgroup> carry: u32;
 
 // Saturating addition: associative on u32, so any scan order gives the same sums.
 fn add(a: u32, b: u32) -> u32 {
@@ -57,21 +56,25 @@ fn scan_blocks(@builtin(local_invocation_id) lid3: vec3<u32>,
     if (lid == WG - 1u) { block_sums[wid.x] = inclusive; }
 }
 
+// Each invocation owns a run of consecutive block totals: it sums its run,
+// the workgroup scans the 256 run totals once, and each invocation writes
+// its run's exclusive sums. Two serial loops of blocks / 256 loads each,
+// where scanning 256 totals at a time would take 16 barriers per 256.
 @compute @workgroup_size(256)
 fn scan_block_sums(@builtin(local_invocation_id) lid3: vec3<u32>) {
     let lid = lid3.x;
-    for (var base = 0u; base < S.blocks; base += WG) {
-        let idx = base + lid;
-        var v = 0u;
-        if (idx < S.blocks) { v = block_sums[idx]; }
-        let inclusive = wg_inclusive_scan(lid, v);
-        var before = 0u;
-        if (lid > 0u) { before = tmp[lid - 1u]; }
-        let c = carry; // workgroup memory starts zeroed
-        workgroupBarrier();
-        if (idx < S.blocks) { block_sums[idx] = add(c, before); }
-        if (lid == WG - 1u) { carry = add(c, inclusive); }
-        workgroupBarrier();
+    let per = (S.blocks + WG - 1u) / WG;
+    let first = min(lid * per, S.blocks);
+    let last = min(first + per, S.blocks);
+    var total = 0u;
+    for (var i = first; i < last; i++) { total = add(total, block_sums[i]); }
+    _ = wg_inclusive_scan(lid, total);
+    var running = 0u;
+    if (lid > 0u) { running = tmp[lid - 1u]; }
+    for (var i = first; i < last; i++) {
+        let v = block_sums[i];
+        block_sums[i] = running;
+        running = add(running, v);
     }
 }
 
