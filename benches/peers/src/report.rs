@@ -525,9 +525,10 @@ pub fn write(out: &Path, quick: bool, results: &Results<'_>) -> io::Result<()> {
     fs::write(out, md)
 }
 
-/// The last section of PEERS.md: the GPU peers' published figures,
-/// quoted with their sources. This run measures none of them (no GPU
-/// backend runs here), so every run writes the section as it stands.
+/// The last sections of PEERS.md: the GPU backend's figures from one run
+/// on a lent GPU, and the GPU peers' published figures, quoted with their
+/// sources. This binary measures none of them (it runs no GPU code), so
+/// every run writes them as they stand.
 pub const PUBLISHED_GPU: &str = include_str!("published_gpu.md");
 
 #[cfg(test)]
