@@ -187,8 +187,9 @@ impl Index for CountingSortGrid {
         let k = stencil_k(self.config.cells_per_radius);
 
         // Insert: the cell of every particle.
+        // `keys_of` writes every key: no need to clear the last build's.
         let mut keys = std::mem::take(&mut self.keys);
-        keys.clear();
+        keys.truncate(n);
         keys.resize(n, 0);
         self.keys_of(points, &mut keys);
         let cells = self.cell_count();

@@ -126,7 +126,7 @@ impl Sorted {
         } else {
             self.r.clear();
         }
-        self.order.clear();
+        self.order.truncate(n);
         self.order.resize(n, 0);
         self.shape = shape;
     }
@@ -145,7 +145,9 @@ impl Sorted {
         let n = points.len();
         assert_eq!(dst.len(), n);
         self.resize(n, radii.is_some(), shape);
-        self.staging.clear();
+        // Every slot below `n` is written (`dst` is a permutation), so what
+        // the last build left there need not be cleared first.
+        self.staging.truncate(n);
         self.staging.resize(n, [0; 4]);
         // A slice, not the `Vec`: its start and length stay in registers
         // whether or not `resize` was inlined (a store through the `Vec`
@@ -264,7 +266,8 @@ pub(crate) fn counting_sort(
 ) {
     offsets.clear();
     offsets.resize(buckets + 1, 0);
-    dst.clear();
+    // The first loop writes every slot: no need to clear the last sort's.
+    dst.truncate(keys.len());
     dst.resize(keys.len(), 0);
     for (slot, &key) in dst.iter_mut().zip(keys) {
         let count = &mut offsets[key as usize];

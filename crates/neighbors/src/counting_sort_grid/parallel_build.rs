@@ -209,7 +209,8 @@ impl CountingSortGrid {
         let step = n.div_ceil(parts);
         let mut keys = std::mem::take(&mut self.keys);
         let mut scratch = std::mem::take(&mut self.parts);
-        keys.clear();
+        // `keys_of` writes every key: no need to clear the last build's.
+        keys.truncate(n);
         keys.resize(n, 0);
         scratch.counts.resize_with(parts, Vec::new);
         let counts = &mut scratch.counts[..parts];

@@ -2,13 +2,15 @@
 //! brute force: pairs (also split by slot ranges), caller-order and
 //! sorted-order neighbor lists, and queries at radii from 0 to the build
 //! radius, on random, clustered, lattice, far-apart and negative sets, and
-//! for spheres of mixed radii; plus property tests on random small sets.
+//! for spheres of mixed radii; plus property tests on random small sets,
+//! built fresh and rebuilt warm.
 
 use crate::support;
 
+use broadphase_neighbors::brute_force_neighbor_pairs;
 use glam::Vec3;
 use proptest::prelude::*;
-use support::{Rng, check_points, check_spheres};
+use support::{Rng, all_structures, check_built, check_points, check_spheres};
 
 /// Query points: some particles themselves, some between, one far away.
 fn probes(points: &[Vec3], rng: &mut Rng) -> Vec<Vec3> {
@@ -152,6 +154,25 @@ proptest! {
         let radius = radius_fraction * scale;
         let probes: Vec<Vec3> = points.iter().take(3).copied().chain([offset]).collect();
         check_points(&points, radius, &probes, &[0.0, radius]);
+    }
+
+    /// One structure of each kind rebuilt over sets that grow and shrink: a
+    /// warm build reuses its buffers without clearing them first, so what
+    /// a bigger set left behind must never reach a smaller one's answer.
+    #[test]
+    fn warm_rebuilds_match_brute_force(
+        sets in prop::collection::vec(prop::collection::vec(point_strategy(4.0), 0..150), 2..6),
+        radius in 0.05f32..1.5,
+    ) {
+        let mut structures = all_structures();
+        for points in &sets {
+            let mut expected = Vec::new();
+            brute_force_neighbor_pairs(points, radius, &mut expected).expect("valid points");
+            for (name, s) in &mut structures {
+                s.build(points, radius).unwrap_or_else(|e| panic!("{name}: {e}"));
+                check_built(name, s, points.len(), &expected);
+            }
+        }
     }
 
     /// Points snapped to a coarse lattice: many exact ties at the radius.
