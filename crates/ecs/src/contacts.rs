@@ -225,7 +225,9 @@ impl Shard {
         if owners.len() < locals {
             owners.resize(locals, Entity::DANGLING);
         }
-        partners.reset();
+        // Every place below `sum` is written (the cursors are the counts'
+        // prefix sums): only places past the old length need a value first.
+        partners.truncate(sum as usize);
         partners.resize(sum as usize, Entity::DANGLING);
         let (owners, partners, cursors) = (&mut owners[..], &mut partners[..], &mut counts[..]);
         let buckets = pieces.iter().map(|piece| piece.0.bucket(shard));

@@ -55,7 +55,9 @@ impl PairSort {
             }
         }
 
-        self.scratch.reset();
+        // Each pass writes every place (the offsets are a permutation), so
+        // what the last sort left in the scratch need not be cleared.
+        self.scratch.truncate(pairs.len());
         self.scratch.resize(pairs.len(), [0; 2]);
         let (mut from, mut to) = (&mut *pairs, &mut self.scratch[..]);
         for (pass, offsets) in self.counts.chunks_exact_mut(radix).enumerate() {
