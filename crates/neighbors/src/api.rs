@@ -233,6 +233,30 @@ pub trait NeighborSearch {
     /// ```
     fn for_each_neighbor_pair_in(&self, slots: Range<usize>, f: impl FnMut(u32, u32));
 
+    /// [`for_each_neighbor_pair_in`](Self::for_each_neighbor_pair_in)'s
+    /// pairs, `[a, b]` with `a < b`, handed to `f` a slice at a time, in the
+    /// same order: up to 256 pairs at once from the structures here, one
+    /// from the default. `f` can append a whole slice at a time
+    /// (`Vec::extend_from_slice`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_neighbors::{CountingSortGrid, NeighborSearch};
+    /// use glam::Vec3;
+    /// let points: Vec<Vec3> = (0..100).map(|i| Vec3::new(i as f32 * 0.5, 0.0, 0.0)).collect();
+    /// let mut grid = CountingSortGrid::default();
+    /// grid.build(&points, 1.0)?;
+    /// let mut pairs = Vec::new();
+    /// grid.for_each_neighbor_pair_batch_in(0..grid.len(), |batch| pairs.extend_from_slice(batch));
+    /// assert_eq!(pairs.len(), 99 + 98); // pairs 0.5 and 1.0 apart
+    /// assert!(pairs.iter().all(|&[a, b]| a < b));
+    /// # Ok::<(), broadphase_neighbors::PointError>(())
+    /// ```
+    fn for_each_neighbor_pair_batch_in(&self, slots: Range<usize>, mut f: impl FnMut(&[[u32; 2]])) {
+        self.for_each_neighbor_pair_in(slots, |a, b| f(&[[a, b]]));
+    }
+
     /// Replaces `out` with every neighbor (or contact) pair once, `[a, b]`
     /// with `a < b`, in unspecified order.
     ///
@@ -377,6 +401,14 @@ macro_rules! impl_neighbor_search {
                 f: impl FnMut(u32, u32),
             ) {
                 $crate::search::pairs_in(self, slots, f);
+            }
+
+            fn for_each_neighbor_pair_batch_in(
+                &self,
+                slots: std::ops::Range<usize>,
+                f: impl FnMut(&[[u32; 2]]),
+            ) {
+                $crate::search::pair_batches_in(self, slots, f);
             }
 
             fn neighbor_lists(&self, out: &mut $crate::csr::NeighborLists) {

@@ -41,6 +41,7 @@
 //! for bit.
 
 use super::csr::NeighborLists;
+use super::pair_batch::{Emit, PairSink};
 use super::scan::{COMPRESS, Columns, HITS, Kernel, LANES, Scalar, Test};
 use super::search::{Cells, Stencil, rows_walk};
 use super::sorted::Shape;
@@ -474,17 +475,18 @@ fn test_block<K: BlockKernel, T: Test>(
     count
 }
 
-/// Calls `f(a, b)` (caller indices, `a < b`) for every neighbor pair whose
-/// lower slot is in `slots`, block by block: each block is tested against
-/// the candidates from its first slot on only, so each pair is tested once.
-/// `c` must number its slots along rows of cells (see [`Cells::ROWS`]).
+/// Hands `sink` every neighbor pair whose lower slot is in `slots`, in
+/// batches of `[a, b]` (caller indices, `a < b`), block by block: each
+/// block is tested against the candidates from its first slot on only, so
+/// each pair is tested once. `c` must number its slots along rows of cells
+/// (see [`Cells::ROWS`]).
 #[inline(always)]
 pub(crate) fn pairs_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
     kernel: K,
     c: &C,
     slots: Range<usize>,
     test_for: impl Fn(usize) -> T + Copy,
-    f: &mut impl FnMut(u32, u32),
+    sink: &mut impl PairSink,
 ) {
     let cols = Columns::new(c.sorted());
     let order = c.sorted().order.as_slice();
@@ -493,12 +495,13 @@ pub(crate) fn pairs_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
     // One particle's pairs at a time, as slots.
     let mut row = [0u32; MAX_CANDIDATES + MAX_BLOCK];
     let mut blocks = Blocks::new(c, slots, K::WIDTH);
+    let mut emit = sink.emitter();
     while let Some(range) = blocks.next() {
         let (s, e, stencil) = (range.start, range.end, &blocks.stencil);
         let block = Block { len: e - s, own: Some(s) };
         let count: usize = candidates(stencil, block, true).map(|[lo, hi]| hi - lo).sum();
         if count > MAX_CANDIDATES {
-            crate::search::pairs_walk(kernel, c, range, test_for, f);
+            crate::search::pairs_walk(kernel, c, range, test_for, &mut emit);
             continue;
         }
         let lanes = kernel.lanes(&cols, s, e - s, values);
@@ -508,11 +511,11 @@ pub(crate) fn pairs_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
             let end = read_lane(kernel, &buffers, count, hit, lane, &mut row, 0);
             let a = order[s + lane];
             for &j in &row[..end] {
-                let b = order[j as usize];
-                f(a.min(b), a.max(b));
+                emit.pair(a, order[j as usize]);
             }
         }
     }
+    emit.flush();
 }
 
 /// The columns' slots `from..from + n` in `W` lanes, NaN past `n` (NaN
@@ -592,6 +595,7 @@ impl BlockKernel for Scalar {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pair_batch::EachPair;
     use crate::scan::Within;
     use crate::{CountingSortGrid, NeighborSearch};
     use glam::Vec3;
@@ -644,16 +648,18 @@ mod tests {
         let r = sorted.r.as_slice();
         let mut out = [Vec::new(), Vec::new()];
         let [walk, blocks] = &mut out;
-        let (mut to_walk, mut to_blocks) = (|a, b| walk.push([a, b]), |a, b| blocks.push([a, b]));
+        let mut to_walk = EachPair(|a, b| walk.push([a, b]));
+        let mut to_blocks = EachPair(|a, b| blocks.push([a, b]));
+        let mut walk_emit = to_walk.emitter();
         match sorted.shape {
             Shape::Points { radius } => {
                 let test = |_| Within { r2: radius * radius };
-                crate::search::pairs_walk(Scalar, grid, slots.clone(), test, &mut to_walk);
+                crate::search::pairs_walk(Scalar, grid, slots.clone(), test, &mut walk_emit);
                 pairs_by_blocks(kernel, grid, slots, test, &mut to_blocks);
             }
             Shape::Spheres { .. } => {
                 let test = |s: usize| crate::scan::Contact { rp: r[s] };
-                crate::search::pairs_walk(Scalar, grid, slots.clone(), test, &mut to_walk);
+                crate::search::pairs_walk(Scalar, grid, slots.clone(), test, &mut walk_emit);
                 pairs_by_blocks(kernel, grid, slots, test, &mut to_blocks);
             }
         }

@@ -93,6 +93,7 @@ mod cross;
 #[allow(unsafe_code, reason = "a cache prefetch while rows are moved")]
 mod csr;
 mod multilevel;
+mod pair_batch;
 mod parallel;
 #[allow(unsafe_code, reason = "the AVX2 pair walk of the periodic grid, called with its token")]
 mod periodic;

@@ -10,6 +10,7 @@
 
 use super::block::{BlockKernel, pairs_by_blocks, query_rows_by_blocks, rows_by_blocks};
 use super::csr::NeighborLists;
+use super::pair_batch::{EachPair, Emit, PairBatches, PairSink};
 use super::points::{PointError, check_point, check_radius};
 #[cfg(simd)]
 use super::scan::{Avx2, Avx512, Avx512Blocks};
@@ -142,21 +143,32 @@ const PIECE: usize = 128;
 
 /// Calls `f(a, b)` (caller indices, `a < b`) for every neighbor pair whose
 /// lower slot is in `slots`.
-pub(crate) fn pairs_in<C: Cells>(c: &C, slots: Range<usize>, mut f: impl FnMut(u32, u32)) {
+pub(crate) fn pairs_in<C: Cells>(c: &C, slots: Range<usize>, f: impl FnMut(u32, u32)) {
+    walk_pairs_into(c, slots, &mut EachPair(f));
+}
+
+/// [`pairs_in`]'s pairs, `[a, b]`, handed to `f` a slice at a time (see
+/// `pair_batch.rs`), in the same order.
+pub(crate) fn pair_batches_in<C: Cells>(c: &C, slots: Range<usize>, f: impl FnMut(&[[u32; 2]])) {
+    walk_pairs_into(c, slots, &mut PairBatches(f));
+}
+
+/// The pair walk of the kernel `c` resolves to, into `sink`.
+fn walk_pairs_into<C: Cells>(c: &C, slots: Range<usize>, sink: &mut impl PairSink) {
     // Rows of cells run by blocks, each pair tested once (see `block.rs`).
     #[cfg(simd)]
     match block_simd_for(c) {
-        Some(BlockSimd::Avx2(k)) => return k.walk_block_pairs(c, slots, &mut f),
-        Some(BlockSimd::Avx512(k)) => return k.walk_block_pairs(c, slots, &mut f),
+        Some(BlockSimd::Avx2(k)) => return k.walk_block_pairs(c, slots, sink),
+        Some(BlockSimd::Avx512(k)) => return k.walk_block_pairs(c, slots, sink),
         None => {}
     }
     #[cfg(simd)]
     match simd_for(c) {
-        Some(Simd::Avx2(k)) => return k.walk_pairs(c, slots, &mut f),
-        Some(Simd::Avx512(k)) => return k.walk_pairs(c, slots, &mut f),
+        Some(Simd::Avx2(k)) => return k.walk_pairs(c, slots, sink),
+        Some(Simd::Avx512(k)) => return k.walk_pairs(c, slots, sink),
         None => {}
     }
-    pairs_shape(Scalar, c, slots, &mut f);
+    pairs_shape(Scalar, c, slots, sink);
 }
 
 /// A SIMD kernel, as a value that proves its CPU feature was detected.
@@ -216,19 +228,21 @@ pub(crate) fn pairs_shape<C: Cells, K: Kernel>(
     kernel: K,
     c: &C,
     slots: Range<usize>,
-    f: &mut impl FnMut(u32, u32),
+    sink: &mut impl PairSink,
 ) {
     let sorted = c.sorted();
+    let mut emit = sink.emitter();
     match sorted.shape {
         Shape::Points { radius } => {
             let r2 = radius * radius;
-            pairs_walk(kernel, c, slots, |_| Within { r2 }, f);
+            pairs_walk(kernel, c, slots, |_| Within { r2 }, &mut emit);
         }
         Shape::Spheres { .. } => {
             let r = sorted.r.as_slice();
-            pairs_walk(kernel, c, slots, |s| Contact { rp: r[s] }, f);
+            pairs_walk(kernel, c, slots, |s| Contact { rp: r[s] }, &mut emit);
         }
     }
+    emit.flush();
 }
 
 #[inline(always)]
@@ -237,7 +251,7 @@ pub(crate) fn pairs_walk<C: Cells, K: Kernel, T: Test>(
     c: &C,
     slots: Range<usize>,
     test_for: impl Fn(usize) -> T,
-    f: &mut impl FnMut(u32, u32),
+    emit: &mut impl Emit,
 ) {
     let sorted = c.sorted();
     let cols = Columns::new(sorted);
@@ -269,10 +283,9 @@ pub(crate) fn pairs_walk<C: Cells, K: Kernel, T: Test>(
             let p = sorted.position(s);
             let probe = kernel.probe(test_for(s), p, NO_SKIP);
             let a = order[s];
-            let mut emit = |buf: &[u32]| {
+            let mut hand_on = |buf: &[u32]| {
                 for &j in buf {
-                    let b = order[j as usize];
-                    f(a.min(b), a.max(b));
+                    emit.pair(a, order[j as usize]);
                 }
             };
             // The own range, from s + 1, in pieces that fit the buffer.
@@ -285,18 +298,18 @@ pub(crate) fn pairs_walk<C: Cells, K: Kernel, T: Test>(
                     at += K::LANES;
                 }
                 at = piece_end;
-                emit(&buf[..n]);
+                hand_on(&buf[..n]);
             }
             if listed {
                 let mut n = 0;
                 for &[at, end] in steps.as_slice() {
                     n = kernel.step::<T>(&cols, &probe, at as usize, end as usize, &mut buf, n);
                     if n > PIECE {
-                        emit(&buf[..n]);
+                        hand_on(&buf[..n]);
                         n = 0;
                     }
                 }
-                emit(&buf[..n]);
+                hand_on(&buf[..n]);
             } else {
                 for &[lo, hi] in later.ranges() {
                     let mut at = lo as usize;
@@ -304,7 +317,7 @@ pub(crate) fn pairs_walk<C: Cells, K: Kernel, T: Test>(
                         let piece_end = (hi as usize).min(at + PIECE);
                         let n =
                             kernel.scan(&cols, test_for(s), p, at, piece_end, NO_SKIP, &mut buf, 0);
-                        emit(&buf[..n]);
+                        hand_on(&buf[..n]);
                         at = piece_end;
                     }
                 }
@@ -419,7 +432,7 @@ pub(crate) fn block_pairs_shape<C: Cells, K: Kernel + BlockKernel>(
     kernel: K,
     c: &C,
     slots: Range<usize>,
-    f: &mut impl FnMut(u32, u32),
+    f: &mut impl PairSink,
 ) {
     let sorted = c.sorted();
     match sorted.shape {

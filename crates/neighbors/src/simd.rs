@@ -571,14 +571,14 @@ macro_rules! walks {
             self,
             c: &C,
             slots: Range<usize>,
-            f: &mut impl FnMut(u32, u32),
+            f: &mut impl crate::pair_batch::PairSink,
         ) {
             #[target_feature(enable = $feature)]
             fn pairs<C: Cells>(
                 kernel: $kernel,
                 c: &C,
                 slots: Range<usize>,
-                f: &mut impl FnMut(u32, u32),
+                f: &mut impl crate::pair_batch::PairSink,
             ) {
                 search::pairs_shape(kernel, c, slots, f);
             }
@@ -618,14 +618,14 @@ macro_rules! walks {
             self,
             c: &C,
             slots: Range<usize>,
-            f: &mut impl FnMut(u32, u32),
+            f: &mut impl crate::pair_batch::PairSink,
         ) {
             #[target_feature(enable = $feature)]
             fn block_pairs<C: Cells>(
                 kernel: $kernel,
                 c: &C,
                 slots: Range<usize>,
-                f: &mut impl FnMut(u32, u32),
+                f: &mut impl crate::pair_batch::PairSink,
             ) {
                 search::block_pairs_shape(kernel, c, slots, f);
             }

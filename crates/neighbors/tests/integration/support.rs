@@ -56,6 +56,9 @@ impl Any {
     pub fn pairs_in(&self, slots: Range<usize>, out: &mut Vec<[u32; 2]>) {
         dispatch!(self, s => s.for_each_neighbor_pair_in(slots, |a, b| out.push([a, b])))
     }
+    pub fn pair_batches_in(&self, slots: Range<usize>, out: &mut Vec<Vec<[u32; 2]>>) {
+        dispatch!(self, s => s.for_each_neighbor_pair_batch_in(slots, |batch| out.push(batch.to_vec())))
+    }
     pub fn lists(&self, out: &mut NeighborLists) {
         dispatch!(self, s => s.neighbor_lists(out))
     }
@@ -153,6 +156,16 @@ pub fn check_built(name: &str, s: &Any, count: usize, expected: &[[u32; 2]]) {
         s.pairs_in(w[0].min(count)..w[1], &mut split);
     }
     assert!(sorted_pairs(split) == expected, "{name}: slot-range pairs differ");
+
+    // Batches: the per-pair walk's pairs, in its order, no batch empty.
+    for w in cuts.windows(2) {
+        let slots = w[0].min(count)..w[1];
+        let (mut each, mut batches) = (Vec::new(), Vec::new());
+        s.pairs_in(slots.clone(), &mut each);
+        s.pair_batches_in(slots, &mut batches);
+        assert!(batches.iter().all(|batch| !batch.is_empty()), "{name}: an empty batch");
+        assert!(batches.concat() == each, "{name}: batches differ from the pairs one by one");
+    }
 
     // Caller-order lists.
     let rows = brute_force_neighbor_rows(count, expected);
