@@ -186,21 +186,8 @@ pub(crate) fn read_back<const N: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::context::test_context;
     use wgpu::BufferUsages as Use;
-
-    /// A device of its own (one test destroys it); skipped without an
-    /// adapter unless `BROADPHASE_GPU_REQUIRED=1`.
-    fn context() -> Option<GpuContext> {
-        match GpuContext::new() {
-            Ok(context) => Some(context),
-            Err(e) => {
-                let required = std::env::var("BROADPHASE_GPU_REQUIRED").is_ok_and(|v| v == "1");
-                assert!(!required, "BROADPHASE_GPU_REQUIRED=1 but no adapter: {e}");
-                eprintln!("SKIPPED: no GPU adapter ({e}); set BROADPHASE_GPU_REQUIRED=1 to fail");
-                None
-            }
-        }
-    }
 
     fn read_floats(context: &GpuContext, buffer: &DeviceBuffer, bytes: u64) -> Vec<f32> {
         let mut floats = Vec::new();
@@ -213,7 +200,7 @@ mod tests {
 
     #[test]
     fn floats_beyond_the_buffer_are_an_upload_error_naming_it() {
-        let Some(context) = context() else { return };
+        let Some(context) = test_context() else { return };
         let buffer = DeviceBuffer::new(&context, "sixteen bytes", Use::MAP_READ | Use::COPY_DST);
         let refused = upload_rows(&context, &buffer, 2, |i| [3.0 * i as f32; 3]);
         assert!(
@@ -235,7 +222,7 @@ mod tests {
 
     #[test]
     fn rows_arrive_whole_and_in_order_across_chunks() {
-        let Some(context) = context() else { return };
+        let Some(context) = test_context() else { return };
         // 2,500 rows: two whole chunks and part of a third, into a
         // storage buffer and read through a staging one, as the searches do.
         let bytes = 2500 * 12;
@@ -255,7 +242,7 @@ mod tests {
 
     #[test]
     fn bytes_beyond_the_buffer_are_an_upload_error_naming_it() {
-        let Some(context) = context() else { return };
+        let Some(context) = test_context() else { return };
         let buffer = DeviceBuffer::new(&context, "sixteen bytes", Use::MAP_READ | Use::COPY_DST);
         let refused = upload_bytes(&context, &buffer, &[7; 20]);
         assert!(
@@ -269,7 +256,7 @@ mod tests {
 
     #[test]
     fn a_lost_device_is_an_upload_error_not_a_silent_no_op() {
-        let Some(context) = context() else { return };
+        let Some(context) = test_context() else { return };
         let buffer = DeviceBuffer::new(&context, "points", Use::STORAGE | Use::COPY_DST);
         // A lost device reports no error to a scope, nor to wgpu's default
         // handler: the queue only withholds the staging view.

@@ -149,3 +149,20 @@ impl GpuContext {
         Ok(())
     }
 }
+
+/// A device of its own for a unit test (one test destroys its device), or
+/// `None` when there is no adapter, the test then skipping, unless
+/// `BROADPHASE_GPU_REQUIRED=1` asks for one: then it fails. The integration
+/// tests have their twin in `tests/support`, which cannot reach this.
+#[cfg(test)]
+pub(crate) fn test_context() -> Option<GpuContext> {
+    match GpuContext::new() {
+        Ok(context) => Some(context),
+        Err(e) => {
+            let required = std::env::var("BROADPHASE_GPU_REQUIRED").is_ok_and(|v| v == "1");
+            assert!(!required, "BROADPHASE_GPU_REQUIRED=1 but no adapter: {e}");
+            eprintln!("SKIPPED: no GPU adapter ({e}); set BROADPHASE_GPU_REQUIRED=1 to fail");
+            None
+        }
+    }
+}

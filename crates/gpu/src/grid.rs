@@ -306,8 +306,9 @@ pub(crate) fn groups(items: u32) -> u32 {
     items.div_ceil(WG).max(1)
 }
 
-/// The fill passes' workgroup size (on an H100 a fill took the same time
-/// with 128 and with 256).
+/// The fill passes' workgroup size (on an H100 the insertion-sort fill of
+/// an earlier build took the same time with 128 and with 256; the rank
+/// fill was measured with 128 only).
 pub(crate) const FILL_WG: u32 = 128;
 
 /// The longest row a fill sorts in the invocation's own memory; longer
