@@ -475,8 +475,9 @@ fn test_block<K: BlockKernel, T: Test>(
     count
 }
 
-/// Hands `sink` every neighbor pair whose lower slot is in `slots`, in
-/// batches of `[a, b]` (caller indices, `a < b`), block by block: each
+/// Hands `sink` every neighbor pair whose lower slot is in `slots` (caller
+/// indices, lower first; one at a time or in batches, as the sink takes
+/// them), block by block: each
 /// block is tested against the candidates from its first slot on only, so
 /// each pair is tested once. `c` must number its slots along rows of cells
 /// (see [`Cells::ROWS`]).

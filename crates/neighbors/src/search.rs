@@ -432,17 +432,17 @@ pub(crate) fn block_pairs_shape<C: Cells, K: Kernel + BlockKernel>(
     kernel: K,
     c: &C,
     slots: Range<usize>,
-    f: &mut impl PairSink,
+    sink: &mut impl PairSink,
 ) {
     let sorted = c.sorted();
     match sorted.shape {
         Shape::Points { radius } => {
             let r2 = radius * radius;
-            pairs_by_blocks(kernel, c, slots, |_| Within { r2 }, f);
+            pairs_by_blocks(kernel, c, slots, |_| Within { r2 }, sink);
         }
         Shape::Spheres { .. } => {
             let r = sorted.r.as_slice();
-            pairs_by_blocks(kernel, c, slots, |s| Contact { rp: r[s] }, f);
+            pairs_by_blocks(kernel, c, slots, |s| Contact { rp: r[s] }, sink);
         }
     }
 }

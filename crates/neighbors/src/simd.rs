@@ -571,19 +571,19 @@ macro_rules! walks {
             self,
             c: &C,
             slots: Range<usize>,
-            f: &mut impl crate::pair_batch::PairSink,
+            sink: &mut impl crate::pair_batch::PairSink,
         ) {
             #[target_feature(enable = $feature)]
             fn pairs<C: Cells>(
                 kernel: $kernel,
                 c: &C,
                 slots: Range<usize>,
-                f: &mut impl crate::pair_batch::PairSink,
+                sink: &mut impl crate::pair_batch::PairSink,
             ) {
-                search::pairs_shape(kernel, c, slots, f);
+                search::pairs_shape(kernel, c, slots, sink);
             }
             // SAFETY: the kernel proves the CPU check of these features passed.
-            unsafe { pairs(self, c, slots, f) }
+            unsafe { pairs(self, c, slots, sink) }
         }
     };
     (@ rows, $kernel:ty, $feature:literal) => {
@@ -618,19 +618,19 @@ macro_rules! walks {
             self,
             c: &C,
             slots: Range<usize>,
-            f: &mut impl crate::pair_batch::PairSink,
+            sink: &mut impl crate::pair_batch::PairSink,
         ) {
             #[target_feature(enable = $feature)]
             fn block_pairs<C: Cells>(
                 kernel: $kernel,
                 c: &C,
                 slots: Range<usize>,
-                f: &mut impl crate::pair_batch::PairSink,
+                sink: &mut impl crate::pair_batch::PairSink,
             ) {
-                search::block_pairs_shape(kernel, c, slots, f);
+                search::block_pairs_shape(kernel, c, slots, sink);
             }
             // SAFETY: the kernel proves the CPU check of these features passed.
-            unsafe { block_pairs(self, c, slots, f) }
+            unsafe { block_pairs(self, c, slots, sink) }
         }
     };
     (@ block_rows, $kernel:ty, $feature:literal) => {
