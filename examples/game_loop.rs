@@ -310,6 +310,14 @@ fn integrate(
     Ok(())
 }
 
+/// Columns of a frame's row of times: the move, the plugin's stages
+/// (`StageTimes::as_ms`, the total last), then the update's two parts.
+const COLUMNS: usize = 10;
+/// The row's column of the update's candidates.
+const CANDIDATES: usize = 8;
+/// The row's column of the update's merge.
+const MERGE: usize = 9;
+
 /// How many recent frames the medians are taken over.
 const WINDOW: usize = 1_000;
 
@@ -469,7 +477,7 @@ fn main() -> ExitCode {
     // Fixed memory however long the run: running totals, and the stage
     // times of the last `WINDOW` frames in a ring for the medians.
     let mut totals = Totals::default();
-    let mut recent: Vec<[f64; 8]> = Vec::with_capacity(WINDOW.min(args.frames));
+    let mut recent: Vec<[f64; COLUMNS]> = Vec::with_capacity(WINDOW.min(args.frames));
     let warm_frame = (args.frames / 10).clamp(1, 100);
     // The game's own threads (the move), as many as the plugin's; the
     // reference, the grid tree on the same boxes, runs on them too.
@@ -497,10 +505,13 @@ fn main() -> ExitCode {
         totals.body_pairs += plugin.body_pairs().len();
         totals.body_started += plugin.body_started().len();
         totals.body_ended += plugin.body_ended().len();
-        let mut row = [move_ms; 8];
+        let mut row = [move_ms; COLUMNS];
         for (slot, (_, ms)) in row[1..].iter_mut().zip(stats.times.as_ms()) {
             *slot = ms;
         }
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        row[CANDIDATES] = ms(stats.update_times.candidates);
+        row[MERGE] = ms(stats.update_times.merge);
         if recent.len() < WINDOW {
             recent.push(row);
         } else {
@@ -577,11 +588,20 @@ fn main() -> ExitCode {
     println!("static set   read {} time(s)", last.static_rebuilds);
     let names = last.times.as_ms().map(|(name, _)| name);
     println!("median ms    (last {} frames)", recent.len());
-    let mut medians = [0.0; 8];
-    for (column, name) in std::iter::once("move").chain(names).enumerate() {
+    let mut medians = [0.0; COLUMNS];
+    for (column, median_ms) in medians.iter_mut().enumerate() {
         let mut ms: Vec<f64> = recent.iter().map(|row| row[column]).collect();
-        medians[column] = median(&mut ms);
-        println!("             {name:9} {:8.3}", medians[column]);
+        *median_ms = median(&mut ms);
+    }
+    for (column, name) in std::iter::once("move").chain(names).enumerate() {
+        print!("             {name:9} {:8.3}", medians[column]);
+        if name == "update" {
+            // Where the update went: the candidates (on a full update, the
+            // grid tree's pairs over every box) and the merge that keeps
+            // pairs across frames and finds the events.
+            print!("  (candidates {:.3}, merge {:.3})", medians[CANDIDATES], medians[MERGE]);
+        }
+        println!();
     }
     // The contacts stage against the whole game frame (move + run) and the
     // plugin's run alone, from the medians.

@@ -64,7 +64,7 @@ pub mod regions {
 pub mod persistent {
     pub use broadphase_persistent::{
         BatchAnswers, BroadPhaseSnapshot, PersistentBroadPhase, PersistentConfig, Proxy,
-        ProxyError, ProxyKind, QueryView, UpdatePath, UpdateStats,
+        ProxyError, ProxyKind, QueryView, UpdatePath, UpdateStats, UpdateTimes,
     };
 }
 

@@ -517,6 +517,7 @@ impl<P: Position> BroadPhasePlugin<P> {
             contacts_patched: patched,
             threads: self.backend.threads(),
             broad_phase: *self.backend.broad_phase.stats(),
+            update_times: *self.backend.broad_phase.update_times(),
             times,
         };
         self.plot_stats();
@@ -688,6 +689,8 @@ impl<P: Position> BroadPhasePlugin<P> {
         plot!("statics ms", ms(self.stats.times.statics));
         plot!("proxies ms", ms(self.stats.times.proxies));
         plot!("update ms", ms(self.stats.times.update));
+        plot!("update: candidates ms", ms(self.stats.update_times.candidates));
+        plot!("update: merge ms", ms(self.stats.update_times.merge));
         plot!("publish ms", ms(self.stats.times.publish));
         plot!("contacts ms", ms(self.stats.times.contacts));
         plot!("total ms", ms(self.stats.times.total));

@@ -1,6 +1,6 @@
 //! What one frame of the plugin did and how long each stage took.
 
-use broadphase_persistent::UpdateStats;
+use broadphase_persistent::{UpdateStats, UpdateTimes};
 use std::time::Duration;
 
 /// Wall time of each stage of one [`run`](crate::BroadPhasePlugin::run),
@@ -71,6 +71,7 @@ impl StageTimes {
 /// ```
 /// use broadphase_ecs::{Aabb, BroadPhasePlugin, Static};
 /// use glam::Vec3;
+/// use std::time::Duration;
 ///
 /// let mut world = hecs::World::new();
 /// world.spawn((Aabb::new(Vec3::ZERO, Vec3::ONE),));
@@ -80,6 +81,10 @@ impl StageTimes {
 /// let stats = plugin.stats();
 /// assert_eq!((stats.frame, stats.dynamic_boxes, stats.static_boxes, stats.pairs), (1, 1, 1, 1));
 /// assert!(stats.static_rebuilt);
+/// // The update stage's two parts, timed inside it.
+/// let update = stats.update_times;
+/// assert!(update.total > Duration::ZERO && update.total <= stats.times.update);
+/// assert!(update.candidates + update.merge <= update.total);
 /// plugin.run(&mut world)?;
 /// assert!(!plugin.stats().static_rebuilt); // nothing static changed
 /// # Ok::<(), broadphase_ecs::PluginError>(())
@@ -122,4 +127,8 @@ pub struct FrameStats {
     pub broad_phase: UpdateStats,
     /// Per-stage wall time.
     pub times: StageTimes,
+    /// The `update` stage split in two: finding the candidate pairs and
+    /// merging them with the kept ones (of the run's last update, when a
+    /// run updates twice).
+    pub update_times: UpdateTimes,
 }

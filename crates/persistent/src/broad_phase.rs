@@ -12,7 +12,9 @@ use super::slots::{Bits, MAX_PROXIES, Margin, Proxy, ProxyKind, SlotState, Slots
 use broadphase_jobs::JobSystem;
 use broadphase_partition::{GridTree, PartitionError};
 use broadphase_storage::{Aabb, AlignedColumn, Pool, SortedUnion};
+use core::time::Duration;
 use parking_lot::Mutex;
+use std::time::Instant;
 
 /// Most never-used slots a full update reads in place (they pair with
 /// each other: at most about 2,000 pairs to drop).
@@ -103,6 +105,49 @@ pub struct UpdateStats {
     pub started: usize,
     /// Pairs that stopped overlapping or lost a proxy.
     pub ended: usize,
+}
+
+/// Where the last update's time went: finding the candidate pairs, then
+/// merging them with the kept ones. Wall-clock times on the calling
+/// thread, all zero for an update with nothing to do.
+///
+/// A full update's `candidates` is the grid tree's pairs over every
+/// enlarged box, the work of a rebuild from scratch; its `merge` is what
+/// keeping pairs across frames costs on top (the sort of the fresh pairs
+/// into slot order, the diff against the kept ones that gives the events,
+/// the lists).
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_jobs::JobSystem;
+/// use broadphase_persistent::{PersistentBroadPhase, ProxyKind};
+/// use broadphase_storage::Aabb;
+/// use glam::Vec3;
+///
+/// let jobs = JobSystem::new(1);
+/// let mut world = PersistentBroadPhase::default();
+/// world.insert(Aabb::new(Vec3::ZERO, Vec3::ONE), ProxyKind::Dynamic)?;
+/// world.update(&jobs)?;
+/// let times = world.update_times();
+/// assert!(times.candidates + times.merge <= times.total);
+/// world.update(&jobs)?; // nothing changed
+/// assert_eq!(world.update_times().total, core::time::Duration::ZERO);
+/// # Ok::<(), broadphase_persistent::ProxyError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct UpdateTimes {
+    /// Finding the candidate pairs: the grid tree over every enlarged box
+    /// (a full update), or the index's queries and the stale proxies'
+    /// pairs (an incremental one).
+    pub candidates: Duration,
+    /// Merging the fresh candidates with the kept ones: sorting them,
+    /// re-testing, writing the pairs and the events.
+    pub merge: Duration,
+    /// The whole update.
+    pub total: Duration,
 }
 
 /// A broad phase that persists across frames: proxies with stable handles,
@@ -203,6 +248,7 @@ pub struct PersistentBroadPhase {
     /// The published pairs of both tiers, merged when read.
     pub(super) all_pairs: SortedUnion<[Proxy; 2]>,
     pub(super) stats: UpdateStats,
+    times: UpdateTimes,
 }
 
 impl Default for PersistentBroadPhase {
@@ -249,6 +295,7 @@ impl PersistentBroadPhase {
             disturbed: Bits::default(),
             all_pairs: SortedUnion::default(),
             stats: UpdateStats::default(),
+            times: UpdateTimes::default(),
         }
     }
 
@@ -842,6 +889,11 @@ impl PersistentBroadPhase {
         &self.stats
     }
 
+    /// Where the last update's time went.
+    pub fn update_times(&self) -> &UpdateTimes {
+        &self.times
+    }
+
     /// Turns every call since the last update into pairs and events; the
     /// parallel passes run on `jobs`. The result is the same for any
     /// number of threads.
@@ -853,6 +905,8 @@ impl PersistentBroadPhase {
     /// started.
     pub fn update(&mut self, jobs: &JobSystem) -> Result<(), ProxyError> {
         crate::profile::zone!("persistent: update");
+        let start = Instant::now();
+        self.times = UpdateTimes::default();
         self.all_pairs.reset();
         let result = self.try_update(jobs);
         // A failed update cannot know which candidates it lost: the next
@@ -866,6 +920,9 @@ impl PersistentBroadPhase {
         let every_slot = result.is_err() || self.stats.path == UpdatePath::Full;
         self.slots.note_rested(every_slot);
         self.finish();
+        if self.times != UpdateTimes::default() {
+            self.times.total = start.elapsed();
+        }
         result
     }
 
@@ -883,6 +940,7 @@ impl PersistentBroadPhase {
             self.stats.pairs = self.events.pairs.len() + self.candidates.resting_pairs().len();
             return Ok(());
         }
+        let start = Instant::now();
         self.collect_moved();
         let full = self.force_full
             || self.moved.len() as f64
@@ -892,6 +950,7 @@ impl PersistentBroadPhase {
             self.stats.resting_changed = true;
             self.candidates.wake_all();
             self.full_candidates(jobs)?;
+            self.times.candidates = start.elapsed();
             self.candidates.replace(jobs, &mut self.fresh, &self.slots, &mut self.events)?;
             if self.slots.sleeping > 0 {
                 self.candidates.settle(&self.slots, &mut self.events);
@@ -902,6 +961,7 @@ impl PersistentBroadPhase {
                 self.stats.resting_changed |= self.candidates.wake(&self.disturbed);
             }
             self.incremental_candidates(jobs)?;
+            self.times.candidates = start.elapsed();
             self.pair_sort.sort(&mut self.fresh);
             let marks = Marks { slots: &self.slots };
             self.candidates.merge(jobs, &self.fresh, &marks, &mut self.events)?;
@@ -909,6 +969,7 @@ impl PersistentBroadPhase {
                 self.stats.resting_changed |= self.candidates.settle(&self.slots, &mut self.events);
             }
         }
+        self.times.merge = start.elapsed() - self.times.candidates;
         self.stats.reindexed = self.moved.len();
         self.stats.path = if full { UpdatePath::Full } else { UpdatePath::Incremental };
         self.stats.candidates = self.candidates.len();

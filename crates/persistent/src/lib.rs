@@ -85,7 +85,7 @@ mod slots;
 mod snapshot;
 
 pub use batch::BatchAnswers;
-pub use broad_phase::{PersistentBroadPhase, UpdatePath, UpdateStats};
+pub use broad_phase::{PersistentBroadPhase, UpdatePath, UpdateStats, UpdateTimes};
 pub use config::PersistentConfig;
 pub use error::ProxyError;
 pub use queries::QueryView;

@@ -1,13 +1,15 @@
 //! The persistent broad phase's calls one by one: stable handles and their
 //! staleness, typed errors that change nothing, bulk calls on both the
 //! calling thread and all threads, the no-margin rule for jumping proxies,
-//! boxes at the ends of the `f32` range, static proxies, and groups.
+//! boxes at the ends of the `f32` range, static proxies, groups, and the
+//! update's times.
 
 use broadphase_jobs::JobSystem;
 use broadphase_kernel::{Aabb, InputError};
 use broadphase_persistent::{
-    PersistentBroadPhase, PersistentConfig, Proxy, ProxyError, ProxyKind, UpdatePath,
+    PersistentBroadPhase, PersistentConfig, Proxy, ProxyError, ProxyKind, UpdatePath, UpdateTimes,
 };
+use core::time::Duration;
 use glam::Vec3;
 
 fn unit_at(x: f32) -> Aabb {
@@ -382,4 +384,30 @@ fn a_big_index_split_over_threads_finds_the_same_pairs() {
         assert_eq!(got, expected, "frame {frame}");
     }
     assert!(rebuilt, "the index was built in parts");
+}
+
+#[test]
+fn update_times_split_each_update_and_an_idle_one_is_zero() {
+    let jobs = JobSystem::new(2);
+    let mut world = PersistentBroadPhase::default();
+    let boxes: Vec<Aabb> = (0..2_000).map(|i| unit_at(0.5 * i as f32)).collect();
+    let mut handles = Vec::new();
+    world.insert_many(&boxes, ProxyKind::Dynamic, &mut handles).unwrap();
+    world.update(&jobs).unwrap();
+    assert_eq!(world.stats().path, UpdatePath::Full);
+    let full = *world.update_times();
+    // A tree over 2,000 boxes and a merge of ~4,000 pairs take time.
+    assert!(full.candidates > Duration::ZERO && full.merge > Duration::ZERO, "{full:?}");
+    assert!(full.candidates + full.merge <= full.total, "{full:?}");
+
+    world.set_aabb(handles[7], unit_at(10_000.0)).unwrap();
+    world.update(&jobs).unwrap();
+    assert_eq!(world.stats().path, UpdatePath::Incremental);
+    let incremental = *world.update_times();
+    assert!(incremental.total > Duration::ZERO, "{incremental:?}");
+    assert!(incremental.candidates + incremental.merge <= incremental.total, "{incremental:?}");
+
+    // Nothing changed: no work, and last update's times are not kept.
+    world.update(&jobs).unwrap();
+    assert_eq!(*world.update_times(), UpdateTimes::default());
 }
