@@ -1,25 +1,28 @@
 //! Neighbor lists filled on all cores: the structures search slot ranges
-//! independently, so the job system fills one range per job and one pass
-//! joins them in slot order.
+//! independently, so the jobs fill chunks of rows, each appended to the
+//! answer in slot order as soon as the chunks before it are.
 
 use crate::cross::{check_queries, neighbors_of_range};
 use crate::{NeighborLists, NeighborSearch, PointError};
 use broadphase_jobs::{JobError, JobSystem};
+use core::sync::atomic::{AtomicUsize, Ordering};
 use glam::Vec3;
+use parking_lot::{Condvar, Mutex};
 
 /// Sorted-order CSR neighbor lists of a built neighbor structure, filled by
 /// the job system.
 ///
-/// The slots are cut into a few ranges per thread; each job fills its
-/// range's lists into a buffer kept here across frames, and the ranges are
-/// joined in slot order, so the result equals
+/// The slots are cut into chunks of 4,096; each job fills the next chunk's
+/// lists into a buffer kept here across frames, and the chunks are
+/// appended to the answer in slot order as soon as the chunks before them
+/// are (while the buffer is still in cache), so the result equals
 /// `structure.sorted_neighbor_lists(0..len, ..)` exactly, for any thread
 /// count. The build is the caller's: on the calling thread, or for the
 /// grid on the job system too
 /// ([`CountingSortGrid::build_parallel`](crate::CountingSortGrid::build_parallel)).
 ///
-/// The jobs are a parallel loop ([`JobSystem::for_each_mut`], one range's
-/// buffer each): they borrow the structure for the call, so it stays the
+/// The jobs are a parallel loop ([`JobSystem::for_each_mut`], one buffer
+/// per thread): they borrow the structure for the call, so it stays the
 /// caller's to rebuild between frames, and a warm fill allocates nothing.
 ///
 /// # Examples
@@ -48,62 +51,66 @@ use glam::Vec3;
 /// ```
 #[derive(Debug, Default)]
 pub struct ParallelNeighborLists {
-    /// One buffer per range, reused across frames; range `i`'s job fills
-    /// buffer `i`.
-    parts: Vec<NeighborLists>,
+    /// The ring of chunk buffers, reused across frames: chunk `c` is
+    /// filled into buffer `c % len`, so each buffer holds the same chunks
+    /// every frame and, once warm, never grows.
+    ring: Vec<Mutex<NeighborLists>>,
 }
 
-/// Ranges per thread: a few, so a dense range does not hold up the frame.
-const RANGES_PER_THREAD: usize = 4;
+/// Rows per chunk: a chunk's lists (about 500 KB at 30 neighbors a row)
+/// stay in the filling core's cache until they are placed.
+const ROWS_PER_CHUNK: usize = 4096;
 
-/// Where one part goes in the joined lists: its rows' offsets and its
-/// entries, and the entries before it.
-type Destination<'a> = (&'a mut [usize], &'a mut [u32], usize);
+/// Chunk buffers per thread: a job runs up to this many chunks ahead of
+/// the first one not yet placed before it waits for a free buffer.
+const BUFFERS_PER_THREAD: usize = 4;
 
-/// Most parts joined on the job system; more are joined on the calling
-/// thread (their destinations live in an array on the stack).
-const MAX_JOINED: usize = 64;
+/// The fill's progress, shared by its jobs: which chunks of the ring are
+/// filled, and how far `out` is placed.
+struct Placing<'a> {
+    out: &'a mut NeighborLists,
+    /// The first chunk not yet placed.
+    next: usize,
+    /// Whether ring buffer `c % ring.len()` holds chunk `c`, filled and
+    /// not yet placed (one bit per buffer).
+    filled: u64,
+    /// Jobs waiting for a buffer to be placed.
+    waiting: usize,
+    /// A job panicked: its chunk will never be placed, so no job waits.
+    failed: bool,
+}
 
-/// Replaces `out` with the parts' rows one after the other. The copy (the
-/// whole answer, 120 MB at a million particles) runs on the job system:
-/// on one thread it was a sixth of the fill.
-fn join(
-    jobs: &JobSystem,
-    parts: &[NeighborLists],
-    out: &mut NeighborLists,
-) -> Result<(), JobError> {
-    out.clear();
-    if parts.len() > MAX_JOINED {
-        for part in parts {
-            out.append_rows(part);
+/// Armed around a chunk's fill: dropped only if the fill panicked, when
+/// it marks the fill failed and wakes the jobs waiting for a buffer (the
+/// chunk will never be placed).
+struct PanicFlag<'p, 'a> {
+    placing: &'p Mutex<Placing<'a>>,
+    buffer_free: &'p Condvar,
+}
+
+impl Drop for PanicFlag<'_, '_> {
+    fn drop(&mut self) {
+        self.placing.lock().failed = true;
+        self.buffer_free.notify_all();
+    }
+}
+
+impl Placing<'_> {
+    /// Places chunk `next` and each filled chunk that follows it, from
+    /// their ring buffers; returns whether any was placed.
+    fn place_ready(&mut self, ring: &[Mutex<NeighborLists>]) -> bool {
+        let mut placed = false;
+        loop {
+            let slot = self.next % ring.len();
+            if self.filled & (1 << slot) == 0 {
+                return placed;
+            }
+            self.out.append_rows(&ring[slot].lock());
+            self.filled &= !(1 << slot);
+            self.next += 1;
+            placed = true;
         }
-        return Ok(());
     }
-    let rows: usize = parts.iter().map(NeighborLists::len).sum();
-    let total: usize = parts.iter().map(NeighborLists::total).sum();
-    out.offsets.resize(rows + 1, 0);
-    out.offsets[0] = 0;
-    if out.indices.len() < total {
-        out.indices.resize(total, 0);
-    }
-    let mut destinations: [Destination<'_>; MAX_JOINED] =
-        std::array::from_fn(|_| (&mut [][..], &mut [][..], 0));
-    let (mut offsets, mut indices) = (&mut out.offsets[1..], &mut out.indices[..total]);
-    let mut base = 0;
-    for (part, destination) in parts.iter().zip(&mut destinations) {
-        let (these_offsets, rest_offsets) = offsets.split_at_mut(part.len());
-        let (these_indices, rest_indices) = indices.split_at_mut(part.total());
-        *destination = (these_offsets, these_indices, base);
-        base += part.total();
-        (offsets, indices) = (rest_offsets, rest_indices);
-    }
-    jobs.for_each_mut(&mut destinations[..parts.len()], |index, (offsets, indices, base)| {
-        let part = &parts[index];
-        for (to, &from) in offsets.iter_mut().zip(&part.offsets[1..]) {
-            *to = *base + from;
-        }
-        indices.copy_from_slice(part.indices());
-    })
 }
 
 impl ParallelNeighborLists {
@@ -137,26 +144,84 @@ impl ParallelNeighborLists {
         out: &mut NeighborLists,
     ) -> Result<(), JobError> {
         let len = structure.len();
-        if len == 0 {
-            structure.sorted_neighbor_lists(0..0, out);
+        if len <= ROWS_PER_CHUNK || jobs.threads() == 1 {
+            structure.sorted_neighbor_lists(0..len, out);
             return Ok(());
         }
-        let step = len.div_ceil(jobs.threads() * RANGES_PER_THREAD).max(1);
-        let ranges = len.div_ceil(step);
-        if self.parts.len() < ranges {
-            self.parts.resize_with(ranges, NeighborLists::default);
+        self.fill_in_chunk_order(jobs, len, out, |rows, part| {
+            structure.sorted_neighbor_lists(rows, part);
+        })
+    }
+
+    /// Replaces `out` with the lists of `rows` rows, a chunk of
+    /// [`ROWS_PER_CHUNK`] at a time (`fill_chunk(rows, part)` replaces
+    /// `part` with the lists of those rows), equal to one fill of all the
+    /// rows in turn.
+    ///
+    /// Each job claims the next chunk and fills it into its ring buffer,
+    /// which stays in its core's cache; a chunk is appended to `out` as
+    /// soon as every chunk before it is, by whichever job fills or places
+    /// the one before it. The lists thus reach memory once: parts joined
+    /// at the end would be written, read and written again (at a million
+    /// particles, 120 MB each time). A job that runs a whole ring ahead of
+    /// the first chunk not yet placed waits for that buffer.
+    fn fill_in_chunk_order(
+        &mut self,
+        jobs: &JobSystem,
+        rows: usize,
+        out: &mut NeighborLists,
+        fill_chunk: impl Fn(core::ops::Range<usize>, &mut NeighborLists) + Sync,
+    ) -> Result<(), JobError> {
+        let chunks = rows.div_ceil(ROWS_PER_CHUNK);
+        out.clear();
+        out.offsets.push(0);
+        // At most 64: one bit of `filled` per buffer.
+        let ring_len = (jobs.threads() * BUFFERS_PER_THREAD).min(u64::BITS as usize);
+        if self.ring.len() != ring_len {
+            self.ring.resize_with(ring_len, Mutex::default);
         }
-        jobs.for_each_mut(&mut self.parts[..ranges], |range, part| {
-            let from = range * step;
-            structure.sorted_neighbor_lists(from..(from + step).min(len), part);
-        })?;
-        join(jobs, &self.parts[..ranges], out)
+        let ring = &self.ring[..];
+        let placing = Mutex::new(Placing { out, next: 0, filled: 0, waiting: 0, failed: false });
+        let buffer_free = Condvar::new();
+        let claimed = AtomicUsize::new(0);
+        jobs.for_each(jobs.threads(), 1, |_, _| {
+            loop {
+                let chunk = claimed.fetch_add(1, Ordering::Relaxed);
+                if chunk >= chunks {
+                    return;
+                }
+                {
+                    // The buffer is free once the chunk a ring before
+                    // this one is placed.
+                    let mut placing = placing.lock();
+                    while placing.next + ring_len <= chunk && !placing.failed {
+                        placing.waiting += 1;
+                        buffer_free.wait(&mut placing);
+                        placing.waiting -= 1;
+                    }
+                    if placing.failed {
+                        return;
+                    }
+                }
+                let slot = chunk % ring_len;
+                let start = chunk * ROWS_PER_CHUNK;
+                let unwinding = PanicFlag { placing: &placing, buffer_free: &buffer_free };
+                fill_chunk(start..(start + ROWS_PER_CHUNK).min(rows), &mut ring[slot].lock());
+                core::mem::forget(unwinding);
+                let mut placing = placing.lock();
+                placing.filled |= 1 << slot;
+                if placing.place_ready(ring) && placing.waiting > 0 {
+                    buffer_free.notify_all();
+                }
+            }
+        })
     }
 
     /// [`neighbors_of`](crate::neighbors_of) on `jobs`: the queries are cut
-    /// into a few ranges per thread, each answered by a scoped job into a
-    /// buffer kept here, and the rows joined in query order, so `out`
-    /// equals the one-thread answer exactly, for any thread count.
+    /// into chunks answered by scoped jobs into buffers kept here, each
+    /// chunk's rows appended in query order as soon as the chunks before it
+    /// are (as [`fill`](Self::fill) does), so `out` equals the one-thread
+    /// answer exactly, for any thread count.
     ///
     /// # Errors
     /// [`FillError::Point`] with what `neighbors_of` would refuse (before
@@ -193,17 +258,10 @@ impl ParallelNeighborLists {
             out.offsets.push(0);
             return Ok(());
         }
-        let step = queries.len().div_ceil(jobs.threads() * RANGES_PER_THREAD).max(1);
-        let ranges = queries.len().div_ceil(step);
-        if self.parts.len() < ranges {
-            self.parts.resize_with(ranges, NeighborLists::default);
-        }
-        jobs.for_each_mut(&mut self.parts[..ranges], |range, part| {
-            let queries = &queries[range * step..((range + 1) * step).min(queries.len())];
-            neighbors_of_range(structure, queries, radius, part);
+        self.fill_in_chunk_order(jobs, queries.len(), out, |rows, part| {
+            neighbors_of_range(structure, &queries[rows], radius, part);
         })
-        .map_err(FillError::Job)?;
-        join(jobs, &self.parts[..ranges], out).map_err(FillError::Job)
+        .map_err(FillError::Job)
     }
 }
 

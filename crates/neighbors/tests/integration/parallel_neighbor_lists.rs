@@ -1,12 +1,13 @@
 //! Neighbor lists filled by the job system equal the single-thread fill,
 //! row for row and entry for entry, for any thread count and structure.
 
-use broadphase_jobs::JobSystem;
+use broadphase_jobs::{JobError, JobSystem};
 use broadphase_neighbors::{
-    CountingSortGrid, NeighborLists, NeighborSearch, ParallelNeighborLists, SpatialHash,
-    SpatialIndex,
+    CountingSortGrid, NeighborLists, NeighborRule, NeighborSearch, ParallelNeighborLists,
+    PointError, SpatialHash, SpatialIndex,
 };
 use broadphase_scenes::{SplitMix64, sph};
+use core::ops::Range;
 use glam::Vec3;
 
 fn clustered(count: usize, seed: u64) -> Vec<Vec3> {
@@ -58,24 +59,34 @@ fn parallel_lists_equal_single_thread_lists() {
     }
 }
 
-/// With more than 16 threads there are more than 64 ranges: the parts are
-/// then joined on the calling thread instead of by jobs. Both joins give
-/// the one-thread lists, including after a frame with fewer ranges left
-/// the kept parts longer than needed.
+/// Above 4,096 rows the jobs fill chunks and place them in order, parking
+/// a chunk filled before the ones ahead of it: on many chunks (a dense
+/// cluster first, so the first chunks are slow and later ones wait), on
+/// more threads than chunks, and frame after frame with the buffers kept,
+/// the lists are the one-thread lists.
 #[test]
-fn many_ranges_are_joined_on_the_calling_thread() {
-    let points = sph(15);
-    let mut grid = CountingSortGrid::default();
-    grid.build(&points, 2.0).unwrap();
-    let mut single = NeighborLists::default();
-    grid.sorted_neighbor_lists(0..grid.len(), &mut single);
+fn chunks_placed_in_order_equal_the_one_thread_lists() {
+    let mut dense_first = clustered(6_000, 5);
+    dense_first.iter_mut().for_each(|p| *p *= 0.2);
+    dense_first.extend(clustered(40_000, 7));
+    let scenes: Vec<(Vec<Vec3>, f32)> =
+        vec![(sph(32), 2.0), (dense_first, 1.0), (clustered(9_000, 3), 0.7)];
     let mut parallel = ParallelNeighborLists::default();
     let mut lists = NeighborLists::default();
-    for threads in [17, 2, 17] {
-        let jobs = JobSystem::new(threads);
-        parallel.fill(&jobs, &grid, &mut lists).unwrap();
-        assert_eq!(lists.offsets(), single.offsets(), "{threads} threads: row offsets differ");
-        assert_eq!(lists.indices(), single.indices(), "{threads} threads: entries differ");
+    for (points, radius) in &scenes {
+        let mut grid = CountingSortGrid::default();
+        grid.build(points, *radius).unwrap();
+        let mut single = NeighborLists::default();
+        grid.sorted_neighbor_lists(0..grid.len(), &mut single);
+        for threads in [2, 3, 17, 1, 2] {
+            let jobs = JobSystem::new(threads);
+            for frame in 0..2 {
+                parallel.fill(&jobs, &grid, &mut lists).unwrap();
+                let what = format!("{} points, {threads} threads, frame {frame}", points.len());
+                assert_eq!(lists.offsets(), single.offsets(), "{what}: row offsets differ");
+                assert_eq!(lists.indices(), single.indices(), "{what}: entries differ");
+            }
+        }
     }
 }
 
@@ -98,4 +109,70 @@ fn reused_lists_give_each_frame_its_own_answer_as_answers_grow_and_shrink() {
             assert_eq!(lists.indices(), single.indices(), "radius {radius}: entries differ");
         }
     }
+}
+
+/// A grid whose lists stall or panic in the chunk holding row 0: a slow
+/// first chunk makes the other jobs run a whole ring of buffers ahead and
+/// wait for it; a panicking one (a user's structure with a bug) must not
+/// leave them waiting.
+struct FirstChunk {
+    grid: CountingSortGrid,
+    panics: bool,
+}
+
+impl NeighborSearch for FirstChunk {
+    fn build(&mut self, points: &[Vec3], radius: f32) -> Result<(), PointError> {
+        self.grid.build(points, radius)
+    }
+    fn build_spheres(&mut self, centers: &[Vec3], radii: &[f32]) -> Result<(), PointError> {
+        self.grid.build_spheres(centers, radii)
+    }
+    fn len(&self) -> usize {
+        self.grid.len()
+    }
+    fn rule(&self) -> NeighborRule {
+        self.grid.rule()
+    }
+    fn sorted_order(&self) -> &[u32] {
+        self.grid.sorted_order()
+    }
+    fn query(&self, point: Vec3, radius: f32, out: &mut Vec<u32>) -> Result<(), PointError> {
+        self.grid.query(point, radius, out)
+    }
+    fn for_each_neighbor_pair_in(&self, slots: Range<usize>, f: impl FnMut(u32, u32)) {
+        self.grid.for_each_neighbor_pair_in(slots, f);
+    }
+    fn neighbor_lists(&self, out: &mut NeighborLists) {
+        self.grid.neighbor_lists(out);
+    }
+    fn sorted_neighbor_lists(&self, slots: Range<usize>, out: &mut NeighborLists) {
+        if slots.start == 0 {
+            assert!(!self.panics, "a bug in the first chunk");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        self.grid.sorted_neighbor_lists(slots, out);
+    }
+}
+
+#[test]
+fn jobs_wait_for_a_slow_first_chunk_and_a_panic_does_not_leave_them_waiting() {
+    // 64,000 points: 16 chunks, more than a ring of 2 threads' buffers.
+    let points = sph(40);
+    let mut slow = FirstChunk { grid: CountingSortGrid::default(), panics: false };
+    slow.build(&points, 2.0).unwrap();
+    let mut single = NeighborLists::default();
+    slow.grid.sorted_neighbor_lists(0..slow.len(), &mut single);
+    let jobs = JobSystem::new(2);
+    let mut parallel = ParallelNeighborLists::default();
+    let mut lists = NeighborLists::default();
+    parallel.fill(&jobs, &slow, &mut lists).unwrap();
+    assert_eq!(lists.offsets(), single.offsets());
+    assert_eq!(lists.indices(), single.indices());
+
+    let buggy = FirstChunk { panics: true, ..slow };
+    let error = parallel.fill(&jobs, &buggy, &mut lists).unwrap_err();
+    assert!(matches!(error, JobError::Panicked { .. }), "{error:?}");
+    // The kept buffers still serve the next fill.
+    parallel.fill(&jobs, &buggy.grid, &mut lists).unwrap();
+    assert_eq!(lists.indices(), single.indices());
 }

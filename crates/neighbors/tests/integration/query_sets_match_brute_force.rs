@@ -92,11 +92,19 @@ fn spheres_answer_what_touches_each_probe() {
     }
 }
 
+/// Fewer queries than one chunk, and many chunks (above 4,096 queries the
+/// jobs place chunks in order).
 #[test]
 fn the_parallel_fill_equals_one_thread_on_any_thread_count() {
+    for count in [2_500, 20_000] {
+        parallel_fill_equals_one_thread(count);
+    }
+}
+
+fn parallel_fill_equals_one_thread(count: usize) {
     let mut rng = Rng(29);
     let data: Vec<Vec3> = (0..3_000).map(|_| rng.point(0.0, 25.0)).collect();
-    let queries: Vec<Vec3> = (0..2_500).map(|_| rng.point(0.0, 25.0)).collect();
+    let queries: Vec<Vec3> = (0..count).map(|_| rng.point(0.0, 25.0)).collect();
     let mut grid = CountingSortGrid::default();
     grid.build(&data, 1.2).unwrap();
     let mut single = NeighborLists::default();
