@@ -3,7 +3,8 @@
 //! [`CountingSortGrid::build_spheres_parallel`].
 //!
 //! The same stable counting sort as the single-thread build, cut into one
-//! part of the input per thread: each part computes its particles' cells
+//! part of the input per thread: each part checks its input, then computes
+//! its particles' cells
 //! and counts them into its own histogram; one pass over the cells turns
 //! the histograms into each part's first slot in each cell (parts in input
 //! order, so the sort stays stable and the slots are exactly the
@@ -135,7 +136,12 @@ impl CountingSortGrid {
     ) -> Result<(), BuildError> {
         self.reset();
         check_radius(radius)?;
-        let bounds = validate_points(points)?;
+        let bounds = checked_in_parts(
+            jobs,
+            points.len(),
+            || validate_points(points),
+            |range| validate_points(&points[range]),
+        )?;
         self.index_parallel(jobs, points, None, bounds, Shape::Points { radius })
     }
 
@@ -167,7 +173,14 @@ impl CountingSortGrid {
         radii: &[f32],
     ) -> Result<(), BuildError> {
         self.reset();
-        let (bounds, max_radius) = validate_spheres(centers, radii)?;
+        let whole = || validate_spheres(centers, radii);
+        let (bounds, max_radius) = if centers.len() == radii.len() {
+            checked_in_parts(jobs, centers.len(), whole, |range| {
+                validate_spheres(&centers[range.clone()], &radii[range])
+            })?
+        } else {
+            whole()?
+        };
         self.index_parallel(jobs, centers, Some(radii), bounds, Shape::Spheres { max_radius })
     }
 
@@ -294,6 +307,67 @@ impl CountingSortGrid {
         gathered?;
         self.sorted.estimate_rows(lo, hi, cell, stencil_k(self.config.cells_per_radius) as i32);
         Ok(())
+    }
+}
+
+/// The input check of a parallel build, in parts on `jobs`: `check_part`
+/// checks a range of the input and returns what `check_whole` returns for
+/// the whole (the bounds, for spheres with the largest radius), whose
+/// parts' answers combine with [`Combine`]. Where a part refuses its
+/// range, or a job panics, `check_whole` runs on the calling thread, so
+/// the error is the whole input's first, exactly as `build` reports it.
+/// Below two parts of [`MIN_PART`], `check_whole` alone.
+fn checked_in_parts<T: Combine + Send>(
+    jobs: &JobSystem,
+    len: usize,
+    check_whole: impl FnOnce() -> Result<T, PointError>,
+    check_part: impl Fn(core::ops::Range<usize>) -> Result<T, PointError> + Sync,
+) -> Result<T, PointError> {
+    let parts = jobs.threads().min(MAX_PARTS).min(len / MIN_PART);
+    if parts < 2 || len > crate::points::MAX_POINTS {
+        return check_whole();
+    }
+    let step = len.div_ceil(parts);
+    let mut answers: [Option<Result<T, PointError>>; MAX_PARTS] = std::array::from_fn(|_| None);
+    let ran = run_parts(jobs, answers[..parts].iter_mut().enumerate(), |_, (part, answer)| {
+        *answer = Some(check_part(part * step..((part + 1) * step).min(len)));
+    });
+    let mut whole: Option<T> = None;
+    for answer in &mut answers[..parts] {
+        match answer.take() {
+            Some(Ok(part)) if ran.is_ok() => {
+                whole = Some(match whole {
+                    Some(before) => before.combine(part),
+                    None => part,
+                });
+            }
+            _ => return check_whole(),
+        }
+    }
+    whole.map_or_else(check_whole, Ok)
+}
+
+/// Answers of an input check over consecutive parts, combined into the
+/// whole input's.
+trait Combine {
+    /// The answer for this part followed by `next`.
+    fn combine(self, next: Self) -> Self;
+}
+
+/// The bounds of a set of points (`None` when empty).
+impl Combine for Option<(Vec3, Vec3)> {
+    fn combine(self, next: Self) -> Self {
+        match (self, next) {
+            (Some((lo, hi)), Some((next_lo, next_hi))) => Some((lo.min(next_lo), hi.max(next_hi))),
+            (bounds, None) | (None, bounds) => bounds,
+        }
+    }
+}
+
+/// The bounds of the centers and the largest radius.
+impl Combine for (Option<(Vec3, Vec3)>, f32) {
+    fn combine(self, next: Self) -> Self {
+        (self.0.combine(next.0), self.1.max(next.1))
     }
 }
 

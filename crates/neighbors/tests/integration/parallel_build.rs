@@ -109,3 +109,45 @@ fn a_parallel_build_inside_a_job_is_refused() {
     assert_eq!(outcome, Some(Err(BuildError::Job(JobError::WaitInsideJob))));
     assert!(grid.is_empty());
 }
+
+/// The input is checked in parts on the jobs: wherever the bad points
+/// and radii sit (one part, several, a bad radius before or after the
+/// first bad center), the error is the serial build's, and inputs that
+/// pass give the serial bounds (the same grid).
+#[test]
+fn checks_in_parts_report_the_serial_builds_first_error() {
+    let base = scenes().swap_remove(0).1;
+    let n = base.len();
+    let mut serial = CountingSortGrid::default();
+    let mut grid = CountingSortGrid::default();
+    let cases: [(&[usize], &[usize]); 7] = [
+        (&[n - 3], &[]),
+        (&[5, n - 3], &[]),
+        (&[n / 2 + 1], &[n / 2]),
+        (&[n / 2], &[n - 1]),
+        (&[], &[n - 2]),
+        (&[], &[7, n - 2]),
+        (&[], &[]),
+    ];
+    for threads in [2, 3] {
+        let jobs = JobSystem::new(threads);
+        for (bad_centers, bad_radii) in cases {
+            let mut points = base.clone();
+            bad_centers.iter().for_each(|&i| points[i].y = f32::INFINITY);
+            let mut radii = vec![0.5; n];
+            bad_radii.iter().for_each(|&i| radii[i] = -1.0);
+            let what = format!("{threads} threads, centers {bad_centers:?}, radii {bad_radii:?}");
+            let want = serial.build_spheres(&points, &radii).map_err(BuildError::Point);
+            let got = grid.build_spheres_parallel(&jobs, &points, &radii);
+            assert_eq!(got, want, "{what}");
+            if want.is_ok() {
+                assert_same(&what, &grid, &serial);
+            }
+            let want = serial.build(&points, 1.0).map_err(BuildError::Point);
+            assert_eq!(grid.build_parallel(&jobs, &points, 1.0), want, "{what}");
+            if want.is_ok() {
+                assert_same(&what, &grid, &serial);
+            }
+        }
+    }
+}
