@@ -743,6 +743,7 @@ impl PersistentBroadPhase {
         let slot = self.slot(proxy, 0)?;
         if self.slots.group[slot] != group {
             self.slots.group[slot] = group;
+            self.slots.grouped |= group != 0;
             self.slots.changed.set(slot);
             self.queue_slot(slot as u32);
             self.touched = true;

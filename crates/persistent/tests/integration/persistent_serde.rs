@@ -7,7 +7,7 @@
 
 use crate::json_numbers::{at_path, number_paths};
 use broadphase_jobs::JobSystem;
-use broadphase_persistent::{BroadPhaseSnapshot, PersistentBroadPhase, ProxyKind};
+use broadphase_persistent::{BroadPhaseSnapshot, PersistentBroadPhase, ProxyKind, UpdatePath};
 use broadphase_scenes::SplitMix64;
 use broadphase_storage::Aabb;
 use glam::Vec3;
@@ -72,6 +72,37 @@ fn a_snapshot_read_back_restores_the_same_state() {
     assert_eq!(read.len(), original.len());
     assert_eq!(read.config(), original.config());
     assert_eq!(run(&read, &jobs), run(&original, &jobs));
+}
+
+/// A snapshot read back keeps its groups: a full update of the restored
+/// broad phase (every proxy moved) drops the pairs of one group, as the
+/// original's does.
+#[test]
+fn a_snapshot_read_back_keeps_its_groups_on_a_full_update() {
+    let jobs = JobSystem::new(2);
+    let mut original = PersistentBroadPhase::default();
+    let unit = |x: f32| Aabb::new(Vec3::new(x, 0.0, 0.0), Vec3::new(x + 1.0, 1.0, 1.0));
+    let handles: Vec<_> = (0..40)
+        .map(|i| original.insert(unit(0.5 * i as f32), ProxyKind::Dynamic).unwrap())
+        .collect();
+    for &h in &handles[..10] {
+        original.set_group(h, 3).unwrap();
+    }
+    original.update(&jobs).unwrap();
+    let text = serde_json::to_string(&original.snapshot()).unwrap();
+    let read: BroadPhaseSnapshot = serde_json::from_str(&text).unwrap();
+    let mut restored = PersistentBroadPhase::default();
+    restored.restore(&read);
+    for world in [&mut original, &mut restored] {
+        for (i, &h) in handles.iter().enumerate() {
+            world.set_aabb(h, unit(0.5 * i as f32 + 100.0)).unwrap();
+        }
+        world.update(&jobs).unwrap();
+        assert_eq!(world.stats().path, UpdatePath::Full);
+    }
+    assert_eq!(restored.pairs(), original.pairs());
+    assert!(!restored.pairs().contains(&[handles[0], handles[1]]), "a pair of one group");
+    assert!(restored.pairs().contains(&[handles[10], handles[11]]));
 }
 
 /// Applies `corrupt` to the JSON of the test world's snapshot and expects
