@@ -942,9 +942,9 @@ impl PersistentBroadPhase {
             return Ok(());
         }
         let start = Instant::now();
-        self.collect_moved();
+        let reindexed = self.live_queued();
         let full = self.force_full
-            || self.moved.len() as f64
+            || reindexed as f64
                 > f64::from(self.config.full_rebuild_fraction.max(0.0)) * self.slots.live as f64;
         self.fresh.clear();
         if full {
@@ -957,6 +957,7 @@ impl PersistentBroadPhase {
                 self.candidates.settle(&self.slots, &mut self.events);
             }
         } else {
+            self.collect_moved();
             let woken = self.slots.disturbed(&mut self.disturbed);
             if woken {
                 self.stats.resting_changed |= self.candidates.wake(&self.disturbed);
@@ -971,7 +972,7 @@ impl PersistentBroadPhase {
             }
         }
         self.times.merge = start.elapsed() - self.times.candidates;
-        self.stats.reindexed = self.moved.len();
+        self.stats.reindexed = reindexed;
         self.stats.path = if full { UpdatePath::Full } else { UpdatePath::Incremental };
         self.stats.candidates = self.candidates.len();
         self.stats.resting = self.candidates.resting_len();
@@ -979,6 +980,14 @@ impl PersistentBroadPhase {
         self.stats.started = self.events.started.len();
         self.stats.ended = self.events.ended.len();
         Ok(())
+    }
+
+    /// How many queued slots are live: the proxies this update re-indexes.
+    /// A count, not a list: a full update needs no list, and building one
+    /// of a million slots took 1.3-1.4 ms.
+    fn live_queued(&self) -> usize {
+        let state = &self.slots.state;
+        self.queue.iter().map(|&slot| usize::from(state[slot as usize].is_live())).sum()
     }
 
     /// Collects the live queued slots (their enlarged boxes were set with

@@ -411,3 +411,27 @@ fn update_times_split_each_update_and_an_idle_one_is_zero() {
     world.update(&jobs).unwrap();
     assert_eq!(*world.update_times(), UpdateTimes::default());
 }
+
+/// `UpdateStats::reindexed` counts the live proxies re-indexed: a proxy
+/// moved and then removed before the update is not one, on the
+/// incremental path and on the full one.
+#[test]
+fn reindexed_counts_live_moved_proxies_on_both_paths() {
+    let jobs = JobSystem::new(2);
+    for moved in [2usize, 150] {
+        let mut world = PersistentBroadPhase::default();
+        let boxes: Vec<Aabb> = (0..200).map(|i| unit_at(3.0 * i as f32)).collect();
+        let mut handles = Vec::new();
+        world.insert_many(&boxes, ProxyKind::Dynamic, &mut handles).unwrap();
+        world.update(&jobs).unwrap();
+        for &h in &handles[..moved] {
+            let aabb = world.aabb(h).unwrap();
+            world.set_aabb(h, Aabb::new(aabb.min + 1_000.0, aabb.max + 1_000.0)).unwrap();
+        }
+        world.remove(handles[0]).unwrap();
+        world.update(&jobs).unwrap();
+        let path = if moved > 100 { UpdatePath::Full } else { UpdatePath::Incremental };
+        assert_eq!(world.stats().path, path);
+        assert_eq!(world.stats().reindexed, moved - 1, "{path:?}");
+    }
+}
