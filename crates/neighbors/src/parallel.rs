@@ -21,9 +21,10 @@ use parking_lot::{Condvar, Mutex};
 /// grid on the job system too
 /// ([`CountingSortGrid::build_parallel`](crate::CountingSortGrid::build_parallel)).
 ///
-/// The jobs are a parallel loop ([`JobSystem::for_each_mut`], one buffer
-/// per thread): they borrow the structure for the call, so it stays the
-/// caller's to rebuild between frames, and a warm fill allocates nothing.
+/// The jobs are one per thread ([`JobSystem::for_each`]), each claiming
+/// chunks until none is left, with four buffers per thread in a ring:
+/// they borrow the structure for the call, so it stays the caller's to
+/// rebuild between frames, and a warm fill allocates nothing.
 ///
 /// # Examples
 ///
