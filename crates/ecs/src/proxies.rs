@@ -155,7 +155,14 @@ impl EntityProxies {
         }
         let differs = AtomicBool::new(false);
         let compared = jobs.for_each(now.len(), COMPARE_CHUNK, |range, _| {
-            if now[range.clone()] != last[range] {
+            // The entities' bits folded without a branch, which vectorizes
+            // (a slice `!=` of entities compares them one at a time).
+            let (now, last) = (&now[range.clone()], &last[range]);
+            let any = now
+                .iter()
+                .zip(last)
+                .fold(0u64, |any, (a, b)| any | (a.to_bits().get() ^ b.to_bits().get()));
+            if any != 0 {
                 differs.store(true, Ordering::Relaxed);
             }
         });
