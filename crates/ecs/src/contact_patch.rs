@@ -13,7 +13,7 @@
 //! once that garbage outgrows the lists themselves.
 
 use crate::contacts::Table;
-use broadphase_storage::Pool;
+use broadphase_storage::{Pool, radix_sort_by_key};
 use hecs::Entity;
 
 /// `(owner, partner, gained)`: one side of a started (`true`) or ended
@@ -113,42 +113,9 @@ fn sort_changes(changes: &mut [Change], scratch: &mut Pool<Change>, counts: &mut
         return;
     }
     let max_id = changes.iter().fold(0, |m, change| m.max(change.0.id()));
-    let id_bits = (u32::BITS - max_id.leading_zeros()).max(1);
-    let passes = id_bits.div_ceil(MAX_DIGIT_BITS);
-    let digit_bits = id_bits.div_ceil(passes);
-    let radix = 1usize << digit_bits;
-    let mask = (radix - 1) as u32;
-    counts.reset();
-    counts.resize(passes as usize * radix, 0);
-    for change in changes.iter() {
-        let id = change.0.id();
-        for (pass, counts) in counts.chunks_exact_mut(radix).enumerate() {
-            counts[((id >> (pass as u32 * digit_bits)) & mask) as usize] += 1;
-        }
-    }
-    for counts in counts.chunks_exact_mut(radix) {
-        let mut sum = 0;
-        for c in counts {
-            (*c, sum) = (sum, sum + *c);
-        }
-    }
-    // Each pass writes every place (the offsets are a permutation): what
-    // the last sort left in the scratch is overwritten, never read.
-    scratch.truncate(changes.len());
-    scratch.resize(changes.len(), (Entity::DANGLING, Entity::DANGLING, false));
-    let (mut from, mut to) = (&mut *changes, &mut scratch[..]);
-    for (pass, offsets) in counts.chunks_exact_mut(radix).enumerate() {
-        let shift = pass as u32 * digit_bits;
-        for change in from.iter() {
-            let at = &mut offsets[((change.0.id() >> shift) & mask) as usize];
-            to[*at as usize] = *change;
-            *at += 1;
-        }
-        core::mem::swap(&mut from, &mut to);
-    }
-    if passes % 2 == 1 {
-        changes.copy_from_slice(scratch);
-    }
+    let id_bits = u32::BITS - max_id.leading_zeros();
+    let owner = |change: &Change| u64::from(change.0.id());
+    radix_sort_by_key(changes, id_bits, MAX_DIGIT_BITS, owner, scratch, counts);
     for run in changes.chunk_by_mut(|x, y| x.0.id() == y.0.id()) {
         if !run.is_sorted() {
             run.sort_unstable();

@@ -21,7 +21,8 @@
 //!   (shares, queues, staging, sort buffers) in pools too.
 //!
 //! Both are cleared, never freed, so a warm frame of the same size
-//! allocates nothing. Nothing here knows about grids or threads.
+//! allocates nothing, and [`radix_sort_by_key`] sorts records in them.
+//! Nothing here knows about grids or threads.
 //!
 //! The `serde` feature (off by default) implements `Serialize` and
 //! `Deserialize` for [`Aabb`], [`InputError`] and the two buffers, which
@@ -36,6 +37,7 @@ mod column;
 mod fast_unique;
 mod frustum;
 mod pool;
+mod radix;
 mod ray;
 mod region;
 #[cfg(feature = "serde")]
@@ -49,6 +51,7 @@ pub use fast_unique::{FastUnique, FastUniqueSets};
 pub use frustum::Frustum;
 pub use glam;
 pub use pool::Pool;
+pub use radix::radix_sort_by_key;
 pub use ray::{QueryError, QueryPart, Ray, Sphere, validate_point};
 pub use region::{RegionTest, planes_hold};
 pub use sorted_union::{SortedUnion, merge_sorted_into};
