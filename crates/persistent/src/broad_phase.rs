@@ -908,6 +908,8 @@ impl PersistentBroadPhase {
         crate::profile::zone!("persistent: update");
         let start = Instant::now();
         self.times = UpdateTimes::default();
+        // Nothing to do: `try_update` keeps the lists, and the times stay 0.
+        let idle = self.idle();
         self.all_pairs.reset();
         let result = self.try_update(jobs);
         // A failed update cannot know which candidates it lost: the next
@@ -921,10 +923,16 @@ impl PersistentBroadPhase {
         let every_slot = result.is_err() || self.stats.path == UpdatePath::Full;
         self.slots.note_rested(every_slot);
         self.finish();
-        if self.times != UpdateTimes::default() {
+        if !idle {
             self.times.total = start.elapsed();
         }
         result
+    }
+
+    /// No call since the last update changed anything, and it succeeded:
+    /// an update keeps its lists and reports no events.
+    fn idle(&self) -> bool {
+        !self.touched && !self.force_full
     }
 
     fn try_update(&mut self, jobs: &JobSystem) -> Result<(), ProxyError> {
@@ -933,7 +941,7 @@ impl PersistentBroadPhase {
             dynamic: self.slots.dynamic,
             ..UpdateStats::default()
         };
-        if !self.touched && !self.force_full {
+        if self.idle() {
             self.events.started.reset();
             self.events.ended.reset();
             self.stats.candidates = self.candidates.len();
