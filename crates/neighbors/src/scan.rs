@@ -394,8 +394,8 @@ mod tests {
 
     fn sorted(points: &[Vec3], radii: Option<&[f32]>) -> Sorted {
         let mut s = Sorted::default();
-        let mut identity: Vec<u32> = (0..points.len() as u32).collect();
-        s.gather(points, radii, &mut identity, Shape::Points { radius: 1.0 });
+        let identity: Vec<u32> = (0..points.len() as u32).collect();
+        s.gather(points, radii, &identity, Shape::Points { radius: 1.0 });
         s
     }
 

@@ -345,7 +345,7 @@ impl Index for SpatialIndex {
         for k in &mut self.keys {
             *k += base;
         }
-        self.sorted.gather(points, radii, &mut self.indices, shape);
+        self.sorted.gather(points, radii, &self.indices, shape);
         self.sorted.estimate_rows(lo, hi, cell, self.k);
         if self.config.lookup == RowLookup::HashMap {
             let mut map = std::mem::take(&mut self.map);

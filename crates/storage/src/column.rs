@@ -333,6 +333,30 @@ impl<T: Lane> AlignedColumn<T> {
         }
     }
 
+    /// Sets the length to `len` for a caller that then writes every lane
+    /// below it: the lanes this column's blocks already hold keep whatever
+    /// they held (an earlier, longer length's values, or zeros), and only
+    /// blocks added to reach `len` are written (zeroed). A warm rebuild of
+    /// a million lanes so skips a 4 MB fill that [`resize`](Self::resize)
+    /// would write and the caller would overwrite.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut xs = broadphase_storage::AlignedColumn::<u32>::new();
+    /// xs.extend_from_slice(&[7, 8, 9]);
+    /// xs.clear();
+    /// xs.resize_for_overwrite(2);
+    /// assert_eq!(xs[..], [7, 8]); // the old lanes, to be overwritten
+    /// xs.resize_for_overwrite(100);
+    /// assert_eq!(xs.len(), 100);
+    /// ```
+    #[inline]
+    pub fn resize_for_overwrite(&mut self, len: usize) {
+        self.cover(len);
+        self.len = len;
+    }
+
     /// Appended runs at least this long are written in whole blocks.
     const LONG_RUN: usize = 4 * Self::PER_BLOCK;
 
@@ -666,6 +690,22 @@ mod tests {
         resize_fills_across_blocks::<u16>();
         resize_fills_across_blocks::<u32>();
         resize_fills_across_blocks::<f32>();
+    }
+
+    #[test]
+    fn resize_for_overwrite_keeps_held_lanes_and_zeroes_new_blocks() {
+        let mut xs = AlignedColumn::<u32>::new();
+        (0..40).for_each(|i| xs.push(i + 1));
+        xs.clear();
+        xs.resize_for_overwrite(40);
+        assert!((0..40).all(|i| xs[i] == i as u32 + 1), "held lanes are not written");
+        xs.truncate(3);
+        xs.resize_for_overwrite(100);
+        assert_eq!(xs.len(), 100);
+        assert_eq!(xs[..3], [1, 2, 3]);
+        assert!(xs[48..].iter().all(|&v| v == 0), "added blocks are zeroed");
+        xs.resize_for_overwrite(5);
+        assert_eq!(xs[..], [1, 2, 3, 4, 5]);
     }
 
     #[test]
