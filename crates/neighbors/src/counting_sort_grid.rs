@@ -190,6 +190,7 @@ impl Index for CountingSortGrid {
         // `keys_of` writes every key: no need to clear the last build's.
         let mut keys = std::mem::take(&mut self.keys);
         keys.truncate(n);
+        broadphase_storage::reserve_huge(&mut keys, n);
         keys.resize(n, 0);
         self.keys_of(points, &mut keys);
         let cells = self.cell_count();

@@ -288,6 +288,7 @@ impl NeighborLists {
         let want = needed + MAX_LANES;
         if indices.len() < want {
             let grown = want.max(indices.len() * 2);
+            broadphase_storage::reserve_huge(indices, grown);
             indices.resize(grown, 0);
         }
     }
@@ -311,6 +312,7 @@ impl NeighborLists {
         let n = rows.len();
         debug_assert_eq!(self.scratch_offsets.len(), n + 1);
         self.offsets.clear();
+        broadphase_storage::reserve_huge(&mut self.offsets, n + 1);
         self.offsets.resize(n + 1, 0);
         for (from, &to) in rows.iter().enumerate() {
             self.offsets[to as usize + 1] =

@@ -344,7 +344,7 @@ pub(crate) fn rows_into<C: Cells>(
     let to = slots.end.min(sorted.len());
     let from = slots.start.min(to);
     offsets.clear();
-    offsets.reserve(to - from + 1);
+    broadphase_storage::reserve_huge(offsets, to - from + 1);
     offsets.push(0);
     // Rows of cells run by blocks of particles (faster at every density
     // measured, sparse ones too). The scalar twin of the block walk

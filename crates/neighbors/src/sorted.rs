@@ -149,6 +149,7 @@ impl Sorted {
         // Every slot below `n` is written (`dst` is a permutation), so what
         // the last build left there need not be cleared first.
         self.staging.truncate(n);
+        broadphase_storage::reserve_huge(&mut self.staging, n);
         self.staging.resize(n, [0; 4]);
         // A slice, not the `Vec`: its start and length stay in registers
         // whether or not `resize` was inlined (a store through the `Vec`

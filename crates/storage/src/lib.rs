@@ -36,6 +36,8 @@ mod capsule;
 mod column;
 mod fast_unique;
 mod frustum;
+#[allow(unsafe_code, reason = "advice to the kernel on how to back a buffer's pages")]
+mod huge_pages;
 mod pool;
 mod radix;
 mod ray;
@@ -50,6 +52,7 @@ pub use column::{AlignedColumn, LANES, Lane, SENTINEL_ID};
 pub use fast_unique::{FastUnique, FastUniqueSets};
 pub use frustum::Frustum;
 pub use glam;
+pub use huge_pages::{HUGE_PAGE_MIN_BYTES, reserve_huge};
 pub use pool::Pool;
 pub use radix::radix_sort_by_key;
 pub use ray::{QueryError, QueryPart, Ray, Sphere, validate_point};

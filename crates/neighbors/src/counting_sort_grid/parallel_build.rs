@@ -224,6 +224,7 @@ impl CountingSortGrid {
         let mut scratch = std::mem::take(&mut self.parts);
         // `keys_of` writes every key: no need to clear the last build's.
         keys.truncate(n);
+        broadphase_storage::reserve_huge(&mut keys, n);
         keys.resize(n, 0);
         scratch.counts.resize_with(parts, Vec::new);
         let counts = &mut scratch.counts[..parts];
@@ -258,6 +259,7 @@ impl CountingSortGrid {
             self.offsets[cells] = sum;
 
             // Each part writes its particles' records into their slots.
+            broadphase_storage::reserve_huge(&mut scratch.records, n);
             scratch.records.resize_with(n, Default::default);
             let records = &scratch.records[..n];
             run_parts(jobs, keys.chunks(step).zip(counts.iter_mut()), |part, (keys, next)| {
