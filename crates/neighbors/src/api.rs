@@ -330,6 +330,18 @@ pub trait NeighborSearch {
     /// ```
     fn sorted_neighbor_lists(&self, slots: Range<usize>, out: &mut NeighborLists);
 
+    /// [`sorted_neighbor_lists`](Self::sorted_neighbor_lists) appended to
+    /// `out`'s rows instead of replacing them, as
+    /// [`NeighborLists::append_rows`] joins them: what lets a parallel fill
+    /// write rows straight into the answer. The structures here override
+    /// it; this default fills a fresh list and appends it.
+    #[doc(hidden)]
+    fn append_sorted_neighbor_lists(&self, slots: Range<usize>, out: &mut NeighborLists) {
+        let mut part = NeighborLists::default();
+        self.sorted_neighbor_lists(slots, &mut part);
+        out.append_rows(&part);
+    }
+
     /// The work behind [`neighbors_of`](crate::neighbors_of), which checks
     /// the queries and the radius first: replaces `out` with one row per
     /// query, the particles [`query`](Self::query) finds, ascending. The
@@ -421,6 +433,14 @@ macro_rules! impl_neighbor_search {
                 out: &mut $crate::csr::NeighborLists,
             ) {
                 $crate::search::sorted_rows(self, slots, out);
+            }
+
+            fn append_sorted_neighbor_lists(
+                &self,
+                slots: std::ops::Range<usize>,
+                out: &mut $crate::csr::NeighborLists,
+            ) {
+                $crate::search::append_sorted_rows(self, slots, out);
             }
 
             fn query_rows(

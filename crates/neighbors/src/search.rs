@@ -340,12 +340,31 @@ pub(crate) fn rows_into<C: Cells>(
     offsets: &mut Vec<usize>,
     indices: &mut Vec<u32>,
 ) {
+    offsets.clear();
+    append_rows_into(c, slots, offsets, indices);
+}
+
+/// Appends the sorted-order rows of `slots` to `lists`, after its rows.
+pub(crate) fn append_sorted_rows<C: Cells>(c: &C, slots: Range<usize>, lists: &mut NeighborLists) {
+    let (offsets, indices) = (&mut lists.offsets, &mut lists.indices);
+    append_rows_into(c, slots, offsets, indices);
+}
+
+/// Appends the sorted-order rows of `slots` to `offsets` (its first entry
+/// pushed if it has none) and `indices` (from the last offset on).
+fn append_rows_into<C: Cells>(
+    c: &C,
+    slots: Range<usize>,
+    offsets: &mut Vec<usize>,
+    indices: &mut Vec<u32>,
+) {
     let sorted = c.sorted();
     let to = slots.end.min(sorted.len());
     let from = slots.start.min(to);
-    offsets.clear();
-    broadphase_storage::reserve_huge(offsets, to - from + 1);
-    offsets.push(0);
+    if offsets.is_empty() {
+        broadphase_storage::reserve_huge(offsets, to - from + 1);
+        offsets.push(0);
+    }
     // Rows of cells run by blocks of particles (faster at every density
     // measured, sparse ones too). The scalar twin of the block walk
     // keeps the per-particle walk.
@@ -373,14 +392,16 @@ pub(crate) fn rows_shape<C: Cells, K: Kernel>(
     indices: &mut Vec<u32>,
 ) {
     let sorted = c.sorted();
+    // Rows are appended after those `offsets` already ends.
+    let pos = *offsets.last().unwrap_or(&0);
     match sorted.shape {
         Shape::Points { radius } => {
             let r2 = radius * radius;
-            rows_walk(kernel, c, slots, |_| Within { r2 }, offsets, indices, 0);
+            rows_walk(kernel, c, slots, |_| Within { r2 }, offsets, indices, pos);
         }
         Shape::Spheres { .. } => {
             let r = sorted.r.as_slice();
-            rows_walk(kernel, c, slots, |s| Contact { rp: r[s] }, offsets, indices, 0);
+            rows_walk(kernel, c, slots, |s| Contact { rp: r[s] }, offsets, indices, pos);
         }
     }
 }

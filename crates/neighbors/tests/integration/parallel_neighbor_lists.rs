@@ -3,8 +3,8 @@
 
 use broadphase_jobs::{JobError, JobSystem};
 use broadphase_neighbors::{
-    CountingSortGrid, NeighborLists, NeighborRule, NeighborSearch, ParallelNeighborLists,
-    PointError, SpatialHash, SpatialIndex,
+    CountingSortGrid, CountingSortGridConfig, NeighborLists, NeighborRule, NeighborSearch,
+    ParallelNeighborLists, PointError, ScanKernel, SpatialHash, SpatialIndex,
 };
 use broadphase_scenes::{SplitMix64, sph};
 use core::ops::Range;
@@ -73,8 +73,11 @@ fn chunks_placed_in_order_equal_the_one_thread_lists() {
         vec![(sph(32), 2.0), (dense_first, 1.0), (clustered(9_000, 3), 0.7)];
     let mut parallel = ParallelNeighborLists::default();
     let mut lists = NeighborLists::default();
-    for (points, radius) in &scenes {
-        let mut grid = CountingSortGrid::default();
+    // Every kernel: the per-particle walk appends rows as the block walk does.
+    let kernels = ScanKernel::available().into_iter().chain([ScanKernel::Auto]);
+    let configs = kernels.map(|kernel| CountingSortGridConfig { kernel, ..Default::default() });
+    for (config, (points, radius)) in configs.flat_map(|c| scenes.iter().map(move |s| (c, s))) {
+        let mut grid = CountingSortGrid::with_config(config);
         grid.build(points, *radius).unwrap();
         let mut single = NeighborLists::default();
         grid.sorted_neighbor_lists(0..grid.len(), &mut single);
@@ -82,7 +85,11 @@ fn chunks_placed_in_order_equal_the_one_thread_lists() {
             let jobs = JobSystem::new(threads);
             for frame in 0..2 {
                 parallel.fill(&jobs, &grid, &mut lists).unwrap();
-                let what = format!("{} points, {threads} threads, frame {frame}", points.len());
+                let what = format!(
+                    "{} points, {:?}, {threads} threads, frame {frame}",
+                    points.len(),
+                    config.kernel
+                );
                 assert_eq!(lists.offsets(), single.offsets(), "{what}: row offsets differ");
                 assert_eq!(lists.indices(), single.indices(), "{what}: entries differ");
             }
@@ -175,4 +182,78 @@ fn jobs_wait_for_a_slow_first_chunk_and_a_panic_does_not_leave_them_waiting() {
     // The kept buffers still serve the next fill.
     parallel.fill(&jobs, &buggy.grid, &mut lists).unwrap();
     assert_eq!(lists.indices(), single.indices());
+}
+
+/// A grid whose pieces of rows take uneven times, so that a chunk becomes
+/// the first one not yet placed at any point of its fill: its job then
+/// moves the rows it buffered into the answer and writes the rest there
+/// directly, while the other jobs buffer theirs. Whatever the order, the
+/// lists are the one-thread lists.
+struct UnevenPieces {
+    grid: CountingSortGrid,
+    /// The address of the lists each piece was appended to.
+    written_into: std::sync::Mutex<Vec<usize>>,
+}
+
+impl NeighborSearch for UnevenPieces {
+    fn build(&mut self, points: &[Vec3], radius: f32) -> Result<(), PointError> {
+        self.grid.build(points, radius)
+    }
+    fn build_spheres(&mut self, centers: &[Vec3], radii: &[f32]) -> Result<(), PointError> {
+        self.grid.build_spheres(centers, radii)
+    }
+    fn len(&self) -> usize {
+        self.grid.len()
+    }
+    fn rule(&self) -> NeighborRule {
+        self.grid.rule()
+    }
+    fn sorted_order(&self) -> &[u32] {
+        self.grid.sorted_order()
+    }
+    fn query(&self, point: Vec3, radius: f32, out: &mut Vec<u32>) -> Result<(), PointError> {
+        self.grid.query(point, radius, out)
+    }
+    fn for_each_neighbor_pair_in(&self, slots: Range<usize>, f: impl FnMut(u32, u32)) {
+        self.grid.for_each_neighbor_pair_in(slots, f);
+    }
+    fn neighbor_lists(&self, out: &mut NeighborLists) {
+        self.grid.neighbor_lists(out);
+    }
+    fn sorted_neighbor_lists(&self, slots: Range<usize>, out: &mut NeighborLists) {
+        self.grid.sorted_neighbor_lists(slots, out);
+    }
+    fn append_sorted_neighbor_lists(&self, slots: Range<usize>, out: &mut NeighborLists) {
+        let delay = SplitMix64::new(slots.start as u64).next_u64() % 3;
+        std::thread::sleep(std::time::Duration::from_millis(delay));
+        self.written_into.lock().unwrap().push(core::ptr::from_ref(out) as usize);
+        self.grid.append_sorted_neighbor_lists(slots, out);
+    }
+}
+
+#[test]
+fn chunks_that_become_first_midway_move_their_buffered_rows_before_writing_on() {
+    // 64,000 points: 16 chunks of 8 pieces.
+    let points = sph(40);
+    let mut uneven =
+        UnevenPieces { grid: CountingSortGrid::default(), written_into: Default::default() };
+    uneven.build(&points, 2.0).unwrap();
+    let mut single = NeighborLists::default();
+    uneven.grid.sorted_neighbor_lists(0..uneven.len(), &mut single);
+    let mut parallel = ParallelNeighborLists::default();
+    let mut lists = NeighborLists::default();
+    for threads in [2, 3] {
+        let jobs = JobSystem::new(threads);
+        uneven.written_into.lock().unwrap().clear();
+        parallel.fill(&jobs, &uneven, &mut lists).unwrap();
+        assert_eq!(lists.offsets(), single.offsets(), "{threads} threads: row offsets differ");
+        assert_eq!(lists.indices(), single.indices(), "{threads} threads: entries differ");
+        // The first chunk is first from the start, so its pieces go
+        // straight into the answer; the second starts while the first runs.
+        let answer = core::ptr::from_ref(&lists) as usize;
+        let written_into = uneven.written_into.lock().unwrap();
+        let direct = written_into.iter().filter(|&&at| at == answer).count();
+        assert!(direct >= 8, "{threads} threads: {direct} pieces written in place");
+        assert!(direct < written_into.len(), "{threads} threads: every piece in place");
+    }
 }
