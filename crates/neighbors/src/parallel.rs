@@ -2,6 +2,7 @@
 //! independently, so the jobs fill chunks of rows, each appended to the
 //! answer in slot order as soon as the chunks before it are.
 
+use crate::block::{MAX_BLOCK, MAX_CANDIDATES};
 use crate::cross::{check_queries, neighbors_of_range};
 use crate::{NeighborLists, NeighborSearch, PointError};
 use broadphase_jobs::{JobError, JobSystem};
@@ -66,6 +67,10 @@ const ROWS_PER_CHUNK: usize = 4096;
 /// go straight into the answer: an eighth of a chunk, so that the walk
 /// restarts (and cuts a block of particles short) rarely.
 const ROWS_PER_PIECE: usize = ROWS_PER_CHUNK / 8;
+
+/// The most entries a block walk reserves past its last row (a block of
+/// particles times its most candidates): room kept past the answer.
+const HEADROOM: usize = MAX_BLOCK * MAX_CANDIDATES;
 
 /// Chunk buffers per thread: a job runs up to this many chunks ahead of
 /// the first one not yet placed before it waits for a free buffer.
@@ -208,7 +213,11 @@ impl ParallelNeighborLists {
         out.clear();
         out.offsets.push(0);
         let ring_len = (jobs.threads() * BUFFERS_PER_THREAD).min(u64::BITS as usize);
-        if self.ring.len() != ring_len {
+        // A new ring fills every chunk through its buffer once, so each
+        // buffer grows to the most its chunks need; later fills write some
+        // rows in place and never need more for the same particles.
+        let cold = self.ring.len() != ring_len;
+        if cold {
             self.ring.resize_with(ring_len, Mutex::default);
         }
         let ring = &self.ring[..];
@@ -219,7 +228,7 @@ impl ParallelNeighborLists {
         let frontier = AtomicUsize::new(0);
         let buffer_free = Condvar::new();
         let claimed = AtomicUsize::new(0);
-        jobs.for_each(jobs.threads(), 1, |_, _| {
+        let filled = jobs.for_each(jobs.threads(), 1, |_, _| {
             loop {
                 let chunk = claimed.fetch_add(1, Ordering::Relaxed);
                 if chunk >= chunks || !wait_for_buffer(&placing, &buffer_free, chunk, ring_len) {
@@ -234,7 +243,7 @@ impl ParallelNeighborLists {
                 buffer.offsets.push(0);
                 let mut direct: Option<&mut NeighborLists> = None;
                 for piece in (start..end).step_by(ROWS_PER_PIECE) {
-                    if direct.is_none() && frontier.load(Ordering::Acquire) == chunk {
+                    if !cold && direct.is_none() && frontier.load(Ordering::Acquire) == chunk {
                         let taken = placing.lock().out.take();
                         let out = taken.expect("only the frontier chunk's job takes the answer");
                         out.append_rows(&buffer);
@@ -262,7 +271,16 @@ impl ParallelNeighborLists {
                     buffer_free.notify_all();
                 }
             }
-        })
+        });
+        // A row written in place reserves room past it, which a buffered
+        // chunk's copy never needs: keep that room past the answer's end,
+        // so that whichever chunk goes in place last next time, a warm
+        // fill does not grow it.
+        if let Some(out) = placing.into_inner().out {
+            let room = out.total() + HEADROOM;
+            NeighborLists::reserve_entries(&mut out.indices, room);
+        }
+        filled
     }
 
     /// Replaces `out` with the lists of `rows` rows, a chunk of

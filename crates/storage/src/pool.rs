@@ -114,6 +114,18 @@ impl<T: Copy> Pool<T> {
         self.buf.clear();
     }
 
+    /// Makes room for `len` items in all, growing as [`reserve_huge`]
+    /// does: amortised, and a large buffer backed by huge pages where the
+    /// system offers them on request. Free when the room is there.
+    ///
+    /// [`reserve_huge`]: crate::reserve_huge
+    #[inline]
+    fn make_room(&mut self, len: usize) {
+        if len > self.buf.capacity() {
+            crate::huge_pages::reserve_huge(&mut self.buf, len);
+        }
+    }
+
     /// Forgets every item from `len` on in O(1) (nothing if there are not
     /// that many); the capacity is kept.
     ///
@@ -152,6 +164,7 @@ impl<T: Copy> Pool<T> {
     pub fn allocate(&mut self, n: usize, fill: T) -> usize {
         let start = self.buf.len();
         let end = start.checked_add(n).expect("Pool::allocate: length overflows usize");
+        self.make_room(end);
         self.buf.resize(end, fill);
         start
     }
@@ -169,6 +182,7 @@ impl<T: Copy> Pool<T> {
     #[inline]
     pub fn push(&mut self, v: T) -> usize {
         let index = self.buf.len();
+        self.make_room(index + 1);
         self.buf.push(v);
         index
     }
@@ -186,6 +200,7 @@ impl<T: Copy> Pool<T> {
     #[inline]
     pub fn extend_from_slice(&mut self, items: &[T]) -> usize {
         let start = self.buf.len();
+        self.make_room(start.saturating_add(items.len()));
         self.buf.extend_from_slice(items);
         start
     }
@@ -222,6 +237,7 @@ impl<T: Copy> Pool<T> {
     /// ```
     #[inline]
     pub fn resize(&mut self, len: usize, fill: T) {
+        self.make_room(len);
         self.buf.resize(len, fill);
     }
 
@@ -255,7 +271,7 @@ impl<T: Copy> Pool<T> {
     /// ```
     #[inline]
     pub fn reserve(&mut self, additional: usize) {
-        self.buf.reserve(additional);
+        self.make_room(self.buf.len().saturating_add(additional));
     }
 
     /// Makes room for at least `additional` more items, or says that the
@@ -428,6 +444,8 @@ impl<'a, T: Copy> IntoIterator for &'a mut Pool<T> {
 impl<T: Copy> Extend<T> for Pool<T> {
     #[inline]
     fn extend<I: IntoIterator<Item = T>>(&mut self, items: I) {
+        let items = items.into_iter();
+        self.make_room(self.buf.len().saturating_add(items.size_hint().0));
         self.buf.extend(items);
     }
 }
@@ -436,6 +454,8 @@ impl<T: Copy> Extend<T> for Pool<T> {
 impl<'a, T: Copy + 'a> Extend<&'a T> for Pool<T> {
     #[inline]
     fn extend<I: IntoIterator<Item = &'a T>>(&mut self, items: I) {
+        let items = items.into_iter();
+        self.make_room(self.buf.len().saturating_add(items.size_hint().0));
         self.buf.extend(items);
     }
 }
