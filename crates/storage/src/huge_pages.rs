@@ -78,7 +78,7 @@ fn advise_linux(start: *const u8, bytes: usize) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -96,23 +96,17 @@ mod tests {
         }
     }
 
+    /// Whether the mapping holding `address` is advised huge pages (`hg`
+    /// among its flags in `/proc/self/smaps`); `None` where THP is off
+    /// (the advice is then ignored) or the mapping is not found.
     #[cfg(target_os = "linux")]
-    #[test]
-    fn a_large_buffer_is_advised_where_the_kernel_offers_it() {
-        // Only where THP is on at all; "never" ignores the advice.
+    pub(crate) fn advised(address: usize) -> Option<bool> {
         let mode = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled");
         if !mode.is_ok_and(|mode| !mode.contains("[never]")) {
-            return;
+            return None;
         }
-        let mut buffer: Vec<u8> = Vec::new();
-        reserve_huge(&mut buffer, 16 << 20);
-        let start = buffer.as_ptr() as usize;
-        buffer.resize(16 << 20, 1);
-        // The kernel lists the mapping holding the buffer with its flags:
-        // `hg` is MADV_HUGEPAGE.
-        let smaps = std::fs::read_to_string("/proc/self/smaps").expect("smaps");
+        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
         let mut lines = smaps.lines();
-        let mut advised = None;
         while let Some(line) = lines.next() {
             let Some((range, _)) = line.split_once(' ') else { continue };
             let Some((from, to)) = range.split_once('-') else { continue };
@@ -121,13 +115,22 @@ mod tests {
             else {
                 continue;
             };
-            if (from..to).contains(&(start + (8 << 20))) {
-                let flags = lines.find(|line| line.starts_with("VmFlags:")).expect("flags");
-                advised = Some(flags.split_whitespace().any(|flag| flag == "hg"));
-                break;
+            if (from..to).contains(&address) {
+                let flags = lines.find(|line| line.starts_with("VmFlags:"))?;
+                return Some(flags.split_whitespace().any(|flag| flag == "hg"));
             }
         }
-        assert_eq!(advised, Some(true), "the buffer's mapping is not advised");
+        None
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_large_buffer_is_advised_where_the_kernel_offers_it() {
+        let mut buffer: Vec<u8> = Vec::new();
+        reserve_huge(&mut buffer, 16 << 20);
+        buffer.resize(16 << 20, 1);
+        let middle = buffer.as_ptr() as usize + (8 << 20);
+        assert_ne!(advised(middle), Some(false), "the buffer's mapping is not advised");
         assert!(buffer.iter().all(|&b| b == 1));
     }
 }

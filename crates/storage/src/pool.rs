@@ -589,6 +589,18 @@ mod tests {
         }
     }
 
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_pool_grown_large_by_pushes_sits_on_advised_pages() {
+        let mut pool: Pool<u64> = Pool::new();
+        (0..4_000_000u64).for_each(|i| {
+            pool.push(i);
+        });
+        let middle = pool.as_slice().as_ptr() as usize + 16_000_000;
+        assert_ne!(crate::huge_pages::tests::advised(middle), Some(false));
+        assert_eq!(pool[3_999_999], 3_999_999);
+    }
+
     #[test]
     fn growth_is_amortised() {
         let mut pool = Pool::new();
