@@ -112,8 +112,8 @@ pub mod ecs {
 /// `FastUnique`.
 pub mod storage {
     pub use broadphase_storage::{
-        Aabb, AlignedColumn, Axis, Corner, FastUnique, FastUniqueSets, InputError, LANES, Lane,
-        MAX_BOXES, Pool, SENTINEL_ID, validate_boxes,
+        Aabb, AlignedColumn, Axis, Corner, FastUnique, FastUniqueSets, HUGE_PAGE_MIN_BYTES,
+        InputError, LANES, Lane, MAX_BOXES, Pool, SENTINEL_ID, reserve_huge, validate_boxes,
     };
 }
 

@@ -15,6 +15,7 @@ use broadphase::neighbors::{
     BuildError, CountingSortGrid, MAX_RADIUS, NeighborLists, NeighborSearch, ParallelNeighborLists,
     PeriodicDomain, PeriodicError, PeriodicGrid, PointError, SpatialHash,
 };
+use broadphase::storage::reserve_huge;
 use numpy::PyArray2;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -210,7 +211,15 @@ fn pairs_of<S: NeighborSearch + Sync>(jobs: &JobSystem, search: &S) -> PyResult<
         // One pair at a time straight into the answer: on one thread this
         // measured faster than batches, which the answer must then copy.
         let mut pairs = crate::pool::take();
-        search.for_each_neighbor_pair(|a, b| pairs.push([a, b]));
+        search.for_each_neighbor_pair(|a, b| {
+            // Grown into huge pages, where the system offers them on
+            // request: the answer is written once, a pair at a time.
+            let len = pairs.len();
+            if len == pairs.capacity() {
+                reserve_huge(&mut pairs, len + 1);
+            }
+            pairs.push([a, b]);
+        });
         return Ok(pairs);
     }
     // A chunk's pairs go to its piece in batches: with two threads this

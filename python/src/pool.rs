@@ -105,7 +105,7 @@ pub(crate) fn take_for(pairs: usize) -> Vec<[u32; 2]> {
         let fits = (0..buffers.len()).filter(|&i| buffers[i].capacity() >= pairs);
         fits.min_by_key(|&i| buffers[i].capacity()).or_else(|| largest(buffers))
     });
-    buffer.reserve(pairs);
+    broadphase::storage::reserve_huge(&mut buffer, pairs);
     buffer
 }
 
