@@ -1,6 +1,7 @@
 //! Neighbor lists filled on all cores: the structures search slot ranges
-//! independently, so the jobs fill chunks of rows, each appended to the
-//! answer in slot order as soon as the chunks before it are.
+//! independently, so the jobs fill chunks of rows, each written into the
+//! answer in slot order: straight there once the chunks before it are
+//! placed, through a buffer until then.
 
 use crate::block::{MAX_BLOCK, MAX_CANDIDATES};
 use crate::cross::{check_queries, neighbors_of_range};
@@ -13,10 +14,11 @@ use parking_lot::{Condvar, Mutex};
 /// Sorted-order CSR neighbor lists of a built neighbor structure, filled by
 /// the job system.
 ///
-/// The slots are cut into chunks of 4,096; each job fills the next chunk's
-/// lists into a buffer kept here across frames, and the chunks are
-/// appended to the answer in slot order as soon as the chunks before them
-/// are (while the buffer is still in cache), so the result equals
+/// The slots are cut into chunks of 4,096. The job holding the first
+/// chunk not yet placed writes its rows straight into the answer; the
+/// others fill theirs into buffers kept here across frames, and move them
+/// into the answer as soon as the chunks before them are placed (while the
+/// buffer is still in cache). The result equals
 /// `structure.sorted_neighbor_lists(0..len, ..)` exactly, for any thread
 /// count. The build is the caller's: on the calling thread, or for the
 /// grid on the job system too
