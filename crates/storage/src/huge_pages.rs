@@ -47,6 +47,48 @@ pub fn reserve_huge<T>(buffer: &mut Vec<T>, len: usize) {
     *buffer = moved;
 }
 
+/// [`reserve_huge`] that reports an allocation failure instead of
+/// aborting, as [`Vec::try_reserve`] does; `buffer` is then unchanged.
+///
+/// # Errors
+///
+/// [`TryReserveError`](std::collections::TryReserveError) when the grown
+/// buffer cannot be allocated.
+///
+/// # Examples
+///
+/// ```
+/// let mut pairs: Vec<[u32; 2]> = vec![[0, 1]];
+/// broadphase_storage::try_reserve_huge(&mut pairs, 1_000_000).unwrap();
+/// assert!(pairs.capacity() >= 1_000_000 && pairs == [[0, 1]]);
+/// assert!(broadphase_storage::try_reserve_huge(&mut pairs, usize::MAX).is_err());
+/// assert_eq!(pairs, [[0, 1]]);
+/// ```
+pub fn try_reserve_huge<T>(
+    buffer: &mut Vec<T>,
+    len: usize,
+) -> Result<(), std::collections::TryReserveError> {
+    let capacity = buffer.capacity();
+    if capacity >= len {
+        return Ok(());
+    }
+    let grown = len.max(capacity.saturating_mul(2));
+    if grown.saturating_mul(size_of::<T>()) < HUGE_PAGE_MIN_BYTES {
+        return buffer.try_reserve(grown - buffer.len()).or_else(|_| {
+            // The doubled room may be what failed: the room asked for.
+            buffer.try_reserve(len - buffer.len())
+        });
+    }
+    let mut moved: Vec<T> = Vec::new();
+    if moved.try_reserve_exact(grown).is_err() {
+        moved.try_reserve_exact(len)?;
+    }
+    advise(moved.as_ptr().cast(), moved.capacity() * size_of::<T>());
+    moved.append(buffer);
+    *buffer = moved;
+    Ok(())
+}
+
 /// Advises huge pages for the whole 2 MiB pages inside the `bytes` bytes
 /// at `start` (an allocation this process owns), if at least
 /// [`HUGE_PAGE_MIN_BYTES`].
@@ -78,7 +120,7 @@ fn advise_linux(start: *const u8, bytes: usize) {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
 
     #[test]
@@ -96,33 +138,6 @@ pub(crate) mod tests {
         }
     }
 
-    /// Whether the mapping holding `address` is advised huge pages (`hg`
-    /// among its flags in `/proc/self/smaps`); `None` where THP is off
-    /// (the advice is then ignored) or the mapping is not found.
-    #[cfg(target_os = "linux")]
-    pub(crate) fn advised(address: usize) -> Option<bool> {
-        let mode = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled");
-        if !mode.is_ok_and(|mode| !mode.contains("[never]")) {
-            return None;
-        }
-        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
-        let mut lines = smaps.lines();
-        while let Some(line) = lines.next() {
-            let Some((range, _)) = line.split_once(' ') else { continue };
-            let Some((from, to)) = range.split_once('-') else { continue };
-            let (Ok(from), Ok(to)) =
-                (usize::from_str_radix(from, 16), usize::from_str_radix(to, 16))
-            else {
-                continue;
-            };
-            if (from..to).contains(&address) {
-                let flags = lines.find(|line| line.starts_with("VmFlags:"))?;
-                return Some(flags.split_whitespace().any(|flag| flag == "hg"));
-            }
-        }
-        None
-    }
-
     #[cfg(target_os = "linux")]
     #[test]
     fn a_large_buffer_is_advised_where_the_kernel_offers_it() {
@@ -130,7 +145,11 @@ pub(crate) mod tests {
         reserve_huge(&mut buffer, 16 << 20);
         buffer.resize(16 << 20, 1);
         let middle = buffer.as_ptr() as usize + (8 << 20);
-        assert_ne!(advised(middle), Some(false), "the buffer's mapping is not advised");
+        assert_ne!(
+            broadphase_testkit::huge_pages_advised(middle),
+            Some(false),
+            "the buffer's mapping is not advised"
+        );
         assert!(buffer.iter().all(|&b| b == 1));
     }
 }

@@ -52,7 +52,7 @@ pub use column::{AlignedColumn, LANES, Lane, SENTINEL_ID};
 pub use fast_unique::{FastUnique, FastUniqueSets};
 pub use frustum::Frustum;
 pub use glam;
-pub use huge_pages::{HUGE_PAGE_MIN_BYTES, reserve_huge};
+pub use huge_pages::{HUGE_PAGE_MIN_BYTES, reserve_huge, try_reserve_huge};
 pub use pool::Pool;
 pub use radix::radix_sort_by_key;
 pub use ray::{QueryError, QueryPart, Ray, Sphere, validate_point};

@@ -597,7 +597,7 @@ mod tests {
             pool.push(i);
         });
         let middle = pool.as_slice().as_ptr() as usize + 16_000_000;
-        assert_ne!(crate::huge_pages::tests::advised(middle), Some(false));
+        assert_ne!(broadphase_testkit::huge_pages_advised(middle), Some(false));
         assert_eq!(pool[3_999_999], 3_999_999);
     }
 

@@ -6,7 +6,9 @@
 //! - [`CountingAllocator`] with [`allocations_during`] and
 //!   [`allocations_on_every_thread_during`]: the warm-frame tests' proof
 //!   that a frame allocates nothing, taken one test at a time under
-//!   [`serial`]; [`live_heap_bytes`]: the soak test's memory figure.
+//!   [`serial`]; [`live_heap_bytes`]: the soak test's memory figure;
+//! - [`huge_pages_advised`]: whether a buffer's memory was advised huge
+//!   pages, read from the kernel's own account of the process.
 //!
 //! Scenes live in `broadphase-scenes`; this crate holds no geometry.
 
@@ -14,6 +16,35 @@
 
 use std::sync::mpsc;
 use std::time::Duration;
+
+/// Whether the mapping that holds `address` is advised transparent huge
+/// pages (`hg` among its `VmFlags` in `/proc/self/smaps`). `None` where
+/// that cannot be known: not Linux, THP off (the advice is then ignored),
+/// or no mapping holds the address.
+pub fn huge_pages_advised(address: usize) -> Option<bool> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let mode = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled");
+    if !mode.is_ok_and(|mode| !mode.contains("[never]")) {
+        return None;
+    }
+    let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+    let mut lines = smaps.lines();
+    while let Some(line) = lines.next() {
+        let Some((range, _)) = line.split_once(' ') else { continue };
+        let Some((from, to)) = range.split_once('-') else { continue };
+        let (Ok(from), Ok(to)) = (usize::from_str_radix(from, 16), usize::from_str_radix(to, 16))
+        else {
+            continue;
+        };
+        if (from..to).contains(&address) {
+            let flags = lines.find(|line| line.starts_with("VmFlags:"))?;
+            return Some(flags.split_whitespace().any(|flag| flag == "hg"));
+        }
+    }
+    None
+}
 
 /// Runs `f` on its own thread and returns its result; panics if it takes
 /// longer than `seconds`, and passes on `f`'s own panic.

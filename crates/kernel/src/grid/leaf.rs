@@ -265,12 +265,14 @@ pub(crate) unsafe trait PairOut {
 #[derive(Debug)]
 pub(crate) struct Growing<'a>(pub(crate) &'a mut Vec<[u32; 2]>);
 
-// SAFETY: `Vec::reserve` makes room for `more` further pairs or aborts.
+// SAFETY: `reserve_huge` makes room for `more` further pairs (at least
+// the length asked for) or aborts.
 unsafe impl PairOut for Growing<'_> {
     type Error = core::convert::Infallible;
     #[inline(always)]
     fn reserve(&mut self, more: usize) -> Result<(), Self::Error> {
-        self.0.reserve(more);
+        let len = self.0.len();
+        broadphase_storage::reserve_huge(self.0, len.saturating_add(more));
         Ok(())
     }
     #[inline(always)]
@@ -284,14 +286,15 @@ unsafe impl PairOut for Growing<'_> {
 #[derive(Debug)]
 pub(crate) struct Fallible<'a>(pub(crate) &'a mut Vec<[u32; 2]>);
 
-// SAFETY: `Vec::try_reserve` returns `Ok` only with room for `more`
-// further pairs.
+// SAFETY: `try_reserve_huge` returns `Ok` only with room for `more`
+// further pairs (at least the length asked for).
 unsafe impl PairOut for Fallible<'_> {
     type Error = super::PairsError;
     #[inline(always)]
     fn reserve(&mut self, more: usize) -> Result<(), Self::Error> {
         let found = self.0.len();
-        self.0.try_reserve(more).map_err(|_| super::PairsError::OutOfMemory { found })
+        broadphase_storage::try_reserve_huge(self.0, found.saturating_add(more))
+            .map_err(|_| super::PairsError::OutOfMemory { found })
     }
     #[inline(always)]
     fn pairs(&mut self) -> &mut Vec<[u32; 2]> {
@@ -504,10 +507,27 @@ pub(crate) fn report<O: PairOut>(
 
 #[cfg(test)]
 mod tests {
-    use super::LEAF_PAD;
+    use super::{Fallible, Growing, LEAF_PAD, PairOut};
     use crate::AdaptiveGrid;
     use broadphase_storage::Aabb;
     use glam::Vec3;
+
+    /// A pair output that grows large sits on memory advised huge pages,
+    /// whichever way it grows, and keeps the pairs it held.
+    #[test]
+    fn a_large_pair_output_grows_into_advised_pages() {
+        let (mut growing, mut fallible) = (vec![[1, 2]], vec![[3, 4]]);
+        Growing(&mut growing).reserve(1_000_000).unwrap();
+        Fallible(&mut fallible).reserve(1_000_000).unwrap();
+        for (pairs, first) in [(&growing, [1, 2]), (&fallible, [3, 4])] {
+            assert!(pairs.capacity() > 1_000_000 && pairs[..] == [first]);
+            let middle = pairs.as_ptr() as usize + 4_000_000;
+            assert_ne!(broadphase_testkit::huge_pages_advised(middle), Some(false));
+        }
+        let refused = Fallible(&mut fallible).reserve(usize::MAX / 16);
+        assert!(refused.is_err(), "more room than memory is an error, not an abort");
+        assert_eq!(fallible, [[3, 4]]);
+    }
 
     fn aligned<T>(s: &[T], bytes: usize) -> bool {
         (s.as_ptr() as usize).is_multiple_of(bytes)

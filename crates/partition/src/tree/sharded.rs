@@ -86,7 +86,8 @@ impl ShardedSets {
         let count = self.count();
         let shards = &mut self.shards[..count];
         let total = shards.iter_mut().map(|s| s.get_mut().unique).sum();
-        out.try_reserve(total).map_err(|_| PairsError::OutOfMemory { found: 0 })?;
+        broadphase_storage::try_reserve_huge(out, total)
+            .map_err(|_| PairsError::OutOfMemory { found: 0 })?;
         for shard in shards.iter_mut() {
             let Shard { sets, spilled, read, .. } = shard.get_mut();
             spilled.reset();
