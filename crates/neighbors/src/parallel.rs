@@ -187,6 +187,18 @@ impl ParallelNeighborLists {
         })
     }
 
+    /// The ring of buffers for `jobs`: [`BUFFERS_PER_THREAD`] a thread, at
+    /// most 64 (one bit of `Placing::filled` each); and whether it was
+    /// just made (the first fill, or a new thread count).
+    fn ring_for(&mut self, jobs: &JobSystem) -> (&[Mutex<NeighborLists>], bool) {
+        let ring_len = (jobs.threads() * BUFFERS_PER_THREAD).min(u64::BITS as usize);
+        let made = self.ring.len() != ring_len;
+        if made {
+            self.ring.resize_with(ring_len, Mutex::default);
+        }
+        (&self.ring, made)
+    }
+
     /// Replaces `out` with the lists of `rows` rows (`append(rows, lists)`
     /// appends the lists of those rows to `lists`), equal to one fill of all
     /// the rows in turn, writing as much of them as it can straight into
@@ -214,15 +226,11 @@ impl ParallelNeighborLists {
         let chunks = rows.div_ceil(ROWS_PER_CHUNK);
         out.clear();
         out.offsets.push(0);
-        let ring_len = (jobs.threads() * BUFFERS_PER_THREAD).min(u64::BITS as usize);
         // A new ring fills every chunk through its buffer once, so each
         // buffer grows to the most its chunks need; later fills write some
         // rows in place and never need more for the same particles.
-        let cold = self.ring.len() != ring_len;
-        if cold {
-            self.ring.resize_with(ring_len, Mutex::default);
-        }
-        let ring = &self.ring[..];
+        let (ring, cold) = self.ring_for(jobs);
+        let ring_len = ring.len();
         let placing =
             Mutex::new(Placing { out: Some(out), next: 0, filled: 0, waiting: 0, failed: false });
         // `placing.next`, read without the lock between pieces: it only
@@ -307,12 +315,8 @@ impl ParallelNeighborLists {
         let chunks = rows.div_ceil(ROWS_PER_CHUNK);
         out.clear();
         out.offsets.push(0);
-        // At most 64: one bit of `filled` per buffer.
-        let ring_len = (jobs.threads() * BUFFERS_PER_THREAD).min(u64::BITS as usize);
-        if self.ring.len() != ring_len {
-            self.ring.resize_with(ring_len, Mutex::default);
-        }
-        let ring = &self.ring[..];
+        let (ring, _) = self.ring_for(jobs);
+        let ring_len = ring.len();
         let placing =
             Mutex::new(Placing { out: Some(out), next: 0, filled: 0, waiting: 0, failed: false });
         let buffer_free = Condvar::new();

@@ -118,16 +118,35 @@ fn reused_lists_give_each_frame_its_own_answer_as_answers_grow_and_shrink() {
     }
 }
 
-/// A grid whose lists stall or panic in the chunk holding row 0: a slow
-/// first chunk makes the other jobs run a whole ring of buffers ahead and
-/// wait for it; a panicking one (a user's structure with a bug) must not
-/// leave them waiting.
-struct FirstChunk {
+/// A grid whose lists misbehave on purpose, as a user's structure may:
+/// see [`Script`].
+struct Scripted {
     grid: CountingSortGrid,
-    panics: bool,
+    script: Script,
+    /// The address of the lists each piece was appended to.
+    written_into: std::sync::Mutex<Vec<usize>>,
 }
 
-impl NeighborSearch for FirstChunk {
+#[derive(Clone, Copy, PartialEq)]
+enum Script {
+    /// The chunk holding row 0 stalls: the other jobs run a whole ring of
+    /// buffers ahead and wait for it.
+    SlowFirstChunk,
+    /// The chunk holding row 0 panics (a bug): the other jobs must not be
+    /// left waiting.
+    PanicInFirstChunk,
+    /// Each piece of rows takes 0 to 2 ms, so a chunk becomes the first
+    /// not yet placed at any point of its fill.
+    UnevenPieces,
+}
+
+impl Scripted {
+    fn new(script: Script) -> Self {
+        Self { grid: CountingSortGrid::default(), script, written_into: Default::default() }
+    }
+}
+
+impl NeighborSearch for Scripted {
     fn build(&mut self, points: &[Vec3], radius: f32) -> Result<(), PointError> {
         self.grid.build(points, radius)
     }
@@ -153,11 +172,23 @@ impl NeighborSearch for FirstChunk {
         self.grid.neighbor_lists(out);
     }
     fn sorted_neighbor_lists(&self, slots: Range<usize>, out: &mut NeighborLists) {
-        if slots.start == 0 {
-            assert!(!self.panics, "a bug in the first chunk");
+        if slots.start == 0 && self.script != Script::UnevenPieces {
+            assert!(self.script != Script::PanicInFirstChunk, "a bug in the first chunk");
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
         self.grid.sorted_neighbor_lists(slots, out);
+    }
+    fn append_sorted_neighbor_lists(&self, slots: Range<usize>, out: &mut NeighborLists) {
+        if self.script != Script::UnevenPieces {
+            // The trait's default: the rows filled apart, then appended.
+            let mut part = NeighborLists::default();
+            self.sorted_neighbor_lists(slots, &mut part);
+            return out.append_rows(&part);
+        }
+        let delay = SplitMix64::new(slots.start as u64).next_u64() % 3;
+        std::thread::sleep(std::time::Duration::from_millis(delay));
+        self.written_into.lock().unwrap().push(core::ptr::from_ref(out) as usize);
+        self.grid.append_sorted_neighbor_lists(slots, out);
     }
 }
 
@@ -165,7 +196,7 @@ impl NeighborSearch for FirstChunk {
 fn jobs_wait_for_a_slow_first_chunk_and_a_panic_does_not_leave_them_waiting() {
     // 64,000 points: 16 chunks, more than a ring of 2 threads' buffers.
     let points = sph(40);
-    let mut slow = FirstChunk { grid: CountingSortGrid::default(), panics: false };
+    let mut slow = Scripted::new(Script::SlowFirstChunk);
     slow.build(&points, 2.0).unwrap();
     let mut single = NeighborLists::default();
     slow.grid.sorted_neighbor_lists(0..slow.len(), &mut single);
@@ -176,7 +207,7 @@ fn jobs_wait_for_a_slow_first_chunk_and_a_panic_does_not_leave_them_waiting() {
     assert_eq!(lists.offsets(), single.offsets());
     assert_eq!(lists.indices(), single.indices());
 
-    let buggy = FirstChunk { panics: true, ..slow };
+    let buggy = Scripted { script: Script::PanicInFirstChunk, ..slow };
     let error = parallel.fill(&jobs, &buggy, &mut lists).unwrap_err();
     assert!(matches!(error, JobError::Panicked { .. }), "{error:?}");
     // The kept buffers still serve the next fill.
@@ -184,59 +215,15 @@ fn jobs_wait_for_a_slow_first_chunk_and_a_panic_does_not_leave_them_waiting() {
     assert_eq!(lists.indices(), single.indices());
 }
 
-/// A grid whose pieces of rows take uneven times, so that a chunk becomes
-/// the first one not yet placed at any point of its fill: its job then
-/// moves the rows it buffered into the answer and writes the rest there
-/// directly, while the other jobs buffer theirs. Whatever the order, the
-/// lists are the one-thread lists.
-struct UnevenPieces {
-    grid: CountingSortGrid,
-    /// The address of the lists each piece was appended to.
-    written_into: std::sync::Mutex<Vec<usize>>,
-}
-
-impl NeighborSearch for UnevenPieces {
-    fn build(&mut self, points: &[Vec3], radius: f32) -> Result<(), PointError> {
-        self.grid.build(points, radius)
-    }
-    fn build_spheres(&mut self, centers: &[Vec3], radii: &[f32]) -> Result<(), PointError> {
-        self.grid.build_spheres(centers, radii)
-    }
-    fn len(&self) -> usize {
-        self.grid.len()
-    }
-    fn rule(&self) -> NeighborRule {
-        self.grid.rule()
-    }
-    fn sorted_order(&self) -> &[u32] {
-        self.grid.sorted_order()
-    }
-    fn query(&self, point: Vec3, radius: f32, out: &mut Vec<u32>) -> Result<(), PointError> {
-        self.grid.query(point, radius, out)
-    }
-    fn for_each_neighbor_pair_in(&self, slots: Range<usize>, f: impl FnMut(u32, u32)) {
-        self.grid.for_each_neighbor_pair_in(slots, f);
-    }
-    fn neighbor_lists(&self, out: &mut NeighborLists) {
-        self.grid.neighbor_lists(out);
-    }
-    fn sorted_neighbor_lists(&self, slots: Range<usize>, out: &mut NeighborLists) {
-        self.grid.sorted_neighbor_lists(slots, out);
-    }
-    fn append_sorted_neighbor_lists(&self, slots: Range<usize>, out: &mut NeighborLists) {
-        let delay = SplitMix64::new(slots.start as u64).next_u64() % 3;
-        std::thread::sleep(std::time::Duration::from_millis(delay));
-        self.written_into.lock().unwrap().push(core::ptr::from_ref(out) as usize);
-        self.grid.append_sorted_neighbor_lists(slots, out);
-    }
-}
-
+/// Whatever order the chunks become the first not yet placed in, a job
+/// that buffered part of its chunk moves those rows into the answer and
+/// writes the rest there directly, while the other jobs buffer theirs:
+/// the lists are the one-thread lists.
 #[test]
 fn chunks_that_become_first_midway_move_their_buffered_rows_before_writing_on() {
     // 64,000 points: 16 chunks of 8 pieces.
     let points = sph(40);
-    let mut uneven =
-        UnevenPieces { grid: CountingSortGrid::default(), written_into: Default::default() };
+    let mut uneven = Scripted::new(Script::UnevenPieces);
     uneven.build(&points, 2.0).unwrap();
     let mut single = NeighborLists::default();
     uneven.grid.sorted_neighbor_lists(0..uneven.len(), &mut single);
