@@ -215,9 +215,7 @@ fn pairs_of<S: NeighborSearch + Sync>(jobs: &JobSystem, search: &S) -> PyResult<
             // Grown into huge pages, where the system offers them on
             // request: the answer is written once, a pair at a time.
             let len = pairs.len();
-            if len == pairs.capacity() {
-                reserve_huge(&mut pairs, len + 1);
-            }
+            reserve_huge(&mut pairs, len + 1);
             pairs.push([a, b]);
         });
         return Ok(pairs);

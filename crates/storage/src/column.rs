@@ -241,16 +241,10 @@ impl<T: Lane> AlignedColumn<T> {
     fn cover(&mut self, len: usize) {
         let chunks = len.div_ceil(Self::PER_BLOCK);
         if chunks > self.chunks.len() {
-            self.reserve_blocks(chunks);
+            // A large new allocation sits on huge pages (see `huge_pages`).
+            crate::huge_pages::reserve_huge(&mut self.chunks, chunks);
             self.chunks.resize(chunks, ZERO_CHUNK);
         }
-    }
-
-    /// Makes room for `blocks` blocks in all; a large new allocation is
-    /// backed by huge pages where the system offers them on request
-    /// ([`reserve_huge`](crate::reserve_huge)).
-    fn reserve_blocks(&mut self, blocks: usize) {
-        crate::huge_pages::reserve_huge(&mut self.chunks, blocks);
     }
 
     /// Empties the column in O(1); storage is kept.
@@ -381,7 +375,7 @@ impl<T: Lane> AlignedColumn<T> {
             self.chunks[first_whole..kept].fill(block);
         }
         if blocks > self.chunks.len() {
-            self.reserve_blocks(blocks);
+            crate::huge_pages::reserve_huge(&mut self.chunks, blocks);
             self.chunks.resize(blocks, block);
         }
         self.len = len;

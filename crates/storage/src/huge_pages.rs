@@ -31,20 +31,12 @@ pub const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 /// entries.resize(3_000_000, 7);
 /// assert_eq!(entries[2_999_999], 7);
 /// ```
+#[inline]
 pub fn reserve_huge<T>(buffer: &mut Vec<T>, len: usize) {
-    let capacity = buffer.capacity();
-    if capacity >= len {
-        return;
+    if buffer.capacity() < len && try_reserve_huge(buffer, len).is_err() {
+        // Out of memory, or more than a `Vec` can hold: fail as `Vec` does.
+        buffer.reserve(len - buffer.len());
     }
-    let grown = len.max(capacity.saturating_mul(2));
-    if grown.saturating_mul(size_of::<T>()) < HUGE_PAGE_MIN_BYTES {
-        buffer.reserve(grown - buffer.len());
-        return;
-    }
-    let mut moved: Vec<T> = Vec::with_capacity(grown);
-    advise(moved.as_ptr().cast(), moved.capacity() * size_of::<T>());
-    moved.append(buffer);
-    *buffer = moved;
 }
 
 /// [`reserve_huge`] that reports an allocation failure instead of

@@ -114,16 +114,14 @@ impl<T: Copy> Pool<T> {
         self.buf.clear();
     }
 
-    /// Makes room for `len` items in all, growing as [`reserve_huge`]
-    /// does: amortised, and a large buffer backed by huge pages where the
-    /// system offers them on request. Free when the room is there.
+    /// Makes room for `len` items in all, as [`reserve_huge`] grows a
+    /// buffer: amortised, and a large one on huge pages where the system
+    /// offers them on request.
     ///
     /// [`reserve_huge`]: crate::reserve_huge
     #[inline]
     fn make_room(&mut self, len: usize) {
-        if len > self.buf.capacity() {
-            crate::huge_pages::reserve_huge(&mut self.buf, len);
-        }
+        crate::huge_pages::reserve_huge(&mut self.buf, len);
     }
 
     /// Forgets every item from `len` on in O(1) (nothing if there are not
