@@ -78,6 +78,16 @@ const HEADROOM: usize = MAX_BLOCK * MAX_CANDIDATES;
 /// the first one not yet placed before it waits for a free buffer.
 const BUFFERS_PER_THREAD: usize = 4;
 
+/// How [`ParallelNeighborLists::fill_chunks`] writes a chunk's rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Writing {
+    /// In pieces, each appended after the rows before it: straight into
+    /// the answer once the chunks before are placed.
+    InPlace,
+    /// In one call per chunk, into the chunk's buffer.
+    WholeChunks,
+}
+
 /// The fill's progress, shared by its jobs: which chunks of the ring are
 /// filled, and how far `out` is placed.
 struct Placing<'a> {
@@ -129,20 +139,18 @@ impl Drop for PanicFlag<'_, '_> {
 
 impl Placing<'_> {
     /// Places chunk `next` and each filled chunk that follows it, from
-    /// their ring buffers; returns whether any was placed.
-    fn place_ready(&mut self, ring: &[Mutex<NeighborLists>]) -> bool {
-        let mut placed = false;
+    /// their ring buffers.
+    fn place_ready(&mut self, ring: &[Mutex<NeighborLists>]) {
         loop {
             let slot = self.next % ring.len();
             if self.filled & (1 << slot) == 0 {
-                return placed;
+                return;
             }
             // Chunk `next` is filled, so no job is writing it into `out`.
             let out = self.out.as_deref_mut().expect("the answer is back once its chunk is done");
             out.append_rows(&ring[slot].lock());
             self.filled &= !(1 << slot);
             self.next += 1;
-            placed = true;
         }
     }
 }
@@ -182,7 +190,7 @@ impl ParallelNeighborLists {
             structure.sorted_neighbor_lists(0..len, out);
             return Ok(());
         }
-        self.fill_in_place(jobs, len, out, |rows, lists| {
+        self.fill_chunks(jobs, len, out, Writing::InPlace, |rows, lists| {
             structure.append_sorted_neighbor_lists(rows, lists);
         })
     }
@@ -199,29 +207,36 @@ impl ParallelNeighborLists {
         (&self.ring, made)
     }
 
-    /// Replaces `out` with the lists of `rows` rows (`append(rows, lists)`
-    /// appends the lists of those rows to `lists`), equal to one fill of all
-    /// the rows in turn, writing as much of them as it can straight into
-    /// `out`.
+    /// Replaces `out` with the lists of `rows` rows, equal to one fill of
+    /// all the rows in turn: `fill(rows, lists)` writes the lists of those
+    /// rows after the rows `lists` holds ([`Writing::InPlace`]), or into
+    /// `lists` emptied, which it may replace ([`Writing::WholeChunks`]).
     ///
-    /// The rows are cut into chunks as in
-    /// [`fill_in_chunk_order`](Self::fill_in_chunk_order), and each chunk
-    /// into pieces of [`ROWS_PER_PIECE`]. The job holding the first chunk
-    /// not yet placed (the *frontier*) knows where its rows start, so it
-    /// takes `out` and appends its pieces there directly; every other job
-    /// appends its pieces to its ring buffer. Before each piece a job checks
-    /// whether its chunk has become the frontier: if so it moves what it
-    /// buffered into `out` (still in its cache) and goes on directly. A
-    /// chunk finished while not the frontier is placed from its buffer, as
-    /// before. On two threads about half the rows are written straight into
-    /// place; copying all of them (120 MB at a million particles) cost a
-    /// fifth of the fill.
-    fn fill_in_place(
+    /// The rows are cut into chunks of [`ROWS_PER_CHUNK`]; each job claims
+    /// the next chunk and fills it into its ring buffer, which stays in its
+    /// core's cache, and a chunk is appended to `out` as soon as every
+    /// chunk before it is, by whichever job fills or places the one before
+    /// it. The lists thus reach memory once: parts joined at the end would
+    /// be written, read and written again (at a million particles, 120 MB
+    /// each time). A job that runs a whole ring ahead of the first chunk
+    /// not yet placed waits for that buffer.
+    ///
+    /// In place, each chunk is filled in pieces of [`ROWS_PER_PIECE`]. The
+    /// job holding the first chunk not yet placed (the *frontier*) knows
+    /// where its rows start, so it takes `out` and appends its pieces there
+    /// directly; every other job appends its pieces to its ring buffer.
+    /// Before each piece a job checks whether its chunk has become the
+    /// frontier: if so it moves what it buffered into `out` (still in its
+    /// cache) and goes on directly. On two threads about half the rows are
+    /// written straight into place; copying all of them (120 MB at a
+    /// million particles) cost a fifth of the fill.
+    fn fill_chunks(
         &mut self,
         jobs: &JobSystem,
         rows: usize,
         out: &mut NeighborLists,
-        append: impl Fn(core::ops::Range<usize>, &mut NeighborLists) + Sync,
+        writing: Writing,
+        fill: impl Fn(core::ops::Range<usize>, &mut NeighborLists) + Sync,
     ) -> Result<(), JobError> {
         let chunks = rows.div_ceil(ROWS_PER_CHUNK);
         out.clear();
@@ -231,6 +246,10 @@ impl ParallelNeighborLists {
         // rows in place and never need more for the same particles.
         let (ring, cold) = self.ring_for(jobs);
         let ring_len = ring.len();
+        let (piece_rows, in_place) = match writing {
+            Writing::InPlace => (ROWS_PER_PIECE, !cold),
+            Writing::WholeChunks => (ROWS_PER_CHUNK, false),
+        };
         let placing =
             Mutex::new(Placing { out: Some(out), next: 0, filled: 0, waiting: 0, failed: false });
         // `placing.next`, read without the lock between pieces: it only
@@ -252,17 +271,17 @@ impl ParallelNeighborLists {
                 buffer.clear();
                 buffer.offsets.push(0);
                 let mut direct: Option<&mut NeighborLists> = None;
-                for piece in (start..end).step_by(ROWS_PER_PIECE) {
-                    if !cold && direct.is_none() && frontier.load(Ordering::Acquire) == chunk {
+                for piece in (start..end).step_by(piece_rows) {
+                    if in_place && direct.is_none() && frontier.load(Ordering::Acquire) == chunk {
                         let taken = placing.lock().out.take();
                         let out = taken.expect("only the frontier chunk's job takes the answer");
                         out.append_rows(&buffer);
                         direct = Some(out);
                     }
-                    let piece = piece..(piece + ROWS_PER_PIECE).min(end);
+                    let piece = piece..(piece + piece_rows).min(end);
                     match direct.as_deref_mut() {
-                        Some(out) => append(piece, out),
-                        None => append(piece, &mut buffer),
+                        Some(out) => fill(piece, out),
+                        None => fill(piece, &mut buffer),
                     }
                 }
                 drop(buffer);
@@ -286,62 +305,11 @@ impl ParallelNeighborLists {
         // chunk's copy never needs: keep that room past the answer's end,
         // so that whichever chunk goes in place last next time, a warm
         // fill does not grow it.
-        if let Some(out) = placing.into_inner().out {
+        if let Some(out) = placing.into_inner().out.filter(|_| writing == Writing::InPlace) {
             let room = out.total() + HEADROOM;
             NeighborLists::reserve_entries(&mut out.indices, room);
         }
         filled
-    }
-
-    /// Replaces `out` with the lists of `rows` rows, a chunk of
-    /// [`ROWS_PER_CHUNK`] at a time (`fill_chunk(rows, part)` replaces
-    /// `part` with the lists of those rows), equal to one fill of all the
-    /// rows in turn.
-    ///
-    /// Each job claims the next chunk and fills it into its ring buffer,
-    /// which stays in its core's cache; a chunk is appended to `out` as
-    /// soon as every chunk before it is, by whichever job fills or places
-    /// the one before it. The lists thus reach memory once: parts joined
-    /// at the end would be written, read and written again (at a million
-    /// particles, 120 MB each time). A job that runs a whole ring ahead of
-    /// the first chunk not yet placed waits for that buffer.
-    fn fill_in_chunk_order(
-        &mut self,
-        jobs: &JobSystem,
-        rows: usize,
-        out: &mut NeighborLists,
-        fill_chunk: impl Fn(core::ops::Range<usize>, &mut NeighborLists) + Sync,
-    ) -> Result<(), JobError> {
-        let chunks = rows.div_ceil(ROWS_PER_CHUNK);
-        out.clear();
-        out.offsets.push(0);
-        let (ring, _) = self.ring_for(jobs);
-        let ring_len = ring.len();
-        let placing =
-            Mutex::new(Placing { out: Some(out), next: 0, filled: 0, waiting: 0, failed: false });
-        let buffer_free = Condvar::new();
-        let claimed = AtomicUsize::new(0);
-        jobs.for_each(jobs.threads(), 1, |_, _| {
-            loop {
-                let chunk = claimed.fetch_add(1, Ordering::Relaxed);
-                if chunk >= chunks {
-                    return;
-                }
-                if !wait_for_buffer(&placing, &buffer_free, chunk, ring_len) {
-                    return;
-                }
-                let slot = chunk % ring_len;
-                let start = chunk * ROWS_PER_CHUNK;
-                let unwinding = PanicFlag { placing: &placing, buffer_free: &buffer_free };
-                fill_chunk(start..(start + ROWS_PER_CHUNK).min(rows), &mut ring[slot].lock());
-                core::mem::forget(unwinding);
-                let mut placing = placing.lock();
-                placing.filled |= 1 << slot;
-                if placing.place_ready(ring) && placing.waiting > 0 {
-                    buffer_free.notify_all();
-                }
-            }
-        })
     }
 
     /// [`neighbors_of`](crate::neighbors_of) on `jobs`: the queries are cut
@@ -385,7 +353,9 @@ impl ParallelNeighborLists {
             out.offsets.push(0);
             return Ok(());
         }
-        self.fill_in_chunk_order(jobs, queries.len(), out, |rows, part| {
+        // A chunk's queries are sorted by cell as a whole: one call each.
+        let writing = Writing::WholeChunks;
+        self.fill_chunks(jobs, queries.len(), out, writing, |rows, part| {
             neighbors_of_range(structure, &queries[rows], radius, part);
         })
         .map_err(FillError::Job)

@@ -141,8 +141,14 @@ enum Script {
 }
 
 impl Scripted {
-    fn new(script: Script) -> Self {
-        Self { grid: CountingSortGrid::default(), script, written_into: Default::default() }
+    /// Built on 64,000 points (16 chunks, more than a ring of 2 threads'
+    /// buffers, of 8 pieces each), with the one-thread lists to expect.
+    fn built(script: Script) -> (Self, NeighborLists) {
+        let mut grid = CountingSortGrid::default();
+        grid.build(&sph(40), 2.0).unwrap();
+        let mut single = NeighborLists::default();
+        grid.sorted_neighbor_lists(0..grid.len(), &mut single);
+        (Self { grid, script, written_into: Default::default() }, single)
     }
 }
 
@@ -194,12 +200,7 @@ impl NeighborSearch for Scripted {
 
 #[test]
 fn jobs_wait_for_a_slow_first_chunk_and_a_panic_does_not_leave_them_waiting() {
-    // 64,000 points: 16 chunks, more than a ring of 2 threads' buffers.
-    let points = sph(40);
-    let mut slow = Scripted::new(Script::SlowFirstChunk);
-    slow.build(&points, 2.0).unwrap();
-    let mut single = NeighborLists::default();
-    slow.grid.sorted_neighbor_lists(0..slow.len(), &mut single);
+    let (slow, single) = Scripted::built(Script::SlowFirstChunk);
     let jobs = JobSystem::new(2);
     let mut parallel = ParallelNeighborLists::default();
     let mut lists = NeighborLists::default();
@@ -221,12 +222,7 @@ fn jobs_wait_for_a_slow_first_chunk_and_a_panic_does_not_leave_them_waiting() {
 /// the lists are the one-thread lists.
 #[test]
 fn chunks_that_become_first_midway_move_their_buffered_rows_before_writing_on() {
-    // 64,000 points: 16 chunks of 8 pieces.
-    let points = sph(40);
-    let mut uneven = Scripted::new(Script::UnevenPieces);
-    uneven.build(&points, 2.0).unwrap();
-    let mut single = NeighborLists::default();
-    uneven.grid.sorted_neighbor_lists(0..uneven.len(), &mut single);
+    let (uneven, single) = Scripted::built(Script::UnevenPieces);
     let mut parallel = ParallelNeighborLists::default();
     let mut lists = NeighborLists::default();
     for threads in [2, 3] {
