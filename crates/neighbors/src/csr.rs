@@ -212,6 +212,18 @@ impl NeighborLists {
     /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     pub fn append_rows(&mut self, other: &NeighborLists) {
+        self.append_rows_by(other, <[u32]>::copy_from_slice);
+    }
+
+    /// [`append_rows`](Self::append_rows) with the entries written around
+    /// the cache ([`broadphase_storage::copy_streaming`]): for a parallel
+    /// fill placing a buffered chunk in an answer the caller reads later.
+    pub(crate) fn append_rows_streaming(&mut self, other: &NeighborLists) {
+        self.append_rows_by(other, broadphase_storage::copy_streaming);
+    }
+
+    /// Appends `other`'s rows, its entries moved by `copy(to, from)`.
+    fn append_rows_by(&mut self, other: &NeighborLists, copy: impl FnOnce(&mut [u32], &[u32])) {
         let base = self.total();
         if self.offsets.is_empty() {
             self.offsets.push(0);
@@ -221,7 +233,7 @@ impl NeighborLists {
         if self.indices.len() < base + added.len() {
             self.indices.resize(base + added.len(), 0);
         }
-        self.indices[base..base + added.len()].copy_from_slice(added);
+        copy(&mut self.indices[base..base + added.len()], added);
     }
 
     /// Sorts the entries of every row in increasing order: the canonical

@@ -21,7 +21,9 @@
 //!   (shares, queues, staging, sort buffers) in pools too.
 //!
 //! Both are cleared, never freed, so a warm frame of the same size
-//! allocates nothing, and [`radix_sort_by_key`] sorts records in them.
+//! allocates nothing, and [`radix_sort_by_key`] sorts records in them;
+//! [`copy_streaming`] moves a large block into a buffer nobody reads soon
+//! without passing it through the cache.
 //! Nothing here knows about grids or threads.
 //!
 //! The `serde` feature (off by default) implements `Serialize` and
@@ -45,6 +47,8 @@ mod region;
 #[cfg(feature = "serde")]
 mod serialize;
 mod sorted_union;
+#[allow(unsafe_code, reason = "non-temporal stores through raw pointers")]
+mod stream_copy;
 
 pub use aabb::{Aabb, Axis, Corner, InputError, MAX_BOXES, validate_boxes};
 pub use capsule::Capsule;
@@ -58,3 +62,4 @@ pub use radix::radix_sort_by_key;
 pub use ray::{QueryError, QueryPart, Ray, Sphere, validate_point};
 pub use region::{RegionTest, planes_hold};
 pub use sorted_union::{SortedUnion, merge_sorted_into};
+pub use stream_copy::{STREAM_MIN_BYTES, copy_streaming};
