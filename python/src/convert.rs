@@ -303,17 +303,25 @@ fn points_of<T: Coord>(
     n: usize,
     what: &str,
 ) -> Result<Vec<Vec3>, RowError> {
+    let mut out = crate::pool::take_points(n);
     if let Some(flat) = rows.float32_xyz() {
-        // As for boxes: a vectorized check, the search only on refusal.
-        if !flat.iter().fold(true, |ok, v| ok & v.is_finite()) {
+        // As for boxes: the check folded into the copy, one pass, and the
+        // search only on refusal.
+        let mut finite = true;
+        out.extend(flat.chunks_exact(3).map(|xyz| {
+            let p = Vec3::from_slice(xyz);
+            finite &= p.is_finite();
+            p
+        }));
+        if !finite {
+            crate::pool::give_back_points(out);
             let at = flat.iter().position(|v| !v.is_finite()).unwrap_or(0);
             let (i, axis) = (at / 3, at % 3);
             let error = not_finite(what, name, i, axis, f64::from(flat[at]));
             return Err(RowError { row: i, error });
         }
-        return Ok(flat.chunks_exact(3).map(Vec3::from_slice).collect());
+        return Ok(out);
     }
-    let mut out = Vec::with_capacity(n);
     for i in 0..n {
         let row = rows.row(i);
         let p = row.map(|v| v.narrow(Round::Nearest));

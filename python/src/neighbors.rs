@@ -15,7 +15,6 @@ use broadphase::neighbors::{
     BuildError, CountingSortGrid, MAX_RADIUS, NeighborLists, NeighborSearch, ParallelNeighborLists,
     PeriodicDomain, PeriodicError, PeriodicGrid, PointError, SpatialHash,
 };
-use broadphase::storage::reserve_huge;
 use numpy::PyArray2;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -186,6 +185,13 @@ pub(crate) struct Input {
     pub(crate) domain: Option<PeriodicDomain>,
 }
 
+/// The points' buffer goes back to the pool for the next call.
+impl Drop for Input {
+    fn drop(&mut self) {
+        crate::pool::give_back_points(std::mem::take(&mut self.points));
+    }
+}
+
 fn input(
     points: &Bound<'_, PyAny>,
     r: f64,
@@ -208,16 +214,11 @@ fn pairs_of<S: NeighborSearch + Sync>(jobs: &JobSystem, search: &S) -> PyResult<
     let len = search.len();
     let chunks = len.div_ceil(SLOTS_PER_CHUNK);
     if jobs.threads() == 1 || chunks <= 1 {
-        // One pair at a time straight into the answer: on one thread this
+        // Straight into the answer, a particle's row at a time (grown into
+        // huge pages where the system offers them): on one thread this
         // measured faster than batches, which the answer must then copy.
         let mut pairs = crate::pool::take();
-        search.for_each_neighbor_pair(|a, b| {
-            // Grown into huge pages, where the system offers them on
-            // request: the answer is written once, a pair at a time.
-            let len = pairs.len();
-            reserve_huge(&mut pairs, len + 1);
-            pairs.push([a, b]);
-        });
+        search.neighbor_pairs(&mut pairs);
         return Ok(pairs);
     }
     // A chunk's pairs go to its piece in batches: with two threads this

@@ -423,6 +423,11 @@ macro_rules! impl_neighbor_search {
                 $crate::search::pair_batches_in(self, slots, f);
             }
 
+            fn neighbor_pairs(&self, out: &mut Vec<[u32; 2]>) {
+                out.clear();
+                $crate::search::pairs_into(self, out);
+            }
+
             fn neighbor_lists(&self, out: &mut $crate::csr::NeighborLists) {
                 $crate::search::caller_rows(self, out);
             }

@@ -510,10 +510,7 @@ pub(crate) fn pairs_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
         let hit = lanes_hit(&buffers.masks[..count]);
         for lane in 0..block.len {
             let end = read_lane(kernel, &buffers, count, hit, lane, &mut row, 0);
-            let a = order[s + lane];
-            for &j in &row[..end] {
-                emit.pair(a, order[j as usize]);
-            }
+            emit.row(order[s + lane], &row[..end], order);
         }
     }
     emit.flush();

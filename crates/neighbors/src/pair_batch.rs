@@ -1,5 +1,5 @@
-//! How a walk hands on the pairs it finds: one call per pair, or a slice
-//! at a time.
+//! How a walk hands on the pairs it finds: one call per pair, a slice at
+//! a time, or straight into a `Vec`.
 
 /// Pairs a batch holds before it is handed on: 2 KiB, which stays in L1.
 const BATCH: usize = 256;
@@ -19,6 +19,16 @@ pub(crate) trait PairSink {
 pub(crate) trait Emit {
     /// The pair of caller indices `a` and `b` (either order).
     fn pair(&mut self, a: u32, b: u32);
+
+    /// The pairs of particle `a` (a caller index) with each slot of
+    /// `slots`, whose caller indices `order` gives, in that order: one
+    /// particle's row of a block walk.
+    #[inline(always)]
+    fn row(&mut self, a: u32, slots: &[u32], order: &[u32]) {
+        for &slot in slots {
+            self.pair(a, order[slot as usize]);
+        }
+    }
 
     /// Hands on whatever is held: the walk calls it before it hands its
     /// pairs to another walk, and when it ends.
@@ -95,4 +105,55 @@ impl<F: FnMut(&[[u32; 2]])> Emit for PairBatch<'_, F> {
             self.len = 0;
         }
     }
+}
+
+/// The pairs appended to a `Vec`, `[a, b]` with `a < b`, grown into huge
+/// pages where the system offers them (see
+/// [`broadphase_storage::reserve_huge`]).
+///
+/// A row of a block walk is appended in one call: one capacity check and
+/// a loop of lookups and stores, where a push per pair checked the
+/// capacity and stored the length each time (sph1m, 15 million pairs: the
+/// pushes alone were about a sixth of the walk).
+pub(crate) struct PairVec<'a>(pub(crate) &'a mut Vec<[u32; 2]>);
+
+impl PairSink for PairVec<'_> {
+    type Emitter<'a>
+        = PairVecEmitter<'a>
+    where
+        Self: 'a;
+
+    #[inline(always)]
+    fn emitter(&mut self) -> Self::Emitter<'_> {
+        PairVecEmitter(self.0)
+    }
+}
+
+/// [`PairVec`]'s emitter.
+pub(crate) struct PairVecEmitter<'a>(&'a mut Vec<[u32; 2]>);
+
+impl Emit for PairVecEmitter<'_> {
+    #[inline(always)]
+    fn pair(&mut self, a: u32, b: u32) {
+        let len = self.0.len();
+        broadphase_storage::reserve_huge(self.0, len + 1);
+        self.0.push([a.min(b), a.max(b)]);
+    }
+
+    #[inline(always)]
+    fn row(&mut self, a: u32, slots: &[u32], order: &[u32]) {
+        // Most rows of a sparse scene are empty.
+        if slots.is_empty() {
+            return;
+        }
+        let len = self.0.len();
+        broadphase_storage::reserve_huge(self.0, len + slots.len());
+        self.0.extend(slots.iter().map(|&slot| {
+            let b = order[slot as usize];
+            [a.min(b), a.max(b)]
+        }));
+    }
+
+    #[inline(always)]
+    fn flush(&mut self) {}
 }

@@ -10,7 +10,7 @@
 
 use super::block::{BlockKernel, pairs_by_blocks, query_rows_by_blocks, rows_by_blocks};
 use super::csr::NeighborLists;
-use super::pair_batch::{EachPair, Emit, PairBatches, PairSink};
+use super::pair_batch::{EachPair, Emit, PairBatches, PairSink, PairVec};
 use super::points::{PointError, check_point, check_radius};
 #[cfg(simd)]
 use super::scan::{Avx2, Avx512, Avx512Blocks};
@@ -145,6 +145,12 @@ const PIECE: usize = 128;
 /// lower slot is in `slots`.
 pub(crate) fn pairs_in<C: Cells>(c: &C, slots: Range<usize>, f: impl FnMut(u32, u32)) {
     walk_pairs_into(c, slots, &mut EachPair(f));
+}
+
+/// Every neighbor pair, `[a, b]` with `a < b` (caller indices), appended
+/// to `out` in [`pairs_in`]'s order.
+pub(crate) fn pairs_into<C: Cells>(c: &C, out: &mut Vec<[u32; 2]>) {
+    walk_pairs_into(c, 0..c.sorted().len(), &mut PairVec(out));
 }
 
 /// [`pairs_in`]'s pairs, `[a, b]`, handed to `f` a slice at a time (see
