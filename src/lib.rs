@@ -87,8 +87,8 @@ pub mod jobs {
 /// See `docs/NEIGHBORS.md`.
 pub mod neighbors {
     pub use broadphase_neighbors::{
-        BuildError, CellHash, CountingSortGrid, CountingSortGridConfig, FillError, LEVEL_RATIO,
-        MAX_RADIUS, MultiLevelGrid, NeighborListSearch, NeighborLists, NeighborRule,
+        BuildError, CellHash, CheckedPoints, CountingSortGrid, CountingSortGridConfig, FillError,
+        LEVEL_RATIO, MAX_RADIUS, MultiLevelGrid, NeighborListSearch, NeighborLists, NeighborRule,
         NeighborSearch, ParallelNeighborLists, PeriodicDomain, PeriodicError, PeriodicGrid,
         PointError, RowLookup, ScanKernel, SpatialHash, SpatialHashConfig, SpatialIndex,
         SpatialIndexConfig, VerletError, VerletLists, neighbors_of, point_bounds,

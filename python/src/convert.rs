@@ -7,6 +7,7 @@
 
 use broadphase::Aabb;
 use broadphase::glam::Vec3;
+use broadphase::neighbors::{CheckedPoints, PointError};
 use numpy::ndarray::ArrayView2;
 use numpy::{
     PyArray1, PyArray2, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray2, PyUntypedArray,
@@ -286,6 +287,38 @@ impl<'py> Coords<'py> {
     /// beyond the float32 range, is a `ValueError` naming the first.
     pub(crate) fn points(&self, what: &str) -> PyResult<Vec<Vec3>> {
         Ok(self.points_by_row(what)?)
+    }
+
+    /// [`points`](Self::points), checked as the neighbor searches check
+    /// their input and with their bounds, so that a build need not read
+    /// them again ([`CheckedPoints`]). float32 rows are copied, checked and
+    /// bounded in one pass.
+    pub(crate) fn checked_points(&self, what: &str) -> PyResult<CheckedPoints> {
+        let mut checked = CheckedPoints::with_buffer(crate::pool::take_points(self.len()));
+        let flat = match &self.data {
+            Data::F32(a) => Rows::new(a.as_array()).float32_xyz(),
+            Data::F64(_) => None,
+        };
+        let refused = |error: PointError| match error {
+            PointError::NotFinite { index, axis, value } => {
+                not_finite(what, self.name, index, axis as usize, f64::from(value))
+            }
+            other => crate::threads::failed(other),
+        };
+        if let Some(flat) = flat {
+            let (xyz, _) = flat.as_chunks::<3>();
+            if let Err(error) = checked.copy_from_xyz(xyz) {
+                crate::pool::give_back_points(checked.into_buffer());
+                return Err(refused(error));
+            }
+            return Ok(checked);
+        }
+        crate::pool::give_back_points(checked.into_buffer());
+        let points = self.points(what)?;
+        CheckedPoints::check(points).map_err(|(error, buffer)| {
+            crate::pool::give_back_points(buffer);
+            refused(error)
+        })
     }
 
     /// [`points`](Self::points), the error keeping its row.

@@ -12,8 +12,8 @@ use crate::threads::{detached, failed, job_system};
 use broadphase::JobSystem;
 use broadphase::glam::Vec3;
 use broadphase::neighbors::{
-    BuildError, CountingSortGrid, MAX_RADIUS, NeighborLists, NeighborSearch, ParallelNeighborLists,
-    PeriodicDomain, PeriodicError, PeriodicGrid, PointError, SpatialHash,
+    BuildError, CheckedPoints, CountingSortGrid, MAX_RADIUS, NeighborLists, NeighborSearch,
+    ParallelNeighborLists, PeriodicDomain, PeriodicError, PeriodicGrid, PointError, SpatialHash,
 };
 use numpy::PyArray2;
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -35,16 +35,27 @@ pub(crate) enum Structure {
     Hash,
 }
 
-/// The structure for `points` and radius `r`: the grid when cells of the
-/// radius over the points' bounds fit its budget, the hash otherwise.
-pub(crate) fn structure(points: &[Vec3], r: f32) -> Structure {
-    let Some((lo, hi)) = bounds(points).filter(|_| r > 0.0) else {
+/// The structure for checked `points` and radius `r` (see [`structure_in`]).
+pub(crate) fn structure(points: &CheckedPoints, r: f32) -> Structure {
+    structure_in(points.bounds(), points.len(), r)
+}
+
+/// [`structure`] for points not checked yet: their bounds take a pass.
+pub(crate) fn structure_of(points: &[Vec3], r: f32) -> Structure {
+    structure_in(bounds(points), points.len(), r)
+}
+
+/// The structure for `len` points within `bounds` and radius `r`: the
+/// grid when cells of the radius over the bounds fit its budget, the hash
+/// otherwise.
+fn structure_in(bounds: Option<(Vec3, Vec3)>, len: usize, r: f32) -> Structure {
+    let Some((lo, hi)) = bounds.filter(|_| r > 0.0) else {
         // Cells are then sized by the count, not the radius: the grid.
         return Structure::Grid;
     };
     let span = |a: usize| f64::from(hi[a]) - f64::from(lo[a]);
     let cells: f64 = (0..3).map(|a| (span(a) / f64::from(r)).floor() + 1.0).product();
-    let budget = (points.len() as f64 * GRID_CELLS_PER_POINT).max(4096.0);
+    let budget = (len as f64 * GRID_CELLS_PER_POINT).max(4096.0);
     if cells <= budget { Structure::Grid } else { Structure::Hash }
 }
 
@@ -180,7 +191,8 @@ pub(crate) fn radius(r: f64) -> PyResult<f32> {
 
 /// What both functions take, checked and converted.
 pub(crate) struct Input {
-    pub(crate) points: Vec<Vec3>,
+    /// Checked once, with their bounds: the build does not read them again.
+    pub(crate) points: CheckedPoints,
     pub(crate) r: f32,
     pub(crate) domain: Option<PeriodicDomain>,
 }
@@ -188,7 +200,7 @@ pub(crate) struct Input {
 /// The points' buffer goes back to the pool for the next call.
 impl Drop for Input {
     fn drop(&mut self) {
-        crate::pool::give_back_points(std::mem::take(&mut self.points));
+        crate::pool::give_back_points(std::mem::take(&mut self.points).into_buffer());
     }
 }
 
@@ -200,7 +212,7 @@ fn input(
     let coords = Coords::extract(points, "points")?;
     let r = radius(r)?;
     let domain = periodic.map(|p| domain(p, coords.dims())).transpose()?;
-    Ok(Input { points: coords.points("point")?, r, domain })
+    Ok(Input { points: coords.checked_points("point")?, r, domain })
 }
 
 /// Slots per chunk of a walk on several threads: a chunk's pairs (about
@@ -274,12 +286,12 @@ pub(crate) fn with_structure<T>(
             if jobs.threads() > 1 {
                 grid.build_parallel(jobs, &input.points, input.r).map_err(build_error)?;
             } else {
-                grid.build(&input.points, input.r).map_err(point_error)?;
+                grid.build_checked(&input.points, input.r).map_err(point_error)?;
             }
             grid_then(grid)
         }),
         Structure::Hash => crate::pool::with_hash(|hash| {
-            hash.build(&input.points, input.r).map_err(point_error)?;
+            hash.build_checked(&input.points, input.r).map_err(point_error)?;
             hash_then(hash)
         }),
     }

@@ -120,7 +120,7 @@ pub(crate) fn neighbors_of<'py>(
     let jobs = job_system(threads)?;
     let coords = Coords::extract(points, "points")?;
     let r = radius(r)?;
-    let data = coords.points("point")?;
+    let data = coords.checked_points("point")?;
     let subset = match queries.cast::<PyUntypedArray>() {
         Ok(array) if array.ndim() == 1 => Some(subset_of(queries, data.len())?),
         _ => None,

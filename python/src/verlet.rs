@@ -3,7 +3,7 @@
 //! more than `skin / 2`.
 
 use crate::convert::{Coords, show};
-use crate::neighbors::{CallerRows, Structure, point_error, radius, structure};
+use crate::neighbors::{CallerRows, Structure, point_error, radius, structure_of};
 use crate::order::{Csr, build_csr};
 use crate::threads::{detached, failed, job_system};
 use broadphase::glam::Vec3;
@@ -106,7 +106,7 @@ impl VerletLists {
     fn build(&mut self, py: Python<'_>, points: Vec<Vec3>, dims: usize) -> PyResult<()> {
         let Self { lists, grid, hash, .. } = self;
         let reach = lists.radius() + lists.skin();
-        detached(py, move || match structure(&points, reach) {
+        detached(py, move || match structure_of(&points, reach) {
             Structure::Grid => lists.rebuild(grid, &points),
             Structure::Hash => lists.rebuild(hash, &points),
         })?

@@ -1,5 +1,6 @@
 //! [`NeighborSearch`], the one interface of the three structures.
 
+use super::checked_points::CheckedPoints;
 use super::csr::NeighborLists;
 use super::points::PointError;
 use super::search::NeighborRule;
@@ -79,6 +80,30 @@ pub trait NeighborSearch {
     /// # Ok::<(), broadphase_neighbors::PointError>(())
     /// ```
     fn build(&mut self, points: &[Vec3], radius: f32) -> Result<(), PointError>;
+
+    /// [`build`](Self::build) over points already checked: the same
+    /// structure, without reading the points once more to check them and
+    /// take their bounds (a pass over 12 MB at a million points).
+    ///
+    /// # Errors
+    ///
+    /// [`PointError::InvalidRadius`] for a bad radius; the points cannot
+    /// be refused. On error the structure is left empty.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_neighbors::{CheckedPoints, NeighborSearch, SpatialHash};
+    /// let mut points = CheckedPoints::default();
+    /// points.copy_from_xyz(&[[0.0, 0.0, 0.0], [0.0, 0.9, 0.0]])?;
+    /// let mut hash = SpatialHash::default();
+    /// hash.build_checked(&points, 1.0)?;
+    /// assert_eq!(hash.len(), 2);
+    /// # Ok::<(), broadphase_neighbors::PointError>(())
+    /// ```
+    fn build_checked(&mut self, points: &CheckedPoints, radius: f32) -> Result<(), PointError> {
+        self.build(points, radius)
+    }
 
     /// Indexes spheres (`centers[i]`, `radii[i]`) for contact:
     /// `distance <= r_i + r_j`. Cells are sized for the largest radius, so
@@ -371,6 +396,18 @@ macro_rules! impl_neighbor_search {
                 let bounds = $crate::points::validate_points(points)?;
                 let shape = $crate::sorted::Shape::Points { radius };
                 $crate::api::Index::index(self, points, None, bounds, shape);
+                Ok(())
+            }
+
+            fn build_checked(
+                &mut self,
+                points: &$crate::CheckedPoints,
+                radius: f32,
+            ) -> Result<(), $crate::points::PointError> {
+                $crate::api::Index::reset(self);
+                $crate::points::check_radius(radius)?;
+                let shape = $crate::sorted::Shape::Points { radius };
+                $crate::api::Index::index(self, points, None, points.bounds(), shape);
                 Ok(())
             }
 

@@ -29,7 +29,10 @@
 //! - **Memory.** A structure and a [`NeighborLists`] keep their buffers
 //!   across builds, grown never shrunk: a warm frame allocates nothing.
 //! - **Bad input.** Non-finite points, bad radii and the like are a
-//!   [`PointError`] naming the first bad index, never a panic.
+//!   [`PointError`] naming the first bad index, never a panic. A caller
+//!   that copies its points anyway can check them in the same pass
+//!   ([`CheckedPoints`]) and build with
+//!   [`NeighborSearch::build_checked`], which does not read them again.
 //! - **Threads.** Every read takes `&self`, and the per-range methods
 //!   ([`NeighborSearch::for_each_neighbor_pair_in`],
 //!   [`NeighborSearch::sorted_neighbor_lists`]) give exactly the whole over
@@ -87,6 +90,7 @@ mod batch;
 #[cfg_attr(not(simd), allow(dead_code))]
 mod block;
 mod brute_force;
+mod checked_points;
 #[allow(unsafe_code, reason = "AVX2 cell keys, given a token; an unchecked cast of clamped floats")]
 mod counting_sort_grid;
 mod cross;
@@ -117,6 +121,7 @@ pub use brute_force::{
     brute_force_neighbor_pairs, brute_force_neighbor_rows, brute_force_neighbors_within,
     brute_force_sphere_contacts, brute_force_spheres_touching,
 };
+pub use checked_points::CheckedPoints;
 pub use counting_sort_grid::{BuildError, CountingSortGrid, CountingSortGridConfig};
 pub use cross::{brute_force_neighbors_of, neighbors_of};
 pub use csr::NeighborLists;

@@ -7,7 +7,7 @@
 
 use crate::support;
 
-use broadphase_neighbors::brute_force_neighbor_pairs;
+use broadphase_neighbors::{CheckedPoints, brute_force_neighbor_pairs};
 use glam::Vec3;
 use proptest::prelude::*;
 use support::{Rng, all_structures, check_built, check_points, check_spheres};
@@ -171,6 +171,42 @@ proptest! {
             for (name, s) in &mut structures {
                 s.build(points, radius).unwrap_or_else(|e| panic!("{name}: {e}"));
                 check_built(name, s, points.len(), &expected);
+            }
+        }
+    }
+
+    /// Points copied and checked in one pass build the structure the same
+    /// points build when given raw: the same slots, the brute force's
+    /// pairs; and a bad coordinate is refused as `build` refuses it.
+    #[test]
+    fn checked_points_build_what_raw_points_build(
+        raw in prop::collection::vec(point_strategy(4.0), 0..400),
+        radius in 0.05f32..1.5,
+        bad in prop::option::of((any::<prop::sample::Index>(), 0usize..3)),
+    ) {
+        let mut xyz: Vec<[f32; 3]> = raw.iter().map(|p| p.to_array()).collect();
+        if let (Some((at, axis)), false) = (bad, xyz.is_empty()) {
+            xyz[at.index(raw.len())][axis] = f32::NAN;
+        }
+        let points: Vec<Vec3> = xyz.iter().map(|&p| Vec3::from_array(p)).collect();
+        let mut checked = CheckedPoints::default();
+        let copied = checked.copy_from_xyz(&xyz);
+        for ((name, raw_built), (_, checked_built)) in all_structures().into_iter().zip(all_structures()) {
+            let (mut raw_built, mut checked_built) = (raw_built, checked_built);
+            let built = raw_built.build(&points, radius);
+            match (&copied, &built) {
+                // Compared as text: the errors carry the NaN itself.
+                (Err(copy_error), Err(build_error)) => {
+                    prop_assert_eq!(format!("{copy_error:?}"), format!("{build_error:?}"), "{}", name);
+                }
+                (Ok(()), Ok(())) => {
+                    checked_built.build_checked(&checked, radius).unwrap_or_else(|e| panic!("{name}: {e}"));
+                    prop_assert_eq!(checked_built.sorted_order(), raw_built.sorted_order(), "{}", name);
+                    let mut expected = Vec::new();
+                    brute_force_neighbor_pairs(&points, radius, &mut expected).expect("valid points");
+                    check_built(&name, &checked_built, points.len(), &expected);
+                }
+                _ => prop_assert!(false, "{}: the copy says {:?}, the build {:?}", name, copied, built),
             }
         }
     }

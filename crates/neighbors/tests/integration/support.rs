@@ -5,7 +5,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 use broadphase_neighbors::{
-    CellHash, CountingSortGrid, CountingSortGridConfig, NeighborLists, NeighborRule,
+    CellHash, CheckedPoints, CountingSortGrid, CountingSortGridConfig, NeighborLists, NeighborRule,
     NeighborSearch, PointError, RowLookup, ScanKernel, SpatialHash, SpatialHashConfig,
     SpatialIndex, SpatialIndexConfig, brute_force_neighbor_pairs, brute_force_neighbor_rows,
     brute_force_neighbors_within, brute_force_sphere_contacts, brute_force_spheres_touching,
@@ -34,6 +34,9 @@ macro_rules! dispatch {
 impl Any {
     pub fn build(&mut self, points: &[Vec3], radius: f32) -> Result<(), PointError> {
         dispatch!(self, s => s.build(points, radius))
+    }
+    pub fn build_checked(&mut self, points: &CheckedPoints, radius: f32) -> Result<(), PointError> {
+        dispatch!(self, s => s.build_checked(points, radius))
     }
     pub fn build_spheres(&mut self, centers: &[Vec3], radii: &[f32]) -> Result<(), PointError> {
         dispatch!(self, s => s.build_spheres(centers, radii))
