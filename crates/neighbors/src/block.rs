@@ -167,7 +167,7 @@ impl LaneValues {
 struct Buffers<M> {
     /// Hit masks by candidate, padded with zeros to a whole group.
     masks: [M; MAX_CANDIDATES + GROUP],
-    /// The slot of each candidate.
+    /// The slot of each candidate (or its caller index, for pairs).
     slots: [u32; MAX_CANDIDATES + GROUP],
 }
 
@@ -367,7 +367,7 @@ fn block_rows<K: BlockKernel, T: Test>(
     indices: &mut Vec<u32>,
     mut pos: usize,
 ) -> usize {
-    let count = test_block::<K, T>(kernel, cols, stencil, block, false, lanes, buffers);
+    let count = test_block::<K, T>(kernel, cols, stencil, block, false, None, lanes, buffers);
     NeighborLists::reserve_entries(indices, pos + block.len * count);
     let hit = lanes_hit(&buffers.masks[..count]);
     let out = indices.as_mut_slice();
@@ -431,12 +431,14 @@ fn candidates(stencil: &Stencil, block: Block, later: bool) -> impl Iterator<Ite
 /// `later` a particle keeps only the block's particles after it (each pair
 /// once, from its lower slot).
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn test_block<K: BlockKernel, T: Test>(
     kernel: K,
     cols: &Columns<'_>,
     stencil: &Stencil,
     block: Block,
     later: bool,
+    ids: Option<&[u32]>,
     lanes: &K::Lanes,
     buffers: &mut Buffers<K::Mask>,
 ) -> usize {
@@ -458,9 +460,16 @@ fn test_block<K: BlockKernel, T: Test>(
                 *mask = kernel.test::<T>(lanes, [xs[i], ys[i], zs[i]], 0.0);
             }
         }
-        for (slot, at) in buffers.slots[count..count + hi - lo].iter_mut().zip(lo..) {
-            // Slots fit u32 (MAX_POINTS).
-            *slot = at as u32;
+        let slots = &mut buffers.slots[count..count + hi - lo];
+        match ids {
+            // A run of consecutive slots: a copy of the same run of ids.
+            Some(ids) => slots.copy_from_slice(&ids[lo..hi]),
+            None => {
+                for (slot, at) in slots.iter_mut().zip(lo..) {
+                    // Slots fit u32 (MAX_POINTS).
+                    *slot = at as u32;
+                }
+            }
         }
         count += hi - lo;
     }
@@ -493,7 +502,7 @@ pub(crate) fn pairs_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
     let order = c.sorted().order.as_slice();
     let values = LaneValues::of(c.sorted().shape);
     let mut buffers = Buffers::new();
-    // One particle's pairs at a time, as slots.
+    // One particle's partners at a time, as caller indices.
     let mut row = [0u32; MAX_CANDIDATES + MAX_BLOCK];
     let mut blocks = Blocks::new(c, slots, K::WIDTH);
     let mut emit = sink.emitter();
@@ -506,11 +515,16 @@ pub(crate) fn pairs_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
             continue;
         }
         let lanes = kernel.lanes(&cols, s, e - s, values);
-        let count = test_block::<K, T>(kernel, &cols, stencil, block, true, &lanes, &mut buffers);
+        // The candidates' caller indices, not their slots: what the rows
+        // hand on (one sequential copy per run of candidates, where a
+        // lookup per pair read them scattered).
+        let ids = Some(order);
+        let count =
+            test_block::<K, T>(kernel, &cols, stencil, block, true, ids, &lanes, &mut buffers);
         let hit = lanes_hit(&buffers.masks[..count]);
         for lane in 0..block.len {
             let end = read_lane(kernel, &buffers, count, hit, lane, &mut row, 0);
-            emit.row(order[s + lane], &row[..end], order);
+            emit.row(order[s + lane], &row[..end]);
         }
     }
     emit.flush();

@@ -20,13 +20,12 @@ pub(crate) trait Emit {
     /// The pair of caller indices `a` and `b` (either order).
     fn pair(&mut self, a: u32, b: u32);
 
-    /// The pairs of particle `a` (a caller index) with each slot of
-    /// `slots`, whose caller indices `order` gives, in that order: one
-    /// particle's row of a block walk.
+    /// The pairs of particle `a` with each of `partners`, in that order
+    /// (caller indices): one particle's row of a block walk.
     #[inline(always)]
-    fn row(&mut self, a: u32, slots: &[u32], order: &[u32]) {
-        for &slot in slots {
-            self.pair(a, order[slot as usize]);
+    fn row(&mut self, a: u32, partners: &[u32]) {
+        for &b in partners {
+            self.pair(a, b);
         }
     }
 
@@ -141,17 +140,14 @@ impl Emit for PairVecEmitter<'_> {
     }
 
     #[inline(always)]
-    fn row(&mut self, a: u32, slots: &[u32], order: &[u32]) {
+    fn row(&mut self, a: u32, partners: &[u32]) {
         // Most rows of a sparse scene are empty.
-        if slots.is_empty() {
+        if partners.is_empty() {
             return;
         }
         let len = self.0.len();
-        broadphase_storage::reserve_huge(self.0, len + slots.len());
-        self.0.extend(slots.iter().map(|&slot| {
-            let b = order[slot as usize];
-            [a.min(b), a.max(b)]
-        }));
+        broadphase_storage::reserve_huge(self.0, len + partners.len());
+        self.0.extend(partners.iter().map(|&b| [a.min(b), a.max(b)]));
     }
 
     #[inline(always)]
