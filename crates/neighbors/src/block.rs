@@ -185,6 +185,9 @@ impl<M: LaneMask> Buffers<M> {
 struct Blocks<'a, C: Cells> {
     c: &'a C,
     width: usize,
+    /// Whether only the stencil's ranges from the block's own on are
+    /// needed (a pair walk: partners in later slots).
+    later: bool,
     /// The next block's first slot, its row's end, the range's end.
     at: usize,
     row_end: usize,
@@ -197,11 +200,11 @@ struct Blocks<'a, C: Cells> {
 impl<'a, C: Cells> Blocks<'a, C> {
     /// The blocks of `slots`, clamped to the particles.
     #[inline(always)]
-    fn new(c: &'a C, slots: Range<usize>, width: usize) -> Self {
+    fn new(c: &'a C, slots: Range<usize>, width: usize, later: bool) -> Self {
         let to = slots.end.min(c.sorted().len());
         let at = slots.start.min(to);
         let (stencil, finger) = (Stencil::default(), C::Finger::default());
-        Self { c, width, at, row_end: at, to, stencil, finger }
+        Self { c, width, later, at, row_end: at, to, stencil, finger }
     }
 
     /// The next block's slots; its stencil is then in `self.stencil`.
@@ -218,7 +221,11 @@ impl<'a, C: Cells> Blocks<'a, C> {
         let sorted = c.sorted();
         let first = c.cell_of(sorted.position(s).map(f64::from));
         let last = c.cell_of(sorted.position(e - 1).map(f64::from));
-        c.ranges(spanning(first, last, c.k()), &mut self.finger, &mut self.stencil);
+        if self.later {
+            c.later_ranges(first, last, &mut self.finger, &mut self.stencil);
+        } else {
+            c.ranges(spanning(first, last, c.k()), &mut self.finger, &mut self.stencil);
+        }
         self.at = e;
         Some(s..e)
     }
@@ -241,7 +248,7 @@ pub(crate) fn rows_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
     let values = LaneValues::of(c.sorted().shape);
     let mut buffers = Buffers::new();
     let mut pos = *offsets.last().unwrap_or(&0);
-    let mut blocks = Blocks::new(c, slots, K::WIDTH);
+    let mut blocks = Blocks::new(c, slots, K::WIDTH, false);
     while let Some(block) = blocks.next() {
         let (s, e, stencil) = (block.start, block.end, &blocks.stencil);
         if stencil.total() > MAX_CANDIDATES {
@@ -504,7 +511,7 @@ pub(crate) fn pairs_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
     let mut buffers = Buffers::new();
     // One particle's partners at a time, as caller indices.
     let mut row = [0u32; MAX_CANDIDATES + MAX_BLOCK];
-    let mut blocks = Blocks::new(c, slots, K::WIDTH);
+    let mut blocks = Blocks::new(c, slots, K::WIDTH, true);
     let mut emit = sink.emitter();
     while let Some(range) = blocks.next() {
         let (s, e, stencil) = (range.start, range.end, &blocks.stencil);

@@ -381,8 +381,8 @@ impl Cells for CountingSortGrid {
         None
     }
 
-    fn later_ranges(&self, cell: [i32; 3], _: &mut (), out: &mut Stencil) {
-        self.later_rows(cell, out);
+    fn later_ranges(&self, first: [i32; 3], last: [i32; 3], _: &mut (), out: &mut Stencil) {
+        self.later_rows(first, last[0], out);
     }
 
     #[inline]
@@ -419,11 +419,12 @@ pub(crate) struct GridRuns {
 }
 
 impl CountingSortGrid {
-    /// The later half of the rows around `cell` (see [`Cells::later_ranges`]).
-    fn later_rows(&self, cell: [i32; 3], out: &mut Stencil) {
+    /// The later half of the rows around the cells from `cell` to `last_x`
+    /// along x (see [`Cells::later_ranges`]).
+    fn later_rows(&self, cell: [i32; 3], last_x: i32, out: &mut Stencil) {
         out.clear();
         let [kx, ky, kz] = self.k;
-        let (lo_x, hi_x) = ((cell[0] - kx).max(0), (cell[0] + kx).min(self.dims[0] - 1));
+        let (lo_x, hi_x) = ((cell[0] - kx).max(0), (last_x + kx).min(self.dims[0] - 1));
         for dz in 0..=kz {
             let z = cell[2] + dz;
             if z >= self.dims[2] {

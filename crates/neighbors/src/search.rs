@@ -16,7 +16,7 @@ use super::points::{PointError, check_point, check_radius};
 use super::scan::{Avx2, Avx512, Avx512Blocks};
 use super::scan::{Columns, Contact, Kernel, MAX_LANES, NO_SKIP, Scalar, ScanKernel, Test, Within};
 use super::sorted::{ABSOLUTE_SLACK, Shape, Sorted};
-pub(crate) use super::stencil::{CellBox, MAX_RANGES, Stencil, around};
+pub(crate) use super::stencil::{CellBox, MAX_RANGES, Stencil, around, spanning};
 use super::stencil::{MAX_STEPS, Steps};
 use glam::Vec3;
 use std::ops::Range;
@@ -90,12 +90,20 @@ pub(crate) trait Cells {
     /// whose cell lies in `cells` (and possibly others).
     fn ranges(&self, cells: CellBox, finger: &mut Self::Finger, out: &mut Stencil);
 
-    /// Like [`ranges`](Self::ranges) for the `±k` box around `cell`, but
-    /// may leave out ranges that lie wholly before the slots of `cell`: the
-    /// pair walk needs only partners in later slots. Structures whose slots
-    /// follow their cells' (z, y, x) order skip the rows before the cell's.
-    fn later_ranges(&self, cell: [i32; 3], finger: &mut Self::Finger, out: &mut Stencil) {
-        self.ranges(around(cell, self.k()), finger, out);
+    /// Like [`ranges`](Self::ranges) for the `±k` box around the cells
+    /// `first` to `last` (one row of cells: they differ in x only), but may
+    /// leave out ranges that lie wholly before the slots of `first`: the
+    /// pair walks need only partners in later slots. Structures whose
+    /// slots follow their cells' (z, y, x) order skip the rows before the
+    /// cells' own.
+    fn later_ranges(
+        &self,
+        first: [i32; 3],
+        last: [i32; 3],
+        finger: &mut Self::Finger,
+        out: &mut Stencil,
+    ) {
+        self.ranges(spanning(first, last, self.k()), finger, out);
     }
 }
 
@@ -270,7 +278,7 @@ pub(crate) fn pairs_walk<C: Cells, K: Kernel, T: Test>(
     let to = slots.end.min(sorted.len());
     let mut runs = c.runs_from(slots.start);
     while let Some((start, end, cell)) = c.next_run(&mut runs, to) {
-        c.later_ranges(cell, &mut finger, &mut stencil);
+        c.later_ranges(cell, cell, &mut finger, &mut stencil);
         // Each pair once, from its lower slot: ranges before the run hold
         // no partner; the range holding the run is scanned from the slot
         // after each particle; later ranges are scanned whole, by steps

@@ -398,11 +398,11 @@ impl Cells for SpatialIndex {
         Some((start, end, decode(key)))
     }
 
-    fn later_ranges(&self, cell: [i32; 3], finger: &mut Finger, out: &mut Stencil) {
+    fn later_ranges(&self, cell: [i32; 3], last: [i32; 3], finger: &mut Finger, out: &mut Stencil) {
         out.clear();
         let k = self.k;
         let limit = |c: i32| c.clamp(-BIAS, BIAS - 1);
-        let (lo_x, hi_x) = (limit(cell[0] - k), limit(cell[0] + k));
+        let (lo_x, hi_x) = (limit(cell[0] - k), limit(last[0].saturating_add(k)));
         let width = 2 * k + 1;
         // Keys order cells by (z, y, x): rows before the cell's hold only
         // earlier slots. Rows are numbered as in `ranges` for the fingers.
