@@ -233,7 +233,8 @@ impl<'a, C: Cells> Blocks<'a, C> {
 
 /// Fills `offsets` (pushed, after its first entry) and `indices` (from
 /// the last offset) with the sorted-order rows of `slots`, block by
-/// block. `c` must number its slots along rows of cells (see
+/// block; the entries are slots, or with `ids` each slot's id (read out
+/// as such: the candidates' ids are copied per run of candidates). `c` must number its slots along rows of cells (see
 /// [`Cells::ROWS`]).
 #[inline(always)]
 pub(crate) fn rows_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
@@ -241,6 +242,7 @@ pub(crate) fn rows_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
     c: &C,
     slots: Range<usize>,
     test_for: impl Fn(usize) -> T + Copy,
+    ids: Option<&[u32]>,
     offsets: &mut Vec<usize>,
     indices: &mut Vec<u32>,
 ) {
@@ -252,7 +254,11 @@ pub(crate) fn rows_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
     while let Some(block) = blocks.next() {
         let (s, e, stencil) = (block.start, block.end, &blocks.stencil);
         if stencil.total() > MAX_CANDIDATES {
+            let start = pos;
             pos = rows_walk(kernel, c, block, test_for, offsets, indices, pos);
+            if let Some(ids) = ids {
+                crate::search::to_ids(&mut indices[start..pos], ids);
+            }
         } else {
             let lanes = kernel.lanes(&cols, s, e - s, values);
             pos = block_rows::<K, T>(
@@ -260,6 +266,7 @@ pub(crate) fn rows_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
                 &cols,
                 stencil,
                 Block { len: e - s, own: Some(s) },
+                ids,
                 &lanes,
                 &mut buffers,
                 offsets,
@@ -329,6 +336,7 @@ pub(crate) fn query_rows_by_blocks<C: Cells, K: BlockKernel, T: Test>(
                             &data,
                             &piece,
                             one,
+                            None,
                             &lanes,
                             &mut buffers,
                             offsets,
@@ -348,6 +356,7 @@ pub(crate) fn query_rows_by_blocks<C: Cells, K: BlockKernel, T: Test>(
                 &data,
                 &stencil,
                 block,
+                None,
                 &lanes,
                 &mut buffers,
                 offsets,
@@ -368,13 +377,14 @@ fn block_rows<K: BlockKernel, T: Test>(
     cols: &Columns<'_>,
     stencil: &Stencil,
     block: Block,
+    ids: Option<&[u32]>,
     lanes: &K::Lanes,
     buffers: &mut Buffers<K::Mask>,
     offsets: &mut Vec<usize>,
     indices: &mut Vec<u32>,
     mut pos: usize,
 ) -> usize {
-    let count = test_block::<K, T>(kernel, cols, stencil, block, false, None, lanes, buffers);
+    let count = test_block::<K, T>(kernel, cols, stencil, block, false, ids, lanes, buffers);
     NeighborLists::reserve_entries(indices, pos + block.len * count);
     let hit = lanes_hit(&buffers.masks[..count]);
     let out = indices.as_mut_slice();
@@ -641,19 +651,40 @@ mod tests {
                 let [(o, i), (bo, bi)] = &mut out;
                 let end = rows_walk(Scalar, grid, slots.clone(), test, o, i, 0);
                 i.truncate(end);
-                rows_by_blocks(kernel, grid, slots, test, bo, bi);
+                rows_by_blocks(kernel, grid, slots.clone(), test, None, bo, bi);
+                check_ids(kernel, grid, slots, test, bo, bi);
             }
             Shape::Spheres { .. } => {
                 let test = |s: usize| crate::scan::Contact { rp: r[s] };
                 let [(o, i), (bo, bi)] = &mut out;
                 let end = rows_walk(Scalar, grid, slots.clone(), test, o, i, 0);
                 i.truncate(end);
-                rows_by_blocks(kernel, grid, slots, test, bo, bi);
+                rows_by_blocks(kernel, grid, slots.clone(), test, None, bo, bi);
+                check_ids(kernel, grid, slots, test, bo, bi);
             }
         }
         let end = *out[1].0.last().expect("one offset at least");
         out[1].1.truncate(end);
         out
+    }
+
+    /// The block rows of `slots` read out as caller indices equal the rows
+    /// as slots (`offsets`, `indices`), each slot mapped to its index.
+    fn check_ids<K: Kernel + BlockKernel, T: Test>(
+        kernel: K,
+        grid: &CountingSortGrid,
+        slots: Range<usize>,
+        test: impl Fn(usize) -> T + Copy,
+        offsets: &[usize],
+        indices: &[u32],
+    ) {
+        let order = grid.sorted().order.as_slice();
+        let (mut id_offsets, mut ids) = (vec![0], Vec::new());
+        rows_by_blocks(kernel, grid, slots, test, Some(order), &mut id_offsets, &mut ids);
+        assert_eq!(id_offsets, offsets, "rows as ids: other row lengths");
+        let end = *offsets.last().expect("one offset at least");
+        let mapped: Vec<u32> = indices[..end].iter().map(|&s| order[s as usize]).collect();
+        assert_eq!(ids[..end], mapped[..], "rows as ids: other entries");
     }
 
     /// Pairs of `slots` by the per-particle walk and by blocks with

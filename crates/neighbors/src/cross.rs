@@ -125,7 +125,7 @@ pub(crate) fn query_rows<C: Cells>(c: &C, queries: &[Vec3], radius: f32, out: &m
         crate::search::query_blocks(kernel, c, &q, &scratch.cells, radius, offsets, indices);
         // Rows to the queries' order, entries to the data's caller
         // indices, ascending.
-        out.remap_rows_from_scratch(&scratch.order, &c.sorted().order, true);
+        out.remap_rows_from_scratch(&scratch.order, Some(&c.sorted().order), true);
         out.queries = scratch;
         return;
     }

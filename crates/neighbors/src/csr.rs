@@ -309,17 +309,23 @@ impl NeighborLists {
     /// in `scratch_*`) into caller order in `offsets`/`indices`, through
     /// `order` (slot → caller index).
     pub(crate) fn remap_from_scratch(&mut self, order: &[u32]) {
-        self.remap_rows_from_scratch(order, order, false);
+        self.remap_rows_from_scratch(order, Some(order), false);
     }
 
     /// Rewrites the rows kept in `scratch_*` into `offsets`/`indices`:
     /// scratch row `r` becomes row `rows[r]`, each entry `e` becomes
-    /// `entries[e]`, and with `sort` each row is sorted.
+    /// `entries[e]` (or stays `e` without `entries`: already mapped), and
+    /// with `sort` each row is sorted.
     ///
     /// Rows are read in scratch order and written to scattered places: the
     /// destination offset and row of the row `AHEAD` later are prefetched,
     /// so the misses overlap instead of stalling each row.
-    pub(crate) fn remap_rows_from_scratch(&mut self, rows: &[u32], entries: &[u32], sort: bool) {
+    pub(crate) fn remap_rows_from_scratch(
+        &mut self,
+        rows: &[u32],
+        entries: Option<&[u32]>,
+        sort: bool,
+    ) {
         const AHEAD: usize = 8;
         let n = rows.len();
         debug_assert_eq!(self.scratch_offsets.len(), n + 1);
@@ -347,8 +353,14 @@ impl NeighborLists {
             let (start, end) = (self.scratch_offsets[from], self.scratch_offsets[from + 1]);
             let at = self.offsets[to as usize];
             let row = &mut self.indices[at..at + (end - start)];
-            for (dst, &e) in row.iter_mut().zip(&self.scratch_indices[start..end]) {
-                *dst = entries[e as usize];
+            let from = &self.scratch_indices[start..end];
+            match entries {
+                Some(entries) => {
+                    for (dst, &e) in row.iter_mut().zip(from) {
+                        *dst = entries[e as usize];
+                    }
+                }
+                None => row.copy_from_slice(from),
             }
             if sort {
                 row.sort_unstable();

@@ -344,31 +344,36 @@ pub(crate) fn pairs_walk<C: Cells, K: Kernel, T: Test>(
 /// row `i` is slot `slots.start + i`, entries are slots.
 pub(crate) fn sorted_rows<C: Cells>(c: &C, slots: Range<usize>, lists: &mut NeighborLists) {
     let (offsets, indices) = (&mut lists.offsets, &mut lists.indices);
-    rows_into(c, slots, offsets, indices);
+    rows_into(c, slots, None, offsets, indices);
 }
 
-/// Fills `offsets` and `indices` with the sorted-order rows of `slots`.
+/// Fills `offsets` and `indices` with the sorted-order rows of `slots`,
+/// the entries as slots or, with `ids`, as `ids[slot]`.
 pub(crate) fn rows_into<C: Cells>(
     c: &C,
     slots: Range<usize>,
+    ids: Option<&[u32]>,
     offsets: &mut Vec<usize>,
     indices: &mut Vec<u32>,
 ) {
     offsets.clear();
-    append_rows_into(c, slots, offsets, indices);
+    append_rows_into(c, slots, ids, offsets, indices);
 }
 
 /// Appends the sorted-order rows of `slots` to `lists`, after its rows.
 pub(crate) fn append_sorted_rows<C: Cells>(c: &C, slots: Range<usize>, lists: &mut NeighborLists) {
     let (offsets, indices) = (&mut lists.offsets, &mut lists.indices);
-    append_rows_into(c, slots, offsets, indices);
+    append_rows_into(c, slots, None, offsets, indices);
 }
 
 /// Appends the sorted-order rows of `slots` to `offsets` (its first entry
-/// pushed if it has none) and `indices` (from the last offset on).
+/// pushed if it has none) and `indices` (from the last offset on), the
+/// entries as slots; with `ids`, as `ids[slot]` (the caller's indices,
+/// for rows bound for caller order).
 fn append_rows_into<C: Cells>(
     c: &C,
     slots: Range<usize>,
+    ids: Option<&[u32]>,
     offsets: &mut Vec<usize>,
     indices: &mut Vec<u32>,
 ) {
@@ -381,13 +386,39 @@ fn append_rows_into<C: Cells>(
     }
     // Rows of cells run by blocks of particles (faster at every density
     // measured, sparse ones too). The scalar twin of the block walk
-    // keeps the per-particle walk.
+    // keeps the per-particle walk. The block walk reads out the ids
+    // itself; the others write slots, mapped below.
     #[cfg(simd)]
     match block_simd_for(c) {
-        Some(BlockSimd::Avx2(k)) => return k.walk_block_rows(c, from..to, offsets, indices),
-        Some(BlockSimd::Avx512(k)) => return k.walk_block_rows(c, from..to, offsets, indices),
+        Some(BlockSimd::Avx2(k)) => return k.walk_block_rows(c, from..to, ids, offsets, indices),
+        Some(BlockSimd::Avx512(k)) => {
+            return k.walk_block_rows(c, from..to, ids, offsets, indices);
+        }
         None => {}
     }
+    let start = *offsets.last().unwrap_or(&0);
+    append_slot_rows(c, from..to, offsets, indices);
+    if let Some(ids) = ids {
+        let end = *offsets.last().unwrap_or(&0);
+        to_ids(&mut indices[start..end], ids);
+    }
+}
+
+/// Replaces each slot of `entries` with its id.
+pub(crate) fn to_ids(entries: &mut [u32], ids: &[u32]) {
+    for entry in entries {
+        *entry = ids[*entry as usize];
+    }
+}
+
+/// [`append_rows_into`] by the per-particle walks: entries as slots.
+fn append_slot_rows<C: Cells>(
+    c: &C,
+    slots: Range<usize>,
+    offsets: &mut Vec<usize>,
+    indices: &mut Vec<u32>,
+) {
+    let (from, to) = (slots.start, slots.end);
     #[cfg(simd)]
     match simd_for(c) {
         Some(Simd::Avx2(k)) => return k.walk_rows(c, from..to, offsets, indices),
@@ -489,6 +520,7 @@ pub(crate) fn block_rows_shape<C: Cells, K: Kernel + BlockKernel>(
     kernel: K,
     c: &C,
     slots: Range<usize>,
+    ids: Option<&[u32]>,
     offsets: &mut Vec<usize>,
     indices: &mut Vec<u32>,
 ) {
@@ -496,11 +528,11 @@ pub(crate) fn block_rows_shape<C: Cells, K: Kernel + BlockKernel>(
     match sorted.shape {
         Shape::Points { radius } => {
             let r2 = radius * radius;
-            rows_by_blocks(kernel, c, slots, |_| Within { r2 }, offsets, indices);
+            rows_by_blocks(kernel, c, slots, |_| Within { r2 }, ids, offsets, indices);
         }
         Shape::Spheres { .. } => {
             let r = sorted.r.as_slice();
-            rows_by_blocks(kernel, c, slots, |s| Contact { rp: r[s] }, offsets, indices);
+            rows_by_blocks(kernel, c, slots, |s| Contact { rp: r[s] }, ids, offsets, indices);
         }
     }
 }
@@ -569,8 +601,11 @@ pub(crate) fn rows_walk<C: Cells, K: Kernel, T: Test>(
 /// Fills `lists` with every particle's row in caller order.
 pub(crate) fn caller_rows<C: Cells>(c: &C, lists: &mut NeighborLists) {
     let n = c.sorted().len();
-    rows_into(c, 0..n, &mut lists.scratch_offsets, &mut lists.scratch_indices);
-    lists.remap_from_scratch(&c.sorted().order);
+    let order = c.sorted().order.as_slice();
+    // The entries come out as caller indices: the move into caller order
+    // then copies each row instead of looking every entry up.
+    rows_into(c, 0..n, Some(order), &mut lists.scratch_offsets, &mut lists.scratch_indices);
+    lists.remap_rows_from_scratch(order, None, false);
 }
 
 /// The particles within `radius` of `point` (points), or touching the ball

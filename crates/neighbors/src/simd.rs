@@ -641,6 +641,7 @@ macro_rules! walks {
             self,
             c: &C,
             slots: Range<usize>,
+            ids: Option<&[u32]>,
             offsets: &mut Vec<usize>,
             indices: &mut Vec<u32>,
         ) {
@@ -649,13 +650,14 @@ macro_rules! walks {
                 kernel: $kernel,
                 c: &C,
                 slots: Range<usize>,
+                ids: Option<&[u32]>,
                 offsets: &mut Vec<usize>,
                 indices: &mut Vec<u32>,
             ) {
-                search::block_rows_shape(kernel, c, slots, offsets, indices);
+                search::block_rows_shape(kernel, c, slots, ids, offsets, indices);
             }
             // SAFETY: the kernel proves the CPU check of these features passed.
-            unsafe { block_rows(self, c, slots, offsets, indices) }
+            unsafe { block_rows(self, c, slots, ids, offsets, indices) }
         }
     };
     (@ query_blocks, $kernel:ty, $feature:literal) => {
