@@ -167,7 +167,8 @@ impl LaneValues {
 struct Buffers<M> {
     /// Hit masks by candidate, padded with zeros to a whole group.
     masks: [M; MAX_CANDIDATES + GROUP],
-    /// The slot of each candidate (or its caller index, for pairs).
+    /// The slot of each candidate, or its id where the rows are read out
+    /// as ids (the caller's indices).
     slots: [u32; MAX_CANDIDATES + GROUP],
 }
 
@@ -234,8 +235,8 @@ impl<'a, C: Cells> Blocks<'a, C> {
 /// Fills `offsets` (pushed, after its first entry) and `indices` (from
 /// the last offset) with the sorted-order rows of `slots`, block by
 /// block; the entries are slots, or with `ids` each slot's id (read out
-/// as such: the candidates' ids are copied per run of candidates). `c` must number its slots along rows of cells (see
-/// [`Cells::ROWS`]).
+/// as such: the candidates' ids are copied per run of candidates). `c`
+/// must number its slots along rows of cells (see [`Cells::ROWS`]).
 #[inline(always)]
 pub(crate) fn rows_by_blocks<C: Cells, K: Kernel + BlockKernel, T: Test>(
     kernel: K,
@@ -442,8 +443,9 @@ fn candidates(stencil: &Stencil, block: Block, later: bool) -> impl Iterator<Ite
 }
 
 /// Tests the block `block` (its lanes in `lanes`) against its
-/// [`candidates`]: each candidate's hit mask and slot go to `buffers`, the
-/// masks padded with zeros to a whole group; returns the candidates'
+/// [`candidates`]: each candidate's hit mask and slot (with `ids`, its
+/// id) go to `buffers`, the masks padded with zeros to a whole group;
+/// returns the candidates'
 /// count. A data block's particles are not their own neighbors, and with
 /// `later` a particle keeps only the block's particles after it (each pair
 /// once, from its lower slot).
