@@ -170,48 +170,79 @@ pub fn point_bounds(points: &[Vec3]) -> Result<Option<(Vec3, Vec3)>, PointError>
 
 /// Checks every point and returns the bounds of the set (`None` when empty).
 ///
-/// One pass: a running min/max and a running "all finite" flag; only a set
-/// that fails pays for the search of the first bad point.
+/// One pass: running bounds and a running "all finite" flag
+/// ([`LaneBounds`]); only a set that fails pays for the search of the
+/// first bad point.
 pub(crate) fn validate_points(points: &[Vec3]) -> Result<Option<(Vec3, Vec3)>, PointError> {
     if points.len() > MAX_POINTS {
         return Err(PointError::TooManyPoints { count: points.len() });
     }
     let Some(&first) = points.first() else { return Ok(None) };
-    // Eight running bounds per axis, one per lane, so the loop vectorizes
-    // (one running min/max is a chain of dependent steps). A plain `<` keeps
-    // the first operand on NaN, as `minps` does; NaN is caught by the
-    // finiteness flag anyway.
-    const W: usize = 8;
-    let mut lo = [[first.x; W], [first.y; W], [first.z; W]];
-    let mut hi = lo;
-    let mut finite = [true; W];
-    let mut take = |l: usize, p: &Vec3| {
-        for (a, v) in [p.x, p.y, p.z].into_iter().enumerate() {
-            lo[a][l] = if v < lo[a][l] { v } else { lo[a][l] };
-            hi[a][l] = if v > hi[a][l] { v } else { hi[a][l] };
-        }
-        // `&`, not `&&`: no branch per point.
-        finite[l] &= p.x.is_finite() & p.y.is_finite() & p.z.is_finite();
-    };
-    let chunks = points.chunks_exact(W);
+    let mut bounds = LaneBounds::new(first);
+    let chunks = points.chunks_exact(BOUND_LANES);
     let rest = chunks.remainder();
     for chunk in chunks {
-        for (l, p) in chunk.iter().enumerate() {
-            take(l, p);
+        for (lane, &p) in chunk.iter().enumerate() {
+            bounds.take(lane, p);
         }
     }
-    for (l, p) in rest.iter().enumerate() {
-        take(l, p);
+    for (lane, &p) in rest.iter().enumerate() {
+        bounds.take(lane, p);
     }
-    if finite.iter().all(|&f| f) {
-        let bound = |axes: [[f32; W]; 3], pick: fn(f32, f32) -> f32| {
-            let [x, y, z] = axes.map(|lanes| lanes.into_iter().fold(lanes[0], pick));
-            Vec3::new(x, y, z)
+    bounds.finish().map(Some).ok_or_else(|| first_not_finite(points))
+}
+
+/// Points a [`LaneBounds`] takes at a time, one per lane.
+pub(crate) const BOUND_LANES: usize = 8;
+
+/// The running bounds and finiteness of points taken [`BOUND_LANES`] at a
+/// time, one per lane, so that a loop over them vectorizes (one running
+/// min/max is a chain of dependent steps). A plain `<` keeps the running
+/// value on equal and on NaN, as `minps` does; NaN is caught by the
+/// finiteness flags.
+pub(crate) struct LaneBounds {
+    lo: [[f32; BOUND_LANES]; 3],
+    hi: [[f32; BOUND_LANES]; 3],
+    finite: [bool; BOUND_LANES],
+}
+
+impl LaneBounds {
+    /// Bounds starting at `first` in every lane.
+    pub(crate) fn new(first: Vec3) -> Self {
+        let lo = first.to_array().map(|v| [v; BOUND_LANES]);
+        Self { lo, hi: lo, finite: [true; BOUND_LANES] }
+    }
+
+    /// Takes point `p` in `lane` (below [`BOUND_LANES`]).
+    #[inline(always)]
+    pub(crate) fn take(&mut self, lane: usize, p: Vec3) {
+        for (a, v) in p.to_array().into_iter().enumerate() {
+            self.lo[a][lane] = if v < self.lo[a][lane] { v } else { self.lo[a][lane] };
+            self.hi[a][lane] = if v > self.hi[a][lane] { v } else { self.hi[a][lane] };
+        }
+        // `&`, not `&&`: no branch per point.
+        self.finite[lane] &= p.x.is_finite() & p.y.is_finite() & p.z.is_finite();
+    }
+
+    /// The bounds of the points taken, if every one was finite.
+    pub(crate) fn finish(&self) -> Option<(Vec3, Vec3)> {
+        if !self.finite.iter().all(|&f| f) {
+            return None;
+        }
+        let bound = |axes: [[f32; BOUND_LANES]; 3], pick: fn(f32, f32) -> f32| {
+            Vec3::from_array(axes.map(|lanes| lanes.into_iter().fold(lanes[0], pick)))
         };
-        return Ok(Some((bound(lo, f32::min), bound(hi, f32::max))));
+        Some((bound(self.lo, f32::min), bound(self.hi, f32::max)))
     }
+}
+
+/// The error naming the first NaN or infinite coordinate of `points`,
+/// which have one.
+pub(crate) fn first_not_finite(points: &[Vec3]) -> PointError {
     for (index, p) in points.iter().enumerate() {
-        first_bad_coordinate(index, *p)?;
+        if let Err(error) = first_bad_coordinate(index, *p) {
+            return error;
+        }
     }
     unreachable!("a non-finite coordinate was seen but not found again")
 }
