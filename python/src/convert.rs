@@ -294,30 +294,16 @@ impl<'py> Coords<'py> {
     /// them again ([`CheckedPoints`]). float32 rows are copied, checked and
     /// bounded in one pass.
     pub(crate) fn checked_points(&self, what: &str) -> PyResult<CheckedPoints> {
-        let mut checked = CheckedPoints::with_buffer(crate::pool::take_points(self.len()));
-        let flat = match &self.data {
-            Data::F32(a) => Rows::new(a.as_array()).float32_xyz(),
-            Data::F64(_) => None,
-        };
-        let refused = |error: PointError| match error {
-            PointError::NotFinite { index, axis, value } => {
-                not_finite(what, self.name, index, axis as usize, f64::from(value))
-            }
-            other => crate::threads::failed(other),
-        };
-        if let Some(flat) = flat {
-            let (xyz, _) = flat.as_chunks::<3>();
-            if let Err(error) = checked.copy_from_xyz(xyz) {
-                crate::pool::give_back_points(checked.into_buffer());
-                return Err(refused(error));
-            }
-            return Ok(checked);
+        if let Data::F32(a) = &self.data
+            && let Some(flat) = Rows::new(a.as_array()).float32_xyz()
+        {
+            return Ok(copy_float32(self.name, what, flat)?);
         }
-        crate::pool::give_back_points(checked.into_buffer());
         let points = self.points(what)?;
+        // Finite already: only a count beyond u32 can be refused here.
         CheckedPoints::check(points).map_err(|(error, buffer)| {
             crate::pool::give_back_points(buffer);
-            refused(error)
+            crate::threads::failed(error)
         })
     }
 
@@ -336,25 +322,10 @@ fn points_of<T: Coord>(
     n: usize,
     what: &str,
 ) -> Result<Vec<Vec3>, RowError> {
-    let mut out = crate::pool::take_points(n);
     if let Some(flat) = rows.float32_xyz() {
-        // As for boxes: the check folded into the copy, one pass, and the
-        // search only on refusal.
-        let mut finite = true;
-        out.extend(flat.chunks_exact(3).map(|xyz| {
-            let p = Vec3::from_slice(xyz);
-            finite &= p.is_finite();
-            p
-        }));
-        if !finite {
-            crate::pool::give_back_points(out);
-            let at = flat.iter().position(|v| !v.is_finite()).unwrap_or(0);
-            let (i, axis) = (at / 3, at % 3);
-            let error = not_finite(what, name, i, axis, f64::from(flat[at]));
-            return Err(RowError { row: i, error });
-        }
-        return Ok(out);
+        return copy_float32(name, what, flat).map(CheckedPoints::into_buffer);
     }
+    let mut out = crate::pool::take_points(n);
     for i in 0..n {
         let row = rows.row(i);
         let p = row.map(|v| v.narrow(Round::Nearest));
@@ -368,6 +339,27 @@ fn points_of<T: Coord>(
         out.push(Vec3::from_array(p));
     }
     Ok(out)
+}
+
+/// float32 rows `(x, y, z)` copied into a pooled buffer, checked and
+/// bounded in the same pass ([`CheckedPoints::copy_from_xyz`]); a refusal
+/// names the first bad coordinate's row.
+fn copy_float32(name: &str, what: &str, flat: &[f32]) -> Result<CheckedPoints, RowError> {
+    let (xyz, _) = flat.as_chunks::<3>();
+    let mut checked = CheckedPoints::with_buffer(crate::pool::take_points(xyz.len()));
+    match checked.copy_from_xyz(xyz) {
+        Ok(()) => Ok(checked),
+        Err(error) => {
+            crate::pool::give_back_points(checked.into_buffer());
+            Err(match error {
+                PointError::NotFinite { index, axis, value } => RowError {
+                    row: index,
+                    error: not_finite(what, name, index, axis as usize, f64::from(value)),
+                },
+                other => RowError { row: 0, error: crate::threads::failed(other) },
+            })
+        }
+    }
 }
 
 /// Why `name[row, axis]` (the value `v`) was refused: not finite, or

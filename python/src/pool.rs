@@ -42,12 +42,11 @@ static HASHES: Mutex<Vec<SpatialHash>> = Mutex::new(Vec::new());
 /// Point buffers between calls, emptied.
 static POINTS: Mutex<Vec<Vec<Vec3>>> = Mutex::new(Vec::new());
 
-/// An empty point buffer with room for `n` points: a kept one (the first
-/// large enough, else the largest) or a new one.
+/// An empty point buffer with room for `n` points: the smallest kept one
+/// that holds them, else the largest, else a new one.
 pub(crate) fn take_points(n: usize) -> Vec<Vec3> {
     let mut kept = POINTS.lock().unwrap_or_else(PoisonError::into_inner);
-    let fits = kept.iter().position(|points| points.capacity() >= n);
-    let chosen = fits.or_else(|| (0..kept.len()).max_by_key(|&i| kept[i].capacity()));
+    let chosen = fitting(&kept, n);
     let mut points = chosen.map(|i| kept.swap_remove(i)).unwrap_or_default();
     drop(kept);
     points.reserve(n);
@@ -105,13 +104,20 @@ fn take_chosen(choose: impl FnOnce(&[Vec<[u32; 2]>]) -> Option<usize>) -> Vec<[u
 }
 
 /// The index of the largest buffer of `buffers`.
-fn largest(buffers: &[Vec<[u32; 2]>]) -> Option<usize> {
+fn largest<T>(buffers: &[Vec<T>]) -> Option<usize> {
     (0..buffers.len()).max_by_key(|&i| buffers[i].capacity())
 }
 
 /// The index of the smallest buffer of `buffers`.
-fn smallest(buffers: &[Vec<[u32; 2]>]) -> Option<usize> {
+fn smallest<T>(buffers: &[Vec<T>]) -> Option<usize> {
     (0..buffers.len()).min_by_key(|&i| buffers[i].capacity())
+}
+
+/// The index of the smallest buffer of `buffers` that holds `len` items,
+/// else of the largest.
+fn fitting<T>(buffers: &[Vec<T>], len: usize) -> Option<usize> {
+    let fits = (0..buffers.len()).filter(|&i| buffers[i].capacity() >= len);
+    fits.min_by_key(|&i| buffers[i].capacity()).or_else(|| largest(buffers))
 }
 
 /// An empty pair buffer for a whole answer: the pool's largest, or a new
@@ -129,10 +135,7 @@ pub(crate) fn take_piece() -> Vec<[u32; 2]> {
 /// An empty pair buffer for `pairs` pairs: the pool's smallest that holds
 /// them, else its largest, else a new one.
 pub(crate) fn take_for(pairs: usize) -> Vec<[u32; 2]> {
-    let mut buffer = take_chosen(|buffers| {
-        let fits = (0..buffers.len()).filter(|&i| buffers[i].capacity() >= pairs);
-        fits.min_by_key(|&i| buffers[i].capacity()).or_else(|| largest(buffers))
-    });
+    let mut buffer = take_chosen(|buffers| fitting(buffers, pairs));
     broadphase::storage::reserve_huge(&mut buffer, pairs);
     buffer
 }
