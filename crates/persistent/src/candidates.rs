@@ -90,14 +90,27 @@ impl Events {
     /// `now`, and an event if that changed since the last update (`was`).
     #[inline(always)]
     pub(super) fn record(&mut self, pair: [Proxy; 2], was: bool, now: bool) {
-        match (was, now) {
-            (false, true) => _ = self.started.push(pair),
-            (true, false) => _ = self.ended.push(pair),
-            _ => {}
-        }
+        record_change(&mut self.started, &mut self.ended, pair, was, now);
         if now {
             self.pairs.push(pair);
         }
+    }
+}
+
+/// Lists `pair` as started or ended if its overlap changed since the last
+/// update (`was`) to this one (`now`).
+#[inline(always)]
+pub(super) fn record_change(
+    started: &mut Pool<[Proxy; 2]>,
+    ended: &mut Pool<[Proxy; 2]>,
+    pair: [Proxy; 2],
+    was: bool,
+    now: bool,
+) {
+    match (was, now) {
+        (false, true) => _ = started.push(pair),
+        (true, false) => _ = ended.push(pair),
+        _ => {}
     }
 }
 

@@ -11,7 +11,7 @@
 //! shares and its events into lists of its own, joined in key order.
 
 use super::Proxy;
-use super::candidates::{Events, MAX_PARTS, slots_of, touching};
+use super::candidates::{Events, MAX_PARTS, record_change, slots_of, touching};
 use super::pair_sort::PairSort;
 use super::slots::{SlotState, Slots};
 use broadphase_jobs::{JobError, JobSystem};
@@ -163,11 +163,7 @@ impl Part {
                 shares.touching_pairs[shown] = pair;
                 shown += 1;
             }
-            match (was, now) {
-                (false, true) => _ = started.push(pair),
-                (true, false) => _ = ended.push(pair),
-                _ => {}
-            }
+            record_change(started, ended, pair, was, now);
         }
         debug_assert_eq!((kept, shown), (shares.pairs.len(), shares.touching_pairs.len()));
         for (&pair, &was) in pairs[old..].iter().zip(&touching[old..]) {
