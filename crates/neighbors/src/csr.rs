@@ -372,7 +372,7 @@ impl NeighborLists {
 /// Asks the CPU to start loading the cache line at `p` (any address: a
 /// prefetch never faults). A no-op off x86-64.
 #[inline(always)]
-fn prefetch<T>(p: *const T) {
+pub(crate) fn prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: SSE is part of the x86-64 baseline, and a prefetch reads
     // nothing architecturally: any address is allowed.

@@ -9,6 +9,9 @@ use glam::Vec3;
 /// kernel can load a whole chunk of lanes starting at any slot `< len`.
 pub(crate) const PAD: usize = 16;
 
+/// How many particles ahead a scatter asks for the line it will write.
+pub(crate) const SCATTER_AHEAD: usize = 32;
+
 /// Relative margin by which a cell is made larger than `reach / k`, so that
 /// float rounding in the cell computation can never put a neighbor outside
 /// the `±k` cells around a particle (see [`cell_size`]).
@@ -156,6 +159,13 @@ impl Sorted {
         // might otherwise change them, as far as the compiler knows).
         let staging = &mut self.staging[..n];
         for (i, (p, &slot)) in points.iter().zip(dst).enumerate() {
+            // The write lands in a line the cache has not seen lately: the
+            // load of the line, asked for a few particles ahead, no longer
+            // holds up the stores behind it (sph1m's build 17-18 ms against
+            // 14.7-15 with it).
+            if let Some(&later) = dst.get(i + SCATTER_AHEAD) {
+                crate::csr::prefetch(staging.as_ptr().wrapping_add(later as usize));
+            }
             // n <= MAX_POINTS, checked by validation.
             staging[slot as usize] = [p.x.to_bits(), p.y.to_bits(), p.z.to_bits(), i as u32];
         }
@@ -170,7 +180,10 @@ impl Sorted {
         }
         if let Some(radii) = radii {
             let r = &mut self.r[..n];
-            for (&radius, &slot) in radii.iter().zip(dst) {
+            for (i, (&radius, &slot)) in radii.iter().zip(dst).enumerate() {
+                if let Some(&later) = dst.get(i + SCATTER_AHEAD) {
+                    crate::csr::prefetch(r.as_ptr().wrapping_add(later as usize));
+                }
                 r[slot as usize] = radius;
             }
         }

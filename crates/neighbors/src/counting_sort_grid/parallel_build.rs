@@ -15,7 +15,7 @@
 use super::CountingSortGrid;
 use crate::api::Index;
 use crate::points::{PointError, check_radius, validate_points, validate_spheres};
-use crate::sorted::{Shape, stencil_k};
+use crate::sorted::{SCATTER_AHEAD, Shape, stencil_k};
 use broadphase_jobs::{JobError, JobSystem};
 use glam::Vec3;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -265,6 +265,13 @@ impl CountingSortGrid {
             run_parts(jobs, keys.chunks(step).zip(counts.iter_mut()), |part, (keys, next)| {
                 let from = part * step;
                 for (i, (&key, p)) in (from..).zip(keys.iter().zip(&points[from..])) {
+                    // The line a particle a few ahead will be written to
+                    // (its cell's next slot now; by then at most a slot or
+                    // two further), asked for now, as the serial scatter does.
+                    if let Some(&later) = keys.get(i - from + SCATTER_AHEAD) {
+                        let at = next[later as usize] as usize;
+                        crate::csr::prefetch(records.as_ptr().wrapping_add(at));
+                    }
                     let slot = &mut next[key as usize];
                     let record = &records[*slot as usize];
                     let word =
