@@ -339,7 +339,9 @@ impl NeighborLists {
         self.offsets.resize(n + 1, 0);
         for (from, &to) in rows.iter().enumerate() {
             if let Some(&later) = rows.get(from + 4 * AHEAD) {
-                prefetch(self.offsets.as_ptr().wrapping_add(later as usize + 1));
+                broadphase_storage::prefetch(
+                    self.offsets.as_ptr().wrapping_add(later as usize + 1),
+                );
             }
             self.offsets[to as usize + 1] =
                 self.scratch_offsets[from + 1] - self.scratch_offsets[from];
@@ -353,7 +355,7 @@ impl NeighborLists {
         Self::reserve_entries(&mut self.indices, total);
         for (from, &to) in rows.iter().enumerate() {
             if let Some(&later) = rows.get(from + 2 * AHEAD) {
-                prefetch(&self.offsets[later as usize]);
+                broadphase_storage::prefetch(&self.offsets[later as usize]);
             }
             if let Some(&soon) = rows.get(from + AHEAD) {
                 // Every line the row will cover, not only its first.
@@ -361,7 +363,7 @@ impl NeighborLists {
                 let end = self.offsets[soon as usize + 1];
                 let mut line = at & !(LINE - 1);
                 while line < end {
-                    prefetch(self.indices.as_ptr().wrapping_add(line));
+                    broadphase_storage::prefetch(self.indices.as_ptr().wrapping_add(line));
                     line += LINE;
                 }
             }
@@ -382,18 +384,4 @@ impl NeighborLists {
             }
         }
     }
-}
-
-/// Asks the CPU to start loading the cache line at `p` (any address: a
-/// prefetch never faults). A no-op off x86-64.
-#[inline(always)]
-pub(crate) fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: SSE is part of the x86-64 baseline, and a prefetch reads
-    // nothing architecturally: any address is allowed.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }

@@ -94,7 +94,6 @@ mod checked_points;
 #[allow(unsafe_code, reason = "AVX2 cell keys, given a token; an unchecked cast of clamped floats")]
 mod counting_sort_grid;
 mod cross;
-#[allow(unsafe_code, reason = "a cache prefetch while rows are moved")]
 mod csr;
 mod multilevel;
 mod pair_batch;

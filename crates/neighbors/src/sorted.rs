@@ -164,7 +164,7 @@ impl Sorted {
             // holds up the stores behind it (sph1m's build 17-18 ms against
             // 14.7-15 with it).
             if let Some(&later) = dst.get(i + SCATTER_AHEAD) {
-                crate::csr::prefetch(staging.as_ptr().wrapping_add(later as usize));
+                broadphase_storage::prefetch(staging.as_ptr().wrapping_add(later as usize));
             }
             // n <= MAX_POINTS, checked by validation.
             staging[slot as usize] = [p.x.to_bits(), p.y.to_bits(), p.z.to_bits(), i as u32];
@@ -182,7 +182,7 @@ impl Sorted {
             let r = &mut self.r[..n];
             for (i, (&radius, &slot)) in radii.iter().zip(dst).enumerate() {
                 if let Some(&later) = dst.get(i + SCATTER_AHEAD) {
-                    crate::csr::prefetch(r.as_ptr().wrapping_add(later as usize));
+                    broadphase_storage::prefetch(r.as_ptr().wrapping_add(later as usize));
                 }
                 r[slot as usize] = radius;
             }

@@ -41,6 +41,8 @@ mod frustum;
 #[allow(unsafe_code, reason = "advice to the kernel on how to back a buffer's pages")]
 mod huge_pages;
 mod pool;
+#[allow(unsafe_code, reason = "a cache prefetch, which never faults")]
+mod prefetch;
 mod radix;
 mod ray;
 mod region;
@@ -58,6 +60,7 @@ pub use frustum::Frustum;
 pub use glam;
 pub use huge_pages::{HUGE_PAGE_MIN_BYTES, reserve_huge, try_reserve_huge};
 pub use pool::Pool;
+pub use prefetch::prefetch;
 pub use radix::radix_sort_by_key;
 pub use ray::{QueryError, QueryPart, Ray, Sphere, validate_point};
 pub use region::{RegionTest, planes_hold};

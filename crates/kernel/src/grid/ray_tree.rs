@@ -260,15 +260,9 @@ fn split(items: &mut [Centered], size: usize) {
 /// meets are known together, and all but the nearest wait on the stack.
 #[inline(always)]
 fn prefetch(node: &WideNode) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let at = (node as *const WideNode).cast::<i8>();
-        for line in 0..size_of::<WideNode>() / 64 {
-            // SAFETY: a prefetch reads nothing and faults on nothing; the
-            // address lies inside `node`.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(at.add(64 * line)) };
-        }
+    let at = (node as *const WideNode).cast::<u8>();
+    for line in 0..size_of::<WideNode>() / 64 {
+        broadphase_storage::prefetch(at.wrapping_add(64 * line));
     }
 }
 

@@ -270,7 +270,7 @@ impl CountingSortGrid {
                     // two further), asked for now, as the serial scatter does.
                     if let Some(&later) = keys.get(i - from + SCATTER_AHEAD) {
                         let at = next[later as usize] as usize;
-                        crate::csr::prefetch(records.as_ptr().wrapping_add(at));
+                        broadphase_storage::prefetch(records.as_ptr().wrapping_add(at));
                     }
                     let slot = &mut next[key as usize];
                     let record = &records[*slot as usize];
