@@ -23,8 +23,15 @@ pub(crate) fn live_pairs(
     // value first (clearing and filling them all is one more pass).
     to.truncate(from.len());
     to.resize(from.len(), (Entity::DANGLING, Entity::DANGLING));
+    let owners = proxies.live_entities();
     let mapped = jobs.for_each_chunk_mut(to, MIN_PIECE, |range, to| {
-        for (out, &[a, b]) in to.iter_mut().zip(&from[range]) {
+        let from = &from[range];
+        for (i, (out, &[a, b])) in to.iter_mut().zip(from).enumerate() {
+            // The pairs ascend by their first proxy: the second's owner is
+            // the random read, asked for a few pairs ahead.
+            if let Some(&[_, later]) = from.get(i + 16) {
+                broadphase_storage::prefetch(owners.as_ptr().wrapping_add(later.index() as usize));
+            }
             *out = (proxies.live_entity(a), proxies.live_entity(b));
         }
     });
