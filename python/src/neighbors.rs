@@ -13,7 +13,7 @@ use broadphase::JobSystem;
 use broadphase::glam::Vec3;
 use broadphase::neighbors::{
     BuildError, CheckedPoints, CountingSortGrid, MAX_RADIUS, NeighborLists, NeighborSearch,
-    ParallelNeighborLists, PeriodicDomain, PeriodicError, PeriodicGrid, PointError, SpatialHash,
+    PeriodicDomain, PeriodicError, PeriodicGrid, PointError, SpatialHash,
 };
 use numpy::PyArray2;
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -259,18 +259,21 @@ impl RowSource for CallerRows<'_> {
     }
 }
 
-/// Every point's row in caller order, computed in sorted order on `jobs`
-/// (the block walk, where the CPU has it) and moved to caller order as it
-/// is written out, so the entries are copied once.
+/// Every point's row in caller order. On one thread the search reads its
+/// rows out in caller indices and moves them into caller order (each
+/// row's entries copied, not looked up); on more, rows computed in sorted
+/// order on `jobs` are moved to caller order as they are written out. The
+/// lists' buffers are the pool's, kept between calls.
 fn lists_of<S: NeighborSearch + Sync>(jobs: &JobSystem, search: &S, sort: bool) -> PyResult<Csr> {
     let n = search.len();
-    let mut lists = NeighborLists::default();
-    if jobs.threads() == 1 {
-        search.sorted_neighbor_lists(0..n, &mut lists);
-    } else {
-        ParallelNeighborLists::default().fill(jobs, search, &mut lists).map_err(failed)?;
-    }
-    csr_from_slots(jobs, lists.offsets(), lists.indices(), search.sorted_order(), sort)
+    crate::pool::with_lists(|(lists, fill)| {
+        if jobs.threads() == 1 {
+            search.neighbor_lists(lists);
+            return build_csr(jobs, &CallerRows(lists), n, sort);
+        }
+        fill.fill(jobs, search, lists).map_err(failed)?;
+        csr_from_slots(jobs, lists.offsets(), lists.indices(), search.sorted_order(), sort)
+    })
 }
 
 /// Builds the structure for `input` on `jobs` and hands it to

@@ -11,14 +11,16 @@
 //! The neighbor searches' grids and hashes are kept the same way: a
 //! structure rebuilt over warm buffers allocates nothing. So are the
 //! float32 copies of the input points (12 MB at a million points, whose
-//! first writes took about 4 ms a call).
+//! first writes took about 4 ms a call), and the neighbor lists that
+//! `neighbor_lists` copies out of (at a million points, mapping their
+//! 250 MB anew took a third of the call).
 //!
 //! The pool keeps at most [`KEPT`] pair buffers and [`KEPT_STRUCTURES`]
 //! structures and point buffers of each kind; `release_pooled_memory()`
 //! empties it.
 
 use broadphase::glam::Vec3;
-use broadphase::neighbors::{CountingSortGrid, SpatialHash};
+use broadphase::neighbors::{CountingSortGrid, NeighborLists, ParallelNeighborLists, SpatialHash};
 use numpy::PyArray2;
 use numpy::ndarray::ArrayView2;
 use pyo3::prelude::*;
@@ -38,6 +40,12 @@ const KEPT_STRUCTURES: usize = 2;
 /// Grids and hashes between calls.
 static GRIDS: Mutex<Vec<CountingSortGrid>> = Mutex::new(Vec::new());
 static HASHES: Mutex<Vec<SpatialHash>> = Mutex::new(Vec::new());
+
+/// Neighbor lists (and a parallel fill's chunk buffers) between calls:
+/// the rows are copied out into the arrays handed to Python, so the
+/// lists' own buffers (some 250 MB at a million points, rows and their
+/// scratch) need not be mapped anew each call.
+static LISTS: Mutex<Vec<(NeighborLists, ParallelNeighborLists)>> = Mutex::new(Vec::new());
 
 /// Point buffers between calls, emptied.
 static POINTS: Mutex<Vec<Vec<Vec3>>> = Mutex::new(Vec::new());
@@ -83,6 +91,13 @@ pub(crate) fn with_grid<T, E>(
     f: impl FnOnce(&mut CountingSortGrid) -> Result<T, E>,
 ) -> Result<T, E> {
     with_pooled(&GRIDS, f)
+}
+
+/// `f` on neighbor lists and a parallel fill kept between calls.
+pub(crate) fn with_lists<T, E>(
+    f: impl FnOnce(&mut (NeighborLists, ParallelNeighborLists)) -> Result<T, E>,
+) -> Result<T, E> {
+    with_pooled(&LISTS, f)
 }
 
 /// `f` on a spatial hash kept between calls.
@@ -166,6 +181,7 @@ pub(crate) fn give_back(mut pairs: Vec<[u32; 2]>) {
 pub(crate) fn release_pooled_memory() -> usize {
     GRIDS.lock().unwrap_or_else(PoisonError::into_inner).clear();
     HASHES.lock().unwrap_or_else(PoisonError::into_inner).clear();
+    LISTS.lock().unwrap_or_else(PoisonError::into_inner).clear();
     POINTS.lock().unwrap_or_else(PoisonError::into_inner).clear();
     let freed = std::mem::take(&mut *free());
     freed.iter().map(|pairs| pairs.capacity() * size_of::<[u32; 2]>()).sum()
