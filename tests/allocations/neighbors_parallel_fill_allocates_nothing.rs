@@ -1,5 +1,5 @@
-//! Regression: a warm `ParallelNeighborLists::fill` allocates nothing, on
-//! any thread. Each structure rebuilt on the same particles every frame,
+//! Regression: a warm `ParallelNeighborLists::fill` (and its caller-order
+//! fill, `fill_caller_order`) allocates nothing, on any thread. Each structure rebuilt on the same particles every frame,
 //! its lists filled on a job system of 1, 2 or 4 threads into a reused
 //! output: after warm-up frames, zero heap allocations on every thread of
 //! the process (the jobs are indexed jobs, the per-range buffers and the
@@ -22,7 +22,7 @@ use broadphase_testkit::allocations_on_every_thread_during;
 const WARM_UP: usize = 3;
 const COUNTED: usize = 10;
 
-/// Allocations in each counted frame (build, then the parallel fill).
+/// Allocations in each counted frame (build, then the parallel fills).
 fn warm_frames<S: NeighborSearch + Sync>(
     s: &mut S,
     jobs: &JobSystem,
@@ -32,7 +32,7 @@ fn warm_frames<S: NeighborSearch + Sync>(
 }
 
 /// Allocations in each counted frame of `build` (true when it succeeded),
-/// then the parallel fill.
+/// then the parallel fills, in sorted order and in caller order.
 fn warm_frames_with<S: NeighborSearch + Sync>(
     s: &mut S,
     jobs: &JobSystem,
@@ -40,21 +40,22 @@ fn warm_frames_with<S: NeighborSearch + Sync>(
     build: impl Fn(&mut S, &[Vec3]) -> bool,
 ) -> Vec<usize> {
     let mut parallel = ParallelNeighborLists::default();
-    let mut lists = NeighborLists::default();
+    let (mut lists, mut caller) = (NeighborLists::default(), NeighborLists::default());
     let mut per_frame = Vec::with_capacity(COUNTED);
     let mut first = None;
     for frame in 0..WARM_UP + COUNTED {
         let (result, allocations) = allocations_on_every_thread_during(frame >= WARM_UP, || {
             assert!(build(s, points), "valid scene");
             parallel.fill(jobs, s, &mut lists).expect("no job panics");
-            lists.total()
+            parallel.fill_caller_order(jobs, s, &mut caller).expect("no job panics");
+            (lists.total(), caller.total())
         });
         assert_eq!(*first.get_or_insert(result), result, "frame {frame}");
         if frame >= WARM_UP {
             per_frame.push(allocations);
         }
     }
-    assert!(first.is_some_and(|total| total > 0));
+    assert!(first.is_some_and(|(sorted, caller)| sorted > 0 && sorted == caller));
     per_frame
 }
 

@@ -367,6 +367,21 @@ pub trait NeighborSearch {
         out.append_rows(&part);
     }
 
+    /// [`append_sorted_neighbor_lists`](Self::append_sorted_neighbor_lists)
+    /// with each entry the caller's index of its particle (rows still in
+    /// sorted order): what a parallel fill of the caller-order lists moves
+    /// into place. The structures here read the entries out as caller
+    /// indices in their walk; this default maps the sorted rows' entries.
+    #[doc(hidden)]
+    fn append_caller_entry_rows(&self, slots: Range<usize>, out: &mut NeighborLists) {
+        let from = out.total();
+        self.append_sorted_neighbor_lists(slots, out);
+        let (order, end) = (self.sorted_order(), out.total());
+        for entry in &mut out.indices[from..end] {
+            *entry = order[*entry as usize];
+        }
+    }
+
     /// The work behind [`neighbors_of`](crate::neighbors_of), which checks
     /// the queries and the radius first: replaces `out` with one row per
     /// query, the particles [`query`](Self::query) finds, ascending. The
@@ -483,6 +498,14 @@ macro_rules! impl_neighbor_search {
                 out: &mut $crate::csr::NeighborLists,
             ) {
                 $crate::search::append_sorted_rows(self, slots, out);
+            }
+
+            fn append_caller_entry_rows(
+                &self,
+                slots: std::ops::Range<usize>,
+                out: &mut $crate::csr::NeighborLists,
+            ) {
+                $crate::search::append_caller_entry_rows(self, slots, out);
             }
 
             fn query_rows(

@@ -2,6 +2,10 @@
 //! layout SPH loops read: one `offsets` array and one flat `indices` array.
 
 use super::scan::MAX_LANES;
+use broadphase_jobs::{JobError, JobSystem};
+
+/// Most jobs a parallel move of rows is cut into.
+const MAX_MOVE_PIECES: usize = 16;
 
 /// Neighbor lists in CSR form: row `i` is `indices[offsets[i]..offsets[i + 1]]`.
 ///
@@ -383,5 +387,85 @@ impl NeighborLists {
                 row.sort_unstable();
             }
         }
+    }
+
+    /// Replaces these lists with `source`'s rows moved on `jobs`: row `r`
+    /// of `source` becomes row `rows[r]` (`rows` a permutation), entries
+    /// unchanged. Each job writes the rows of one range of destinations,
+    /// its own part of the entries: it reads every source row's place and
+    /// copies those bound for its range, asking for their lines ahead as
+    /// [`remap_rows_from_scratch`](Self::remap_rows_from_scratch) does.
+    ///
+    /// # Errors
+    /// [`JobError`] if a job panicked; the lists are then empty.
+    pub(crate) fn move_rows_from(
+        &mut self,
+        jobs: &JobSystem,
+        source: &NeighborLists,
+        rows: &[u32],
+    ) -> Result<(), JobError> {
+        const AHEAD: usize = 8;
+        const LINE: usize = 64 / size_of::<u32>();
+        let n = rows.len();
+        debug_assert_eq!(source.len(), n);
+        self.offsets.clear();
+        broadphase_storage::reserve_huge(&mut self.offsets, n + 1);
+        self.offsets.resize(n + 1, 0);
+        for (from, &to) in rows.iter().enumerate() {
+            if let Some(&later) = rows.get(from + 4 * AHEAD) {
+                broadphase_storage::prefetch(
+                    self.offsets.as_ptr().wrapping_add(later as usize + 1),
+                );
+            }
+            self.offsets[to as usize + 1] = source.offsets[from + 1] - source.offsets[from];
+        }
+        let mut sum = 0;
+        for offset in self.offsets.iter_mut() {
+            sum += *offset;
+            *offset = sum;
+        }
+        Self::reserve_entries(&mut self.indices, sum);
+        // One range of destination rows a job, its entries split off.
+        let pieces = jobs.threads().clamp(1, MAX_MOVE_PIECES);
+        let offsets = self.offsets.as_slice();
+        let mut parts: [Option<(core::ops::Range<usize>, &mut [u32])>; MAX_MOVE_PIECES] =
+            [const { None }; MAX_MOVE_PIECES];
+        let mut rest = &mut self.indices[..sum];
+        for (k, part) in parts[..pieces].iter_mut().enumerate() {
+            let (first, end) = (n * k / pieces, n * (k + 1) / pieces);
+            let (mine, after) = rest.split_at_mut(offsets[end] - offsets[first]);
+            rest = after;
+            *part = Some((first..end, mine));
+        }
+        let moved = jobs.for_each_mut(&mut parts[..pieces], |_, part| {
+            let Some((mine, out)) = part.take() else { return };
+            let base = offsets[mine.start];
+            let bound_here = |to: u32| mine.contains(&(to as usize));
+            for (from, &to) in rows.iter().enumerate() {
+                if let Some(&later) = rows.get(from + 2 * AHEAD).filter(|&&later| bound_here(later))
+                {
+                    broadphase_storage::prefetch(&offsets[later as usize]);
+                }
+                if let Some(&soon) = rows.get(from + AHEAD).filter(|&&soon| bound_here(soon)) {
+                    let at = offsets[soon as usize] - base;
+                    let end = offsets[soon as usize + 1] - base;
+                    let mut line = at & !(LINE - 1);
+                    while line < end {
+                        broadphase_storage::prefetch(out.as_ptr().wrapping_add(line));
+                        line += LINE;
+                    }
+                }
+                if !bound_here(to) {
+                    continue;
+                }
+                let at = offsets[to as usize] - base;
+                let row = &source.indices[source.offsets[from]..source.offsets[from + 1]];
+                out[at..at + row.len()].copy_from_slice(row);
+            }
+        });
+        if moved.is_err() {
+            self.clear();
+        }
+        moved
     }
 }

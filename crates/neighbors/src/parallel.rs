@@ -59,6 +59,8 @@ pub struct ParallelNeighborLists {
     /// filled into buffer `c % len`, so each buffer holds the same chunks
     /// every frame and, once warm, never grows.
     ring: Vec<Mutex<NeighborLists>>,
+    /// The rows in sorted order before a caller-order fill moves them.
+    sorted: NeighborLists,
 }
 
 /// Rows per chunk: a chunk's lists (about 500 KB at 30 neighbors a row)
@@ -193,6 +195,56 @@ impl ParallelNeighborLists {
         self.fill_chunks(jobs, len, out, Writing::InPlace, |rows, lists| {
             structure.append_sorted_neighbor_lists(rows, lists);
         })
+    }
+
+    /// [`NeighborSearch::neighbor_lists`] on `jobs`: replaces `out` with
+    /// every particle's row in caller order, entries the caller's
+    /// indices, exactly as the one-thread call gives them. The rows are
+    /// filled in sorted order as [`fill`](Self::fill) fills them (their
+    /// entries read out as caller indices), then moved into caller order
+    /// by one job per range of rows.
+    ///
+    /// # Errors
+    /// [`JobError`] if a job panicked; `out` is then empty.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_jobs::JobSystem;
+    /// use broadphase_neighbors::{CountingSortGrid, NeighborLists, NeighborSearch, ParallelNeighborLists};
+    /// use glam::Vec3;
+    /// let points: Vec<Vec3> = (0..20_000).map(|i| Vec3::new((i * 7919 % 20_000) as f32 * 0.01, 0.0, 0.0)).collect();
+    /// let mut grid = CountingSortGrid::default();
+    /// grid.build(&points, 0.015)?;
+    /// let (mut parallel, mut lists, mut single) =
+    ///     (ParallelNeighborLists::default(), NeighborLists::default(), NeighborLists::default());
+    /// parallel.fill_caller_order(&JobSystem::new(2), &grid, &mut lists)?;
+    /// grid.neighbor_lists(&mut single);
+    /// assert_eq!((lists.offsets(), lists.indices()), (single.offsets(), single.indices()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn fill_caller_order<S: NeighborSearch + Sync>(
+        &mut self,
+        jobs: &JobSystem,
+        structure: &S,
+        out: &mut NeighborLists,
+    ) -> Result<(), JobError> {
+        let len = structure.len();
+        if len <= ROWS_PER_CHUNK || jobs.threads() == 1 {
+            structure.neighbor_lists(out);
+            return Ok(());
+        }
+        let mut sorted = core::mem::take(&mut self.sorted);
+        let filled = self.fill_chunks(jobs, len, &mut sorted, Writing::InPlace, |rows, lists| {
+            structure.append_caller_entry_rows(rows, lists);
+        });
+        let moved =
+            filled.and_then(|()| out.move_rows_from(jobs, &sorted, structure.sorted_order()));
+        self.sorted = sorted;
+        if moved.is_err() {
+            out.clear();
+        }
+        moved
     }
 
     /// The ring of buffers for `jobs`: [`BUFFERS_PER_THREAD`] a thread, at

@@ -366,6 +366,18 @@ pub(crate) fn append_sorted_rows<C: Cells>(c: &C, slots: Range<usize>, lists: &m
     append_rows_into(c, slots, None, offsets, indices);
 }
 
+/// Appends the sorted-order rows of `slots` to `lists`, after its rows,
+/// each entry the caller's index of its particle.
+pub(crate) fn append_caller_entry_rows<C: Cells>(
+    c: &C,
+    slots: Range<usize>,
+    lists: &mut NeighborLists,
+) {
+    let order = c.sorted().order.as_slice();
+    let (offsets, indices) = (&mut lists.offsets, &mut lists.indices);
+    append_rows_into(c, slots, Some(order), offsets, indices);
+}
+
 /// Appends the sorted-order rows of `slots` to `offsets` (its first entry
 /// pushed if it has none) and `indices` (from the last offset on), the
 /// entries as slots; with `ids`, as `ids[slot]` (the caller's indices,

@@ -249,3 +249,64 @@ fn chunks_that_become_first_midway_move_their_buffered_rows_before_writing_on() 
         }
     }
 }
+
+/// The caller-order fill equals the one-thread `neighbor_lists`, row for
+/// row and entry for entry: below one chunk (the one-thread call), above
+/// it with more pieces of the move than threads and fewer, frame after
+/// frame with its buffers kept, for each structure.
+#[test]
+fn the_caller_order_fill_equals_one_thread_neighbor_lists() {
+    fn check<S: NeighborSearch + Sync>(mut structure: S, points: &[Vec3], radius: f32) {
+        structure.build(points, radius).unwrap();
+        let mut single = NeighborLists::default();
+        structure.neighbor_lists(&mut single);
+        let (mut parallel, mut lists) =
+            (ParallelNeighborLists::default(), NeighborLists::default());
+        for threads in [2, 3, 17, 1, 2] {
+            let jobs = JobSystem::new(threads);
+            for frame in 0..2 {
+                parallel.fill_caller_order(&jobs, &structure, &mut lists).unwrap();
+                let what = format!("{} points, {threads} threads, frame {frame}", points.len());
+                assert_eq!(lists.offsets(), single.offsets(), "{what}: row offsets differ");
+                assert_eq!(lists.indices(), single.indices(), "{what}: entries differ");
+            }
+        }
+    }
+    // Shuffled, so that caller order and sorted order differ everywhere.
+    let mut shuffled = sph(24);
+    let mut rng = SplitMix64::new(41);
+    for i in (1..shuffled.len()).rev() {
+        shuffled.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+    }
+    let mut dense_first = clustered(5_000, 5);
+    dense_first.iter_mut().for_each(|p| *p *= 0.2);
+    dense_first.extend(clustered(20_000, 7));
+    let scenes: Vec<(Vec<Vec3>, f32)> =
+        vec![(shuffled, 2.0), (dense_first, 1.0), (clustered(3_000, 11), 1.0), (Vec::new(), 1.0)];
+    for (points, radius) in &scenes {
+        check(CountingSortGrid::default(), points, *radius);
+        check(SpatialHash::default(), points, *radius);
+        check(SpatialIndex::default(), points, *radius);
+    }
+}
+
+/// A structure that keeps the trait's own caller-order rows (sorted rows
+/// with their entries mapped) fills the same lists; a panicking job
+/// leaves the answer empty, and the fill serves the next call.
+#[test]
+fn the_caller_order_fill_of_a_structure_of_ones_own_and_its_panic() {
+    let (uneven, _) = Scripted::built(Script::UnevenPieces);
+    let mut single = NeighborLists::default();
+    uneven.grid.neighbor_lists(&mut single);
+    let (mut parallel, mut lists) = (ParallelNeighborLists::default(), NeighborLists::default());
+    let jobs = JobSystem::new(3);
+    parallel.fill_caller_order(&jobs, &uneven, &mut lists).unwrap();
+    assert_eq!((lists.offsets(), lists.indices()), (single.offsets(), single.indices()));
+
+    let buggy = Scripted { script: Script::PanicInFirstChunk, ..uneven };
+    let error = parallel.fill_caller_order(&jobs, &buggy, &mut lists).unwrap_err();
+    assert!(matches!(error, JobError::Panicked { .. }), "{error:?}");
+    assert!(lists.is_empty() && lists.indices().is_empty(), "a failed fill leaves no rows");
+    parallel.fill_caller_order(&jobs, &buggy.grid, &mut lists).unwrap();
+    assert_eq!((lists.offsets(), lists.indices()), (single.offsets(), single.indices()));
+}
