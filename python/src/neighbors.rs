@@ -5,9 +5,7 @@
 
 use crate::convert::{Coords, bad_row, pairs_array, show, show32};
 use crate::gpu::{self, Backend};
-use crate::order::{
-    Csr, Index, RowSource, build_csr, csr_from_slots, pairs_in_chunk_order, pairs_ordered,
-};
+use crate::order::{Csr, Index, RowSource, build_csr, pairs_in_chunk_order, pairs_ordered};
 use crate::threads::{detached, failed, job_system};
 use broadphase::JobSystem;
 use broadphase::glam::Vec3;
@@ -259,20 +257,16 @@ impl RowSource for CallerRows<'_> {
     }
 }
 
-/// Every point's row in caller order. On one thread the search reads its
-/// rows out in caller indices and moves them into caller order (each
-/// row's entries copied, not looked up); on more, rows computed in sorted
-/// order on `jobs` are moved to caller order as they are written out. The
-/// lists' buffers are the pool's, kept between calls.
+/// Every point's row in caller order: the search reads its rows out in
+/// caller indices and moves them into caller order (on `jobs`, a range of
+/// rows a job), then they are copied into the arrays handed to Python,
+/// each row sorted there with `sort`. The lists' buffers are the pool's,
+/// kept between calls.
 fn lists_of<S: NeighborSearch + Sync>(jobs: &JobSystem, search: &S, sort: bool) -> PyResult<Csr> {
     let n = search.len();
     crate::pool::with_lists(|(lists, fill)| {
-        if jobs.threads() == 1 {
-            search.neighbor_lists(lists);
-            return build_csr(jobs, &CallerRows(lists), n, sort);
-        }
-        fill.fill(jobs, search, lists).map_err(failed)?;
-        csr_from_slots(jobs, lists.offsets(), lists.indices(), search.sorted_order(), sort)
+        fill.fill_caller_order(jobs, search, lists).map_err(failed)?;
+        build_csr(jobs, &CallerRows(lists), n, sort)
     })
 }
 

@@ -235,67 +235,6 @@ fn fill_rows<S: RowSource, I: Index>(
     Ok(indices)
 }
 
-/// The CSR table, in caller order, of neighbor lists kept in sorted order
-/// (`offsets`, `entries`: rows and entries are sorted slots; `order` maps a
-/// slot to its caller index). With `sort`, each row ascending.
-///
-/// Rows are read in slot order and written to their caller rows: the
-/// reads stream and the writes land a row at a time, where reading each
-/// caller's row from its slot would wait on a cache miss per row (about
-/// 2.5 times slower on a million points). The writes go to scattered
-/// places, so they run on the calling thread; the sort runs on `jobs`.
-pub(crate) fn csr_from_slots(
-    jobs: &JobSystem,
-    offsets: &[usize],
-    entries: &[u32],
-    order: &[u32],
-    sort: bool,
-) -> PyResult<Csr> {
-    let n = order.len();
-    let mut starts = vec![0usize; n + 1];
-    for (slot, &i) in order.iter().enumerate() {
-        starts[i as usize + 1] = offsets[slot + 1] - offsets[slot];
-    }
-    for i in 0..n {
-        starts[i + 1] += starts[i];
-    }
-    let total = starts[n];
-    if fits_i32(total, n) {
-        let indices = scatter_rows::<i32>(jobs, &starts, offsets, entries, order, sort)?;
-        Ok(Csr::Narrow(starts.into_iter().map(i32::of).collect(), indices))
-    } else {
-        let indices = scatter_rows::<i64>(jobs, &starts, offsets, entries, order, sort)?;
-        Ok(Csr::Wide(starts.into_iter().map(i64::of).collect(), indices))
-    }
-}
-
-fn scatter_rows<I: Index>(
-    jobs: &JobSystem,
-    starts: &[usize],
-    offsets: &[usize],
-    entries: &[u32],
-    order: &[u32],
-    sort: bool,
-) -> PyResult<Vec<I>> {
-    let mut out = vec![I::default(); starts[starts.len() - 1]];
-    for (slot, &i) in order.iter().enumerate() {
-        let row = &entries[offsets[slot]..offsets[slot + 1]];
-        let at = starts[i as usize];
-        for (o, &e) in out[at..at + row.len()].iter_mut().zip(row) {
-            *o = I::of(order[e as usize] as usize);
-        }
-    }
-    if sort {
-        for_row_runs(jobs, starts, &mut out, |rows, out: &mut [I]| {
-            let base = starts[rows.start];
-            for row in rows {
-                out[starts[row] - base..starts[row + 1] - base].sort_unstable();
-            }
-        })?;
-    }
-    Ok(out)
-}
-
 /// Whether every count and index of a table fits int32.
 fn fits_i32(total: usize, columns: usize) -> bool {
     total.max(columns) <= i32::MAX as usize
