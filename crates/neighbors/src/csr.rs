@@ -322,7 +322,7 @@ impl NeighborLists {
     /// with `sort` each row is sorted.
     ///
     /// Rows are read in scratch order and written to scattered places: the
-    /// destination offset and every line of the row `AHEAD` later are
+    /// destination offset and every line of the row [`MOVE_AHEAD`] later are
     /// prefetched (and each row's length, placed first, a few rows
     /// ahead), so the misses overlap instead of stalling each row. Only
     /// the first line of a row, as it was, left sph1m's caller-order lists
@@ -333,43 +333,16 @@ impl NeighborLists {
         entries: Option<&[u32]>,
         sort: bool,
     ) {
-        const AHEAD: usize = 8;
-        // Entries per cache line.
-        const LINE: usize = 64 / size_of::<u32>();
-        let n = rows.len();
-        debug_assert_eq!(self.scratch_offsets.len(), n + 1);
-        self.offsets.clear();
-        broadphase_storage::reserve_huge(&mut self.offsets, n + 1);
-        self.offsets.resize(n + 1, 0);
-        for (from, &to) in rows.iter().enumerate() {
-            if let Some(&later) = rows.get(from + 4 * AHEAD) {
-                broadphase_storage::prefetch(
-                    self.offsets.as_ptr().wrapping_add(later as usize + 1),
-                );
-            }
-            self.offsets[to as usize + 1] =
-                self.scratch_offsets[from + 1] - self.scratch_offsets[from];
-        }
-        let mut sum = 0;
-        for offset in self.offsets.iter_mut() {
-            sum += *offset;
-            *offset = sum;
-        }
-        let total = sum;
+        debug_assert_eq!(self.scratch_offsets.len(), rows.len() + 1);
+        let total = place_moved_rows(&mut self.offsets, rows, &self.scratch_offsets);
         Self::reserve_entries(&mut self.indices, total);
         for (from, &to) in rows.iter().enumerate() {
-            if let Some(&later) = rows.get(from + 2 * AHEAD) {
+            if let Some(&later) = rows.get(from + 2 * MOVE_AHEAD) {
                 broadphase_storage::prefetch(&self.offsets[later as usize]);
             }
-            if let Some(&soon) = rows.get(from + AHEAD) {
-                // Every line the row will cover, not only its first.
-                let at = self.offsets[soon as usize];
-                let end = self.offsets[soon as usize + 1];
-                let mut line = at & !(LINE - 1);
-                while line < end {
-                    broadphase_storage::prefetch(self.indices.as_ptr().wrapping_add(line));
-                    line += LINE;
-                }
+            if let Some(&soon) = rows.get(from + MOVE_AHEAD) {
+                let soon = soon as usize;
+                prefetch_lines(&self.indices, self.offsets[soon]..self.offsets[soon + 1]);
             }
             let (start, end) = (self.scratch_offsets[from], self.scratch_offsets[from + 1]);
             let at = self.offsets[to as usize];
@@ -404,26 +377,9 @@ impl NeighborLists {
         source: &NeighborLists,
         rows: &[u32],
     ) -> Result<(), JobError> {
-        const AHEAD: usize = 8;
-        const LINE: usize = 64 / size_of::<u32>();
         let n = rows.len();
         debug_assert_eq!(source.len(), n);
-        self.offsets.clear();
-        broadphase_storage::reserve_huge(&mut self.offsets, n + 1);
-        self.offsets.resize(n + 1, 0);
-        for (from, &to) in rows.iter().enumerate() {
-            if let Some(&later) = rows.get(from + 4 * AHEAD) {
-                broadphase_storage::prefetch(
-                    self.offsets.as_ptr().wrapping_add(later as usize + 1),
-                );
-            }
-            self.offsets[to as usize + 1] = source.offsets[from + 1] - source.offsets[from];
-        }
-        let mut sum = 0;
-        for offset in self.offsets.iter_mut() {
-            sum += *offset;
-            *offset = sum;
-        }
+        let sum = place_moved_rows(&mut self.offsets, rows, &source.offsets);
         Self::reserve_entries(&mut self.indices, sum);
         // One range of destination rows a job, its entries split off.
         let pieces = jobs.threads().clamp(1, MAX_MOVE_PIECES);
@@ -442,18 +398,12 @@ impl NeighborLists {
             let base = offsets[mine.start];
             let bound_here = |to: u32| mine.contains(&(to as usize));
             for (from, &to) in rows.iter().enumerate() {
-                if let Some(&later) = rows.get(from + 2 * AHEAD).filter(|&&later| bound_here(later))
-                {
+                if let Some(&later) = rows.get(from + 2 * MOVE_AHEAD).filter(|&&r| bound_here(r)) {
                     broadphase_storage::prefetch(&offsets[later as usize]);
                 }
-                if let Some(&soon) = rows.get(from + AHEAD).filter(|&&soon| bound_here(soon)) {
-                    let at = offsets[soon as usize] - base;
-                    let end = offsets[soon as usize + 1] - base;
-                    let mut line = at & !(LINE - 1);
-                    while line < end {
-                        broadphase_storage::prefetch(out.as_ptr().wrapping_add(line));
-                        line += LINE;
-                    }
+                if let Some(&soon) = rows.get(from + MOVE_AHEAD).filter(|&&r| bound_here(r)) {
+                    let soon = soon as usize;
+                    prefetch_lines(out, offsets[soon] - base..offsets[soon + 1] - base);
                 }
                 if !bound_here(to) {
                     continue;
@@ -467,5 +417,42 @@ impl NeighborLists {
             self.clear();
         }
         moved
+    }
+}
+
+/// Rows ahead a move of rows asks for the lines of the row it will write.
+const MOVE_AHEAD: usize = 8;
+
+/// Sets `offsets` to the starts of rows moved by `rows` (row `r` becomes
+/// row `rows[r]`, a permutation) from rows starting at `from_offsets`;
+/// returns the entries in all. The lengths land at scattered places, each
+/// asked for a few rows ahead.
+fn place_moved_rows(offsets: &mut Vec<usize>, rows: &[u32], from_offsets: &[usize]) -> usize {
+    let n = rows.len();
+    offsets.clear();
+    broadphase_storage::reserve_huge(offsets, n + 1);
+    offsets.resize(n + 1, 0);
+    for (from, &to) in rows.iter().enumerate() {
+        if let Some(&later) = rows.get(from + 4 * MOVE_AHEAD) {
+            broadphase_storage::prefetch(offsets.as_ptr().wrapping_add(later as usize + 1));
+        }
+        offsets[to as usize + 1] = from_offsets[from + 1] - from_offsets[from];
+    }
+    let mut sum = 0;
+    for offset in offsets.iter_mut() {
+        sum += *offset;
+        *offset = sum;
+    }
+    sum
+}
+
+/// Asks for every cache line of `entries[range]` (a row about to be
+/// written: rows of ~30 entries span two or three lines).
+fn prefetch_lines(entries: &[u32], range: core::ops::Range<usize>) {
+    const LINE: usize = 64 / size_of::<u32>();
+    let mut line = range.start & !(LINE - 1);
+    while line < range.end {
+        broadphase_storage::prefetch(entries.as_ptr().wrapping_add(line));
+        line += LINE;
     }
 }

@@ -107,6 +107,12 @@ struct Placing<'a> {
     failed: bool,
 }
 
+/// Whether `rows` rows fill on the calling thread alone: one chunk at
+/// most, or a single thread.
+fn one_chunk_or_thread(jobs: &JobSystem, rows: usize) -> bool {
+    rows <= ROWS_PER_CHUNK || jobs.threads() == 1
+}
+
 /// Waits until chunk `chunk`'s ring buffer is free: once the chunk a ring
 /// before it is placed. Returns `false` if the fill failed meanwhile.
 fn wait_for_buffer(
@@ -188,7 +194,7 @@ impl ParallelNeighborLists {
         out: &mut NeighborLists,
     ) -> Result<(), JobError> {
         let len = structure.len();
-        if len <= ROWS_PER_CHUNK || jobs.threads() == 1 {
+        if one_chunk_or_thread(jobs, len) {
             structure.sorted_neighbor_lists(0..len, out);
             return Ok(());
         }
@@ -230,7 +236,7 @@ impl ParallelNeighborLists {
         out: &mut NeighborLists,
     ) -> Result<(), JobError> {
         let len = structure.len();
-        if len <= ROWS_PER_CHUNK || jobs.threads() == 1 {
+        if one_chunk_or_thread(jobs, len) {
             structure.neighbor_lists(out);
             return Ok(());
         }
