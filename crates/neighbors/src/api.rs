@@ -376,10 +376,8 @@ pub trait NeighborSearch {
     fn append_caller_entry_rows(&self, slots: Range<usize>, out: &mut NeighborLists) {
         let from = out.total();
         self.append_sorted_neighbor_lists(slots, out);
-        let (order, end) = (self.sorted_order(), out.total());
-        for entry in &mut out.indices[from..end] {
-            *entry = order[*entry as usize];
-        }
+        let end = out.total();
+        crate::search::to_ids(&mut out.indices[from..end], self.sorted_order());
     }
 
     /// The work behind [`neighbors_of`](crate::neighbors_of), which checks

@@ -370,7 +370,8 @@ impl NeighborLists {
     /// [`remap_rows_from_scratch`](Self::remap_rows_from_scratch) does.
     ///
     /// # Errors
-    /// [`JobError`] if a job panicked; the lists are then empty.
+    /// [`JobError`] if a job panicked; the lists are then half written
+    /// (the caller empties them).
     pub(crate) fn move_rows_from(
         &mut self,
         jobs: &JobSystem,
@@ -393,7 +394,7 @@ impl NeighborLists {
             rest = after;
             *part = Some((first..end, mine));
         }
-        let moved = jobs.for_each_mut(&mut parts[..pieces], |_, part| {
+        jobs.for_each_mut(&mut parts[..pieces], |_, part| {
             let Some((mine, out)) = part.take() else { return };
             let base = offsets[mine.start];
             let bound_here = |to: u32| mine.contains(&(to as usize));
@@ -412,11 +413,7 @@ impl NeighborLists {
                 let row = &source.indices[source.offsets[from]..source.offsets[from + 1]];
                 out[at..at + row.len()].copy_from_slice(row);
             }
-        });
-        if moved.is_err() {
-            self.clear();
-        }
-        moved
+        })
     }
 }
 
