@@ -32,7 +32,9 @@
 //! - `job_system`: the grid's `build+sorted_lists` on sph1m with the lists
 //!   filled by [`ParallelNeighborLists`] on a 2-thread [`JobSystem`], with
 //!   the build on the calling thread and with `build_parallel` on the
-//!   same job system, and the two builds alone;
+//!   same job system, the caller-order lists on the job system
+//!   (`fill_caller_order`, beside `sph1m/grid/lists` on one thread), and
+//!   the two builds alone;
 //! - `periodic`: [`PeriodicGrid`] `build+pairs` on sph125k in a box every
 //!   axis of which wraps, beside the counting-sort grid's `build+pairs` on
 //!   the same points without the wrap;
@@ -355,6 +357,9 @@ fn job_system(c: &mut Criterion) {
     parallel.fill(&jobs, &grid, &mut lists).expect("no job panics");
     grid.sorted_neighbor_lists(0..grid.len(), &mut single);
     assert_eq!(lists.indices(), single.indices(), "parallel lists differ from one thread's");
+    parallel.fill_caller_order(&jobs, &grid, &mut lists).expect("no job panics");
+    grid.neighbor_lists(&mut single);
+    assert_eq!(lists.indices(), single.indices(), "caller-order lists differ from one thread's");
 
     let mut group = c.benchmark_group("job_system");
     configure_slow(&mut group);
@@ -369,6 +374,14 @@ fn job_system(c: &mut Criterion) {
         b.iter(|| {
             grid.build_parallel(&jobs, black_box(&points), SPH1M_RADIUS).expect("valid");
             parallel.fill(&jobs, &grid, &mut lists).expect("no job panics");
+            black_box(lists.total())
+        });
+    });
+    // Beside `sph1m/grid/lists`, the one-thread call on the same grid.
+    grid.build(&points, SPH1M_RADIUS).expect("valid");
+    group.bench_function("sph1m/grid/lists_2_threads", |b| {
+        b.iter(|| {
+            parallel.fill_caller_order(&jobs, &grid, &mut lists).expect("no job panics");
             black_box(lists.total())
         });
     });
