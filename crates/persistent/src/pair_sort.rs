@@ -1,13 +1,18 @@
-//! Sorting fresh candidate pairs into slot order: an LSD radix sort.
+//! Sorting fresh candidate pairs into slot order: an LSD radix sort by
+//! the first slot, then each row put in order by the second.
 //!
-//! A pair `[a, b]` (`a < b`, slots) sorts as the integer `a << bits | b`,
-//! where `bits` is just wide enough for the largest slot, so the key has
-//! `2 · bits` significant bits (34 for 100,000 slots), sorted in as few
-//! passes of at most 14 bits as cover it: one read to find the largest
-//! slot, one to count every pass's digits, one scatter per pass. A full
-//! update sorts every candidate of the world: on the 57,000 pairs of the
-//! README's game loop at 100k particles this takes 0.3 ms where
-//! `sort_unstable` took 1.0 ms.
+//! A pair `[a, b]` (`a < b`, slots) sorts as `(a, b)`. The radix sort
+//! orders by `a` alone, whose `bits` (just wide enough for the largest
+//! slot) take two passes up to 28 bits, where the whole `(a, b)` key took
+//! three of 14 bits and a copy back (an odd count of passes leaves the
+//! records in the scratch). Rows are short — a proxy pairs with the few
+//! proxies it touches — so an insertion sort over the whole list, which
+//! moves a record only within its row, finishes the order in about one
+//! read. Random pairs of a million slots, 300,000 of them (one thread's
+//! run of the 1M-particle game loop): 3.1–3.5 ms by the whole key, 1.6–1.9
+//! by rows. A list whose rows are long (one huge box touching thousands)
+//! stops the insertion sort at a bound of moves and finishes with a
+//! comparison sort.
 
 use broadphase_storage::{Pool, radix_sort_by_key};
 
@@ -15,11 +20,12 @@ use broadphase_storage::{Pool, radix_sort_by_key};
 /// digit histograms.
 const RADIX_MIN: usize = 256;
 /// Widest digit: a 16,384-entry histogram per pass (64 KB) stays in L2.
-/// A million slots make a 42-bit key: three passes of 14 bits, where
-/// digits of at most 12 took four (the 1M-particle game loop's merge
-/// 14.3–14.6 → 13.5–13.9 ms); below 262,144 slots (keys of 36 bits or
-/// fewer) the passes and digits are the same either way.
+/// Slots of up to 28 bits (268 million) sort in two passes.
 const MAX_DIGIT_BITS: u32 = 14;
+/// Record moves per pair the row pass may make before it hands the list
+/// to a comparison sort (a row of `k` pairs in random order costs about
+/// `k² / 4` moves).
+const MOVES_PER_PAIR: usize = 4;
 
 /// Reusable buffers of the radix sort.
 #[derive(Debug, Default)]
@@ -37,18 +43,43 @@ impl PairSort {
         }
         let max_slot = pairs.iter().fold(0, |m, &[_, b]| m.max(b));
         let slot_bits = (u32::BITS - max_slot.leading_zeros()).max(1);
-        let key = |&[a, b]: &[u32; 2]| (u64::from(a) << slot_bits) | u64::from(b);
         radix_sort_by_key(
             pairs,
-            2 * slot_bits,
+            slot_bits,
             MAX_DIGIT_BITS,
-            key,
+            |&[a, _]| u64::from(a),
             &mut self.scratch,
             &mut self.counts,
         );
+        sort_rows(pairs);
     }
 }
 
+/// Puts `pairs`, sorted by their first slot, in `(a, b)` order.
+fn sort_rows(pairs: &mut [[u32; 2]]) {
+    let key = |[a, b]: [u32; 2]| (u64::from(a) << 32) | u64::from(b);
+    let budget = MOVES_PER_PAIR * pairs.len();
+    let mut moves = 0;
+    for i in 1..pairs.len() {
+        let pair = pairs[i];
+        let pair_key = key(pair);
+        if pair_key >= key(pairs[i - 1]) {
+            continue;
+        }
+        // The list is sorted by `a`: the walk back stops inside the row.
+        let mut at = i;
+        while at > 0 && key(pairs[at - 1]) > pair_key {
+            pairs[at] = pairs[at - 1];
+            at -= 1;
+        }
+        pairs[at] = pair;
+        moves += i - at;
+        if moves > budget {
+            pairs.sort_unstable();
+            return;
+        }
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,6 +105,51 @@ mod tests {
             PairSort::default().sort(&mut pairs);
             prop_assert_eq!(pairs, expected);
         }
+
+        /// Equals a comparison sort where rows are long (few first slots,
+        /// so the row pass often runs out of moves and hands over), with
+        /// repeated pairs.
+        #[test]
+        fn long_rows_equal_comparison_sort(
+            raw in prop::collection::vec((0u32..24, 0u32..100_000), 256..3_000),
+        ) {
+            let mut pairs: Vec<[u32; 2]> = raw.iter().map(|&(a, b)| [a, a + 1 + b]).collect();
+            let mut expected = pairs.clone();
+            expected.sort_unstable();
+            PairSort::default().sort(&mut pairs);
+            prop_assert_eq!(pairs, expected);
+        }
+    }
+
+    /// One box touching thousands, listed in reverse: the row pass stops
+    /// at its bound of moves and the comparison sort finishes.
+    #[test]
+    fn one_huge_row_in_reverse() {
+        let mut pairs: Vec<[u32; 2]> = (1..20_000u32).rev().map(|b| [0, b]).collect();
+        pairs.extend((1..500u32).map(|a| [a, a + 7]));
+        let mut expected = pairs.clone();
+        expected.sort_unstable();
+        PairSort::default().sort(&mut pairs);
+        assert_eq!(pairs, expected);
+    }
+
+    /// Rows of a few pairs each in every order: the insertion sort alone.
+    #[test]
+    fn short_rows_within_budget() {
+        let mut pairs = Vec::new();
+        for a in 0..2_000u32 {
+            for b in [5, 1, 4, 2, 3].into_iter().take((a % 6) as usize) {
+                pairs.push([a, a + b]);
+            }
+        }
+        let mut expected = pairs.clone();
+        expected.sort_unstable();
+        let mut rows = pairs.clone();
+        rows.sort_by_key(|&[a, _]| a);
+        sort_rows(&mut rows);
+        assert_eq!(rows, expected);
+        PairSort::default().sort(&mut pairs);
+        assert_eq!(pairs, expected);
     }
 
     #[test]
