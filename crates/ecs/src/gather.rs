@@ -6,6 +6,10 @@
 //! [`Static`] go to the static set, those with [`Sleeping`] (and not
 //! `Static`) to the sleeping set, the others to the dynamic set.
 //!
+//! The dynamic set's boxes are gathered only when its entities changed;
+//! otherwise [`WorldBoxes`] makes them from the world's columns as the
+//! broad phase sets them.
+//!
 //! Each column (entities, boxes, layers) is read in a pass of its own:
 //! one tight loop per column is about twice as fast as one loop pushing to
 //! three `Vec`s, which the compiler cannot keep in registers. Entities go
@@ -25,7 +29,10 @@
 
 use crate::{Collider, CollisionLayers, Position, Sleeping, Static};
 use broadphase_jobs::{JobError, JobSystem};
+use broadphase_persistent::AabbSource;
 use broadphase_storage::{Aabb, Pool};
+use core::marker::PhantomData;
+use core::ops::Range;
 use hecs::{Entity, Query, With, Without, World};
 
 /// Boxes made per job at least: below two chunks the calling thread makes
@@ -119,16 +126,34 @@ impl Gathered {
         if self.layers.is_empty() { CollisionLayers::ALL } else { self.layers[i] }
     }
 
-    /// Replaces the set with every entity of kind `K`. The entities and
-    /// the boxes are read on all threads of `jobs`, each archetype's rows
-    /// cut into chunks written in place: at a million entities the box
-    /// pass reads 36 bytes and writes 24 per entity, more than one core's
-    /// bandwidth, and the entity pass took 3 ms on one.
+    /// Replaces the set with every entity of kind `K`: its entities, then
+    /// its boxes (see [`gather_entities`](Self::gather_entities) and
+    /// [`gather_boxes`](Self::gather_boxes)).
     ///
     /// # Errors
     /// [`JobError`] if a job panicked (a game's [`Position`] may); the
     /// set is then half made and must be gathered again.
     pub(crate) fn gather<K: Kind, P: Position>(
+        &mut self,
+        world: &mut World,
+        jobs: &JobSystem,
+    ) -> Result<(), JobError> {
+        self.gather_entities::<K, P>(world, jobs)?;
+        self.gather_boxes::<K, P>(world, jobs)
+    }
+
+    /// Replaces the set's entities (and layers) with those of kind `K`,
+    /// on all threads of `jobs`, each archetype's rows cut into chunks
+    /// written in place (the entity pass took 3 ms on one thread at a
+    /// million entities). The boxes are left as they were until
+    /// [`gather_boxes`](Self::gather_boxes): a set whose entities did not
+    /// change is given to the broad phase straight from the world
+    /// ([`WorldBoxes`]).
+    ///
+    /// # Errors
+    /// [`JobError`] if a job panicked (none can: the pass only reads
+    /// entities).
+    pub(crate) fn gather_entities<K: Kind, P: Position>(
         &mut self,
         world: &mut World,
         jobs: &JobSystem,
@@ -143,7 +168,6 @@ impl Gathered {
         let (first, second) = self.entities.split_at_mut(boxed);
         fill_entities::<Boxed<K, Entity>, Boxed<K, ()>>(world, jobs, first)?;
         fill_entities::<Placed<K, P, Entity>, Placed<K, P, ()>>(world, jobs, second)?;
-        self.fill_boxes::<K, P>(world, jobs)?;
 
         self.filtered = false;
         if has_layers::<K, P>(world) {
@@ -167,9 +191,14 @@ impl Gathered {
 
     /// Writes the box of every entity listed in `entities`, in the same
     /// order: the archetypes in the world's order, as its queries visit
-    /// them, those with an [`Aabb`] first. A warm frame of the same size
+    /// them, those with an [`Aabb`] first. On all threads of `jobs` (at a
+    /// million entities the pass reads 36 bytes and writes 24 per entity,
+    /// more than one core's bandwidth). A warm frame of the same size
     /// overwrites last frame's boxes in place (no clearing pass).
-    fn fill_boxes<K: Kind, P: Position>(
+    ///
+    /// # Errors
+    /// [`JobError`] if a job panicked (a game's [`Position`] may).
+    pub(crate) fn gather_boxes<K: Kind, P: Position>(
         &mut self,
         world: &World,
         jobs: &JobSystem,
@@ -279,6 +308,75 @@ impl Gathered {
             .for_each(&mut check);
         same
     }
+}
+
+/// The boxes of kind `K`'s entities, made from the world's columns as
+/// the broad phase writes them, in the order [`Gathered::gather`] lists
+/// the entities: no box array in between (at a million entities that
+/// array is 24 MB written, then read twice: to check it and to set it).
+///
+/// Each visit finds its archetypes again and borrows their columns for
+/// as long as it reads them, so the source holds nothing across frames
+/// and works with any number of archetypes.
+pub(crate) struct WorldBoxes<'w, K, P> {
+    world: &'w World,
+    len: usize,
+    kind: PhantomData<fn() -> (K, P)>,
+}
+
+impl<'w, K: Kind, P: Position> WorldBoxes<'w, K, P> {
+    /// The source of a set of `len` entities just gathered from `world`.
+    pub(crate) fn new(world: &'w World, len: usize) -> Self {
+        Self { world, len, kind: PhantomData }
+    }
+}
+
+impl<K: Kind, P: Position> AabbSource for WorldBoxes<'_, K, P> {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn visit(&self, range: Range<usize>, mut visit: impl FnMut(Aabb)) {
+        // `at` is the first entity of the archetype at hand, in gather
+        // order: those with an `Aabb` first, then the placed ones.
+        let mut at = 0;
+        let archetypes = || self.world.archetypes().filter(|a| !a.is_empty());
+        for archetype in archetypes().filter(|a| a.satisfies::<Boxed<K, ()>>()) {
+            let rows = part_of(&range, at, archetype.len() as usize);
+            at += archetype.len() as usize;
+            if rows.is_empty() {
+                continue;
+            }
+            // The filter asked for the column: it is there.
+            if let Some(column) = archetype.get::<&Aabb>() {
+                column[rows].iter().copied().for_each(&mut visit);
+            }
+        }
+        for archetype in archetypes().filter(|a| a.satisfies::<Placed<K, P, ()>>()) {
+            if at >= range.end {
+                return;
+            }
+            let rows = part_of(&range, at, archetype.len() as usize);
+            at += archetype.len() as usize;
+            if rows.is_empty() {
+                continue;
+            }
+            if let (Some(positions), Some(colliders)) =
+                (archetype.get::<&P>(), archetype.get::<&Collider>())
+            {
+                let placed = positions[rows.clone()].iter().zip(&colliders[rows]);
+                placed.for_each(|(p, c)| visit(c.aabb_at(p.position())));
+            }
+        }
+    }
+}
+
+/// The rows of an archetype of `len` entities, the first of them at `at`
+/// in gather order, that fall in `range`.
+fn part_of(range: &Range<usize>, at: usize, len: usize) -> Range<usize> {
+    let start = range.start.clamp(at, at + len);
+    let end = range.end.clamp(start, at + len);
+    start - at..end - at
 }
 
 /// Entities an entity pass is cut into batches of.

@@ -5,7 +5,7 @@ use crate::backend::Backend;
 use crate::bodies::Bodies;
 use crate::contacts::Contacts;
 use crate::events::diff;
-use crate::gather::{Dynamic, Gathered, Sleepers, Statics};
+use crate::gather::{Dynamic, Gathered, Sleepers, Statics, WorldBoxes};
 use crate::kept::KeptSet;
 use crate::profile::{self, plot, zone};
 use crate::proxies::{EntityProxies, Set, Sets};
@@ -379,20 +379,32 @@ impl<P: Position> BroadPhasePlugin<P> {
             plugin.sleeping.invalidate();
             plugin.filtered = true;
         };
+        // The dynamic entities, and their boxes only where the entities
+        // changed: the same entities' boxes are made from the world as
+        // the broad phase sets them (`WorldBoxes`).
         let gather = {
             zone!("gather");
-            self.dynamic.gather::<Dynamic, P>(world, &self.backend.jobs)
+            let jobs = &self.backend.jobs;
+            self.dynamic.gather_entities::<Dynamic, P>(world, jobs).and_then(|()| {
+                self.proxies.begin_run();
+                let same = self.proxies.dynamic_unchanged(jobs, &self.dynamic);
+                if !same {
+                    self.dynamic.gather_boxes::<Dynamic, P>(world, jobs)?;
+                }
+                Ok(same)
+            })
         };
-        if let Err(error) = gather {
-            // Nothing changed yet, and the next run gathers every box
-            // again; the kept sets are read again, as after bad links.
-            self.statics.invalidate();
-            self.sleeping.invalidate();
-            return Err(PluginError::Job(error));
-        }
+        let dynamic_same = match gather {
+            Ok(same) => same,
+            Err(error) => {
+                // Nothing changed yet, and the next run gathers every box
+                // again; the kept sets are read again, as after bad links.
+                self.statics.invalidate();
+                self.sleeping.invalidate();
+                return Err(PluginError::Job(error));
+            }
+        };
         let gathered = Instant::now();
-        self.proxies.begin_run();
-        let dynamic_same = self.proxies.dynamic_unchanged(&self.backend.jobs, &self.dynamic);
         let kept = {
             zone!("statics");
             // A sleeping entity that woke, or a dynamic one that fell
@@ -413,7 +425,7 @@ impl<P: Position> BroadPhasePlugin<P> {
             }
         };
         let synced = Instant::now();
-        if let Err(error) = self.sync(dynamic_same, sleeping_gathered, static_gathered) {
+        if let Err(error) = self.sync(world, dynamic_same, sleeping_gathered, static_gathered) {
             failed(self);
             return Err(error);
         }
@@ -433,7 +445,9 @@ impl<P: Position> BroadPhasePlugin<P> {
                 Ok(())
             })();
             let again = again.map_err(PluginError::Job);
-            if let Err(error) = again.and_then(|()| self.sync(true, sleeping_stale, static_stale)) {
+            if let Err(error) =
+                again.and_then(|()| self.sync(world, true, sleeping_stale, static_stale))
+            {
                 failed(self);
                 return Err(error);
             }
@@ -455,7 +469,7 @@ impl<P: Position> BroadPhasePlugin<P> {
                 .map_err(PluginError::Job)
                 .and_then(|gathered| {
                     static_gathered = gathered;
-                    self.sync(true, false, true)
+                    self.sync(world, true, false, true)
                 })
                 .and_then(|()| self.update());
             if let Err(error) = again {
@@ -525,19 +539,23 @@ impl<P: Position> BroadPhasePlugin<P> {
         Ok(())
     }
 
-    /// Syncs the proxies with the gathered boxes (the dynamic ones unless
-    /// `dynamic_same`, the sleeping and static ones when gathered); the
-    /// broad phase checks every box.
+    /// Syncs the proxies with the gathered sets: the dynamic boxes from
+    /// `world` where `dynamic_same` (they were not gathered), else as
+    /// gathered; the sleeping and static ones when gathered. The broad
+    /// phase checks every box.
     fn sync(
         &mut self,
+        world: &World,
         dynamic_same: bool,
         sleeping_gathered: bool,
         static_gathered: bool,
     ) -> Result<(), PluginError> {
         zone!("proxies");
+        let made = WorldBoxes::<Dynamic, P>::new(world, self.dynamic.len());
         let sets = Sets {
             dynamic: &self.dynamic,
             dynamic_same,
+            dynamic_boxes: dynamic_same.then_some(&made),
             sleeping: sleeping_gathered.then_some(&self.sleeping.set),
             statics: static_gathered.then_some(&self.statics.set),
         };

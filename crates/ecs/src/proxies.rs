@@ -11,7 +11,7 @@
 use crate::gather::Gathered;
 use crate::{CollisionLayers, PluginError};
 use broadphase_jobs::JobSystem;
-use broadphase_persistent::{PersistentBroadPhase, Proxy, ProxyError, ProxyKind};
+use broadphase_persistent::{AabbSource, PersistentBroadPhase, Proxy, ProxyError, ProxyKind};
 use broadphase_storage::Pool;
 use core::sync::atomic::{AtomicBool, Ordering};
 use hecs::Entity;
@@ -124,11 +124,15 @@ impl Clone for EntityProxies {
 }
 
 /// This frame's gathered sets, for [`EntityProxies::sync`].
-pub(crate) struct Sets<'a> {
+pub(crate) struct Sets<'a, S: ?Sized> {
     pub(crate) dynamic: &'a Gathered,
     /// Whether the dynamic entities are the same as last frame's (see
     /// [`EntityProxies::dynamic_unchanged`]).
     pub(crate) dynamic_same: bool,
+    /// The dynamic boxes, made from the world as they are set, when the
+    /// dynamic entities are the same (their boxes were then not
+    /// gathered); `None` sets the gathered boxes.
+    pub(crate) dynamic_boxes: Option<&'a S>,
     /// `None` where the set was not gathered again (unchanged).
     pub(crate) sleeping: Option<&'a Gathered>,
     pub(crate) statics: Option<&'a Gathered>,
@@ -173,13 +177,14 @@ impl EntityProxies {
     /// gathered sets: new entities inserted, entities gone removed, kinds
     /// and boxes set. A bad box is an error naming its entity (the broad
     /// phase checks every box it is given).
-    pub(crate) fn sync(
+    pub(crate) fn sync<S: AabbSource + ?Sized>(
         &mut self,
         jobs: &JobSystem,
         broad_phase: &mut PersistentBroadPhase,
-        sets: Sets<'_>,
+        sets: Sets<'_, S>,
     ) -> Result<(), PluginError> {
-        let Sets { dynamic, dynamic_same, sleeping, statics } = sets;
+        let Sets { dynamic, dynamic_same, dynamic_boxes, sleeping, statics } = sets;
+        debug_assert!(dynamic_same || dynamic_boxes.is_none(), "a changed set is gathered");
         self.frame += 1;
         self.left = [false; 3];
         // The same dynamic entities as at the last finished sync passed
@@ -218,13 +223,17 @@ impl EntityProxies {
         }
         self.departed.sort_unstable_by_key(|(proxy, _)| *proxy);
         let boxes = [Some(dynamic), sleeping, statics];
-        for (handles, set) in self.handles.iter().zip(boxes) {
+        for (k, (handles, set)) in self.handles.iter().zip(boxes).enumerate() {
             let Some(set) = set else { continue };
             // The dynamic boxes are set every run; the others only when
             // gathered again, and then only the changed ones re-index.
-            broad_phase
-                .set_aabbs(jobs, handles, &set.boxes)
-                .map_err(|error| set_error(error, &set.entities))?;
+            match dynamic_boxes {
+                Some(made) if k == Set::Dynamic as usize => {
+                    broad_phase.set_aabbs_from(jobs, handles, made)
+                }
+                _ => broad_phase.set_aabbs(jobs, handles, &set.boxes),
+            }
+            .map_err(|error| set_error(error, &set.entities))?;
         }
         self.interrupted = false;
         Ok(())

@@ -1,7 +1,7 @@
 //! The persistent broad phase: its calls, and the update that turns the
 //! calls since the last update into pairs and events.
 
-use super::bulk::{CHECK_CHUNK, CheckPass, MAX_RANGES, PARALLEL_MIN, SlotRange};
+use super::bulk::{AabbSource, CHECK_CHUNK, CheckPass, MAX_RANGES, PARALLEL_MIN, SlotRange};
 use super::candidates::{Candidates, Events, Marks};
 use super::config::PersistentConfig;
 use super::error::ProxyError;
@@ -606,13 +606,93 @@ impl PersistentBroadPhase {
         if proxies.is_empty() {
             return Ok(());
         }
+        self.write_boxes(jobs, proxies, boxes, Some(boxes))
+    }
+
+    /// Sets the box of each proxy of `proxies` to the box at the same
+    /// position of `source`, made as it is written: a game's positions
+    /// and shapes become the broad phase's boxes in one pass, with no box
+    /// array written and read again between them (at a million moving
+    /// proxies that array is 24 MB each way). Otherwise as
+    /// [`set_aabbs`](Self::set_aabbs), but for bad boxes: each box is
+    /// checked as it is written, so a bad one is found after the good ones
+    /// were set.
+    ///
+    /// # Errors
+    /// [`ProxyError::LengthMismatch`], then [`ProxyError::Stale`] for the
+    /// first handle that is not live (nothing changes then), then
+    /// [`ProxyError::Input`] for the first bad box: every good box of the
+    /// call is set, and each bad one's proxy keeps its box.
+    /// [`ProxyError::Partition`] if a job panicked (a source's `visit`
+    /// may): the boxes are then partly set.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_jobs::JobSystem;
+    /// use broadphase_persistent::{AabbSource, PersistentBroadPhase, ProxyError, ProxyKind};
+    /// use broadphase_storage::{Aabb, InputError};
+    /// use core::ops::Range;
+    /// use glam::Vec3;
+    ///
+    /// /// Unit cubes at their corners.
+    /// struct Cubes(Vec<Vec3>);
+    /// impl AabbSource for Cubes {
+    ///     fn len(&self) -> usize {
+    ///         self.0.len()
+    ///     }
+    ///     fn visit(&self, range: Range<usize>, mut visit: impl FnMut(Aabb)) {
+    ///         self.0[range].iter().for_each(|&c| visit(Aabb::new(c, c + Vec3::ONE)));
+    ///     }
+    /// }
+    ///
+    /// let mut world = PersistentBroadPhase::default();
+    /// let mut handles = Vec::new();
+    /// world.insert_many(&[Aabb::default(); 2], ProxyKind::Dynamic, &mut handles)?;
+    /// let jobs = JobSystem::new(2);
+    /// world.set_aabbs_from(&jobs, &handles, &Cubes(vec![Vec3::ZERO, Vec3::X]))?;
+    /// assert_eq!(world.aabb(handles[1])?, Aabb::new(Vec3::X, Vec3::new(2.0, 1.0, 1.0)));
+    ///
+    /// // A NaN corner: the good box is set, the bad one's proxy keeps its box.
+    /// let moved = Cubes(vec![Vec3::Y, Vec3::NAN]);
+    /// let error = world.set_aabbs_from(&jobs, &handles, &moved).unwrap_err();
+    /// assert!(matches!(error, ProxyError::Input(InputError::NotFinite { index: 1, .. })));
+    /// assert_eq!(world.aabb(handles[0])?.min, Vec3::Y);
+    /// assert_eq!(world.aabb(handles[1])?.min, Vec3::X);
+    /// # Ok::<(), ProxyError>(())
+    /// ```
+    pub fn set_aabbs_from<S: AabbSource + ?Sized>(
+        &mut self,
+        jobs: &JobSystem,
+        proxies: &[Proxy],
+        source: &S,
+    ) -> Result<(), ProxyError> {
+        if proxies.len() != source.len() {
+            return Err(ProxyError::LengthMismatch { proxies: proxies.len(), boxes: source.len() });
+        }
+        if proxies.is_empty() {
+            return Ok(());
+        }
+        self.write_boxes(jobs, proxies, source, None)
+    }
+
+    /// The bulk sets' two passes: the check (the handles, and the boxes
+    /// too where they are given, `checked` then being `source`), then the
+    /// writes, each thread owning a range of slots.
+    fn write_boxes<S: AabbSource + ?Sized>(
+        &mut self,
+        jobs: &JobSystem,
+        proxies: &[Proxy],
+        source: &S,
+        checked: Option<&[Aabb]>,
+    ) -> Result<(), ProxyError> {
         let parallel = proxies.len() >= PARALLEL_MIN && jobs.threads() > 1;
-        let check = CheckPass::new(proxies, boxes, &self.slots);
-        jobs.for_each(boxes.len(), CHECK_CHUNK, |range, _| check.check(range))?;
+        let check = CheckPass::new(proxies, checked, &self.slots);
+        jobs.for_each(proxies.len(), CHECK_CHUNK, |range, _| check.check(range))?;
         let sorted = !check.unsorted.into_inner();
         let (bad_box, stale) = (check.first_bad_box.into_inner(), check.first_stale.into_inner());
         if bad_box != usize::MAX {
-            boxes[bad_box].validate(bad_box).map_err(ProxyError::Input)?;
+            box_at(source, bad_box).validate(bad_box).map_err(ProxyError::Input)?;
         }
         if stale != usize::MAX {
             return Err(ProxyError::Stale { proxy: proxies[stale], position: stale });
@@ -620,7 +700,7 @@ impl PersistentBroadPhase {
 
         let wanted = if parallel { jobs.threads().min(MAX_RANGES) } else { 1 };
         let range_len = self.slots.len().div_ceil(wanted).next_multiple_of(64);
-        let (count, touched, words) = {
+        let (count, touched, words, first_bad) = {
             let margin = self.margin;
             let Slots { boxes: slot_boxes, fat, exact, state, changed, queued, .. } =
                 &mut self.slots;
@@ -647,6 +727,7 @@ impl PersistentBroadPhase {
                     queued,
                     queue,
                     words: 0..0,
+                    first_bad: usize::MAX,
                 });
                 count += 1;
             }
@@ -654,7 +735,7 @@ impl PersistentBroadPhase {
             jobs.for_each_mut(&mut ranges[..count], |_, range| {
                 crate::profile::zone!("persistent: set boxes");
                 if let Some(range) = range {
-                    range.apply(proxies, boxes, sorted, state, margin);
+                    range.apply(proxies, source, sorted, state, margin);
                 }
             })?;
             let mut words: Option<core::ops::Range<usize>> = None;
@@ -662,13 +743,18 @@ impl PersistentBroadPhase {
                 let (start, end) = (range.words.start, range.words.end);
                 words = Some(words.map_or(start..end, |w| w.start.min(start)..w.end.max(end)));
             }
-            (count, words.is_some(), words.unwrap_or_default())
+            let first_bad =
+                ranges[..count].iter().flatten().fold(usize::MAX, |b, r| b.min(r.first_bad));
+            (count, words.is_some(), words.unwrap_or_default(), first_bad)
         };
         self.touched |= touched;
         self.slots.changed.note(words.clone());
         self.slots.queued.note(words);
         for queue in &self.range_queues[..count] {
             self.queue.extend_from_slice(queue);
+        }
+        if first_bad != usize::MAX {
+            box_at(source, first_bad).validate(first_bad).map_err(ProxyError::Input)?;
         }
         Ok(())
     }
@@ -1108,4 +1194,11 @@ impl PersistentBroadPhase {
         self.slots.clear_marks();
         self.touched = false;
     }
+}
+
+/// Box `index` of `source`, made again (for its error).
+fn box_at<S: AabbSource + ?Sized>(source: &S, index: usize) -> Aabb {
+    let mut found = Aabb::default();
+    source.visit(index..index + 1, |aabb| found = aabb);
+    found
 }

@@ -10,7 +10,73 @@
 use super::Proxy;
 use super::slots::{Margin, SlotState, Slots, same};
 use broadphase_storage::{Aabb, Pool};
+use core::ops::Range;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// Boxes read where they live, for
+/// [`PersistentBroadPhase::set_aabbs_from`](crate::PersistentBroadPhase::set_aabbs_from):
+/// a game's own columns (positions and shapes, say) turned into boxes as
+/// the broad phase writes them, with no box array in between.
+///
+/// `visit` may be called from several threads at once, each time for a
+/// part of `0..len()`, and must hand over the same boxes for the same
+/// positions each time within one call of `set_aabbs_from`.
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_persistent::AabbSource;
+/// use broadphase_storage::Aabb;
+/// use glam::Vec3;
+/// use core::ops::Range;
+///
+/// /// Balls of one radius, boxed from their centres.
+/// struct Balls<'a> {
+///     centres: &'a [Vec3],
+///     radius: f32,
+/// }
+///
+/// impl AabbSource for Balls<'_> {
+///     fn len(&self) -> usize {
+///         self.centres.len()
+///     }
+///     fn visit(&self, range: Range<usize>, mut visit: impl FnMut(Aabb)) {
+///         let r = Vec3::splat(self.radius);
+///         for &c in &self.centres[range] {
+///             visit(Aabb::new(c - r, c + r));
+///         }
+///     }
+/// }
+///
+/// let balls = Balls { centres: &[Vec3::ZERO, Vec3::X], radius: 0.5 };
+/// let mut boxes = Vec::new();
+/// balls.visit(1..2, |b| boxes.push(b));
+/// assert_eq!(boxes, [Aabb::new(Vec3::new(0.5, -0.5, -0.5), Vec3::new(1.5, 0.5, 0.5))]);
+/// ```
+pub trait AabbSource: Sync {
+    /// How many boxes the source holds.
+    fn len(&self) -> usize;
+
+    /// Whether the source holds no box.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Calls `visit` with each box of `range` (within `0..len()`), in order.
+    fn visit(&self, range: Range<usize>, visit: impl FnMut(Aabb));
+}
+
+/// A slice is its own source.
+impl AabbSource for [Aabb] {
+    fn len(&self) -> usize {
+        <[Aabb]>::len(self)
+    }
+
+    #[inline]
+    fn visit(&self, range: Range<usize>, visit: impl FnMut(Aabb)) {
+        self[range].iter().copied().for_each(visit);
+    }
+}
 
 /// Below this many boxes a bulk set runs on the calling thread alone.
 pub(crate) const PARALLEL_MIN: usize = 16 * 1024;
@@ -25,7 +91,9 @@ pub(crate) const CHECK_CHUNK: usize = 16 * 1024;
 #[derive(Debug)]
 pub(crate) struct CheckPass<'a> {
     pub(crate) proxies: &'a [Proxy],
-    pub(crate) boxes: &'a [Aabb],
+    /// The call's boxes; `None` when they are checked as they are written
+    /// (a source's boxes are made then).
+    pub(crate) boxes: Option<&'a [Aabb]>,
     pub(crate) slots: &'a Slots,
     pub(crate) first_bad_box: AtomicUsize,
     pub(crate) first_stale: AtomicUsize,
@@ -34,7 +102,7 @@ pub(crate) struct CheckPass<'a> {
 }
 
 impl<'a> CheckPass<'a> {
-    pub(crate) fn new(proxies: &'a [Proxy], boxes: &'a [Aabb], slots: &'a Slots) -> Self {
+    pub(crate) fn new(proxies: &'a [Proxy], boxes: Option<&'a [Aabb]>, slots: &'a Slots) -> Self {
         Self {
             proxies,
             boxes,
@@ -50,7 +118,7 @@ impl<'a> CheckPass<'a> {
     pub(crate) fn check(&self, range: core::ops::Range<usize>) {
         crate::profile::zone!("persistent: check boxes");
         let (start, end) = (range.start, range.end);
-        let (boxes, proxies) = (&self.boxes[start..end], &self.proxies[start..end]);
+        let proxies = &self.proxies[start..end];
         // From the last item of the range before, so that the ranges'
         // checks together cover every neighbouring pair.
         let sorted = self.proxies[start.saturating_sub(1)..end]
@@ -65,18 +133,22 @@ impl<'a> CheckPass<'a> {
         // on one thread against 4; after a gather of a million boxes,
         // which come from memory, the loads dominate: 7.1 against 6.6);
         // then a second pass only to find the culprit.
-        let all_good = boxes.chunks(CHECK_BLOCK).zip(proxies.chunks(CHECK_BLOCK)).fold(
-            true,
-            |good, (boxes, proxies)| {
-                let boxes_ok = boxes.iter().fold(true, |ok, aabb| ok & box_ok(aabb));
-                let live = proxies.iter().fold(true, |ok, &proxy| ok & self.live(proxy));
-                good & boxes_ok & live
-            },
-        );
+        let live = |proxies: &[Proxy]| proxies.iter().fold(true, |ok, &p| ok & self.live(p));
+        let boxes = self.boxes.map(|boxes| &boxes[start..end]);
+        let all_good = match boxes {
+            Some(boxes) => boxes.chunks(CHECK_BLOCK).zip(proxies.chunks(CHECK_BLOCK)).fold(
+                true,
+                |good, (boxes, proxies)| {
+                    let boxes_ok = boxes.iter().fold(true, |ok, aabb| ok & box_ok(aabb));
+                    good & boxes_ok & live(proxies)
+                },
+            ),
+            None => proxies.chunks(CHECK_BLOCK).fold(true, |good, proxies| good & live(proxies)),
+        };
         if all_good {
             return;
         }
-        if let Some(k) = boxes.iter().position(|b| !b.is_valid()) {
+        if let Some(k) = boxes.and_then(|boxes| boxes.iter().position(|b| !b.is_valid())) {
             self.first_bad_box.fetch_min(start + k, Ordering::Relaxed);
         }
         if let Some(k) = proxies.iter().position(|&p| self.slots.live_slot(p).is_none()) {
@@ -126,29 +198,33 @@ pub(crate) struct SlotRange<'a> {
     /// The words of `changed` and `queued` this range wrote (empty when
     /// no box changed).
     pub(crate) words: core::ops::Range<usize>,
+    /// The call position of the first bad box this range met and left
+    /// unwritten (`usize::MAX` if none).
+    pub(crate) first_bad: usize,
 }
 
 impl SlotRange<'_> {
     /// Writes every box of the call whose slot is in this range, in call
-    /// order (so the last box given for a slot wins); the call was checked.
-    /// When the call's handles are sorted by slot, only the part of the
-    /// call that falls in this range is read.
-    pub(crate) fn apply(
+    /// order (so the last box given for a slot wins); the handles were
+    /// checked. A bad box (which only a source's can be: a slice's were
+    /// checked too) is left unwritten and noted in `first_bad`. When the
+    /// call's handles are sorted by slot, only the part of the call that
+    /// falls in this range is read.
+    pub(crate) fn apply<S: AabbSource + ?Sized>(
         &mut self,
         proxies: &[Proxy],
-        boxes: &[Aabb],
+        source: &S,
         sorted: bool,
         state: &[SlotState],
         margin: Margin,
     ) {
-        let (proxies, boxes) = if sorted {
+        let part = if sorted {
             let first = self.first as u32;
             let end = first.saturating_add(self.boxes.len() as u32);
             let start = proxies.partition_point(|p| p.index() < first);
-            let end = start + proxies[start..].partition_point(|p| p.index() < end);
-            (&proxies[start..end], &boxes[start..end])
+            start..start + proxies[start..].partition_point(|p| p.index() < end)
         } else {
-            (proxies, boxes)
+            0..proxies.len()
         };
         // Locals, not fields: through `&mut self` every push would store
         // and reload the queue's length, one dependency per proxy.
@@ -162,14 +238,24 @@ impl SlotRange<'_> {
         );
         let mut queue = core::mem::take(&mut *self.queue);
         let (mut first_word, mut end_word) = (usize::MAX, 0);
+        let mut first_bad = usize::MAX;
         let len = slot_boxes.len();
-        for (&proxy, aabb) in proxies.iter().zip(boxes) {
+        let mut at = part.start;
+        let mut proxies = proxies[part.clone()].iter();
+        source.visit(part, |aabb| {
+            let position = at;
+            at += 1;
+            let Some(&proxy) = proxies.next() else { return };
             let slot = proxy.index() as usize;
             let local = slot.wrapping_sub(first);
-            if local >= len || same(&slot_boxes[local], aabb) {
-                continue;
+            if local >= len || same(&slot_boxes[local], &aabb) {
+                return;
             }
-            let old = core::mem::replace(&mut slot_boxes[local], *aabb);
+            if !box_ok(&aabb) {
+                first_bad = first_bad.min(position);
+                return;
+            }
+            let old = core::mem::replace(&mut slot_boxes[local], aabb);
             let (word, bit) = (local / 64, 1u64 << (local % 64));
             changed[word] |= bit;
             first_word = first_word.min(word);
@@ -178,16 +264,17 @@ impl SlotRange<'_> {
             // any change re-indexes (and `exact` stays set).
             let reindex = fat.is_empty() || {
                 let is_static = state[slot] == SlotState::Static;
-                let reindex = margin.refit(is_static, &mut fat[local], &old, aabb);
+                let reindex = margin.refit(is_static, &mut fat[local], &old, &aabb);
                 exact[word] =
-                    (exact[word] & !bit) | (u64::from(same(&fat[local], aabb)) << (local % 64));
+                    (exact[word] & !bit) | (u64::from(same(&fat[local], &aabb)) << (local % 64));
                 reindex
             };
             if reindex && queued[word] & bit == 0 {
                 queued[word] |= bit;
                 queue.push(slot as u32);
             }
-        }
+        });
+        self.first_bad = first_bad;
         *self.queue = queue;
         if first_word < end_word {
             let base = first / 64;

@@ -5,9 +5,10 @@
 //! update's times.
 
 use broadphase_jobs::JobSystem;
-use broadphase_kernel::{Aabb, InputError};
+use broadphase_kernel::{Aabb, AdaptiveGrid, InputError};
 use broadphase_persistent::{
-    PersistentBroadPhase, PersistentConfig, Proxy, ProxyError, ProxyKind, UpdatePath, UpdateTimes,
+    AabbSource, PersistentBroadPhase, PersistentConfig, Proxy, ProxyError, ProxyKind, UpdatePath,
+    UpdateTimes,
 };
 use core::time::Duration;
 use glam::Vec3;
@@ -123,6 +124,101 @@ fn bulk_calls_check_everything_before_changing_anything() {
         targets.push(unit_at(-50.0));
         world.set_aabbs(&jobs, &twice, &targets).unwrap();
         assert_eq!(world.aabb(live[0]).unwrap(), unit_at(-50.0));
+    }
+}
+
+/// Boxes made from their corners' columns as they are read.
+struct Corners {
+    mins: Vec<Vec3>,
+    maxs: Vec<Vec3>,
+}
+
+impl Corners {
+    fn of(boxes: &[Aabb]) -> Self {
+        Self {
+            mins: boxes.iter().map(|b| b.min).collect(),
+            maxs: boxes.iter().map(|b| b.max).collect(),
+        }
+    }
+}
+
+impl AabbSource for Corners {
+    fn len(&self) -> usize {
+        self.mins.len()
+    }
+
+    fn visit(&self, range: core::ops::Range<usize>, mut visit: impl FnMut(Aabb)) {
+        let corners = self.mins[range.clone()].iter().zip(&self.maxs[range]);
+        corners.for_each(|(&min, &max)| visit(Aabb { min, max }));
+    }
+}
+
+#[test]
+fn a_source_sets_its_good_boxes_and_names_its_first_bad_one() {
+    // Below and above the parallel threshold, in slot order (each thread
+    // reads its part of the call) and reversed (each reads all of it),
+    // with bad boxes in more than one thread's range.
+    for (count, threads) in [(100, 1), (40_000, 2), (40_000, 3)] {
+        let jobs = JobSystem::new(threads);
+        let mut world = PersistentBroadPhase::default();
+        let boxes: Vec<Aabb> = (0..count).map(|i| unit_at(i as f32 * 3.0)).collect();
+        let mut handles = Vec::new();
+        world.insert_many(&boxes, ProxyKind::Dynamic, &mut handles).unwrap();
+        world.update(&jobs).unwrap();
+        let reversed: Vec<Proxy> = handles.iter().rev().copied().collect();
+        for (round, order) in [&handles, &reversed].into_iter().enumerate() {
+            let before: Vec<Aabb> = order.iter().map(|&h| world.aabb(h).unwrap()).collect();
+            let mut moved: Vec<Aabb> = before.iter().map(|b| unit_at(b.min.x + 2.5)).collect();
+            let bad = [count / 3, count - 2, count - 1];
+            moved[bad[0]].max.y = f32::NAN;
+            moved[bad[1]] = Aabb { min: Vec3::ONE, max: Vec3::ZERO };
+            moved[bad[2]].min.z = f32::NEG_INFINITY;
+
+            assert_eq!(
+                world.set_aabbs_from(&jobs, &order[1..], &Corners::of(&moved)),
+                Err(ProxyError::LengthMismatch { proxies: count - 1, boxes: count })
+            );
+            let err = world.set_aabbs_from(&jobs, order, &Corners::of(&moved)).unwrap_err();
+            assert!(
+                matches!(err, ProxyError::Input(InputError::NotFinite { index, .. }) if index == bad[0]),
+                "{threads} threads, round {round}: {err:?}"
+            );
+            for (i, &h) in order.iter().enumerate() {
+                let expected = if bad.contains(&i) { before[i] } else { moved[i] };
+                assert_eq!(world.aabb(h).unwrap(), expected, "{threads} threads, item {i}");
+            }
+            // The update pairs the boxes as they now are: a box left
+            // behind meets the one that moved onto it.
+            world.update(&jobs).unwrap();
+            let now: Vec<Aabb> = handles.iter().map(|&h| world.aabb(h).unwrap()).collect();
+            let mut expected = Vec::new();
+            AdaptiveGrid::default().find_pairs(&now, &mut expected).unwrap();
+            expected.sort_unstable();
+            let found: Vec<[u32; 2]> =
+                world.pairs().iter().map(|&[a, b]| [a.index(), b.index()]).collect();
+            assert_eq!(found, expected, "{threads} threads, round {round}");
+            assert!(!found.is_empty());
+        }
+
+        // A stale handle changes nothing, whatever the boxes.
+        world.remove(handles[count / 2]).unwrap();
+        let far: Vec<Aabb> = (0..count).map(|_| unit_at(-100.0)).collect();
+        let err = world.set_aabbs_from(&jobs, &handles, &Corners::of(&far)).unwrap_err();
+        assert_eq!(err, ProxyError::Stale { proxy: handles[count / 2], position: count / 2 });
+        assert_ne!(world.aabb(handles[0]).unwrap(), far[0]);
+
+        // The last good box given for a handle wins; a bad one after it
+        // leaves it.
+        let live: Vec<Proxy> = handles.iter().copied().filter(|&h| world.contains(h)).collect();
+        let mut given = vec![live[0], live[1], live[0], live[1]];
+        let mut targets = vec![unit_at(-50.0), unit_at(-60.0), unit_at(-70.0), unit_at(-80.0)];
+        targets[3].max.x = f32::NAN;
+        given.extend_from_slice(&live[2..]);
+        targets.extend(live[2..].iter().map(|&h| world.aabb(h).unwrap()));
+        let err = world.set_aabbs_from(&jobs, &given, &Corners::of(&targets)).unwrap_err();
+        assert!(matches!(err, ProxyError::Input(InputError::NotFinite { index: 3, .. })));
+        assert_eq!(world.aabb(live[0]).unwrap(), unit_at(-70.0));
+        assert_eq!(world.aabb(live[1]).unwrap(), unit_at(-60.0));
     }
 }
 

@@ -13,7 +13,9 @@ use std::collections::BTreeSet;
 use broadphase_jobs::JobSystem;
 use broadphase_kernel::{Aabb, AdaptiveGrid, brute_force_pairs};
 use broadphase_partition::GridTreeConfig;
-use broadphase_persistent::{PersistentBroadPhase, PersistentConfig, Proxy, ProxyKind, UpdatePath};
+use broadphase_persistent::{
+    AabbSource, PersistentBroadPhase, PersistentConfig, Proxy, ProxyKind, UpdatePath,
+};
 use broadphase_scenes::SplitMix64;
 use broadphase_testkit::within;
 use glam::Vec3;
@@ -65,6 +67,26 @@ enum Calls {
     /// One `set_aabbs` with every moved proxy, after the removals and
     /// kind changes of the frame.
     Bulk,
+    /// As `Bulk`, through `set_aabbs_from` and a source of two corner
+    /// columns.
+    Source,
+}
+
+/// Boxes kept as two columns of corners, made as they are read.
+struct Corners {
+    mins: Vec<Vec3>,
+    maxs: Vec<Vec3>,
+}
+
+impl AabbSource for Corners {
+    fn len(&self) -> usize {
+        self.mins.len()
+    }
+
+    fn visit(&self, range: core::ops::Range<usize>, mut visit: impl FnMut(Aabb)) {
+        let corners = self.mins[range.clone()].iter().zip(&self.maxs[range]);
+        corners.for_each(|(&min, &max)| visit(Aabb { min, max }));
+    }
 }
 
 struct Sim {
@@ -169,7 +191,7 @@ impl Sim {
             if aabb != entry.aabb {
                 match self.calls {
                     Calls::Single => world.set_aabb(entry.proxy, aabb).unwrap(),
-                    Calls::Bulk => {
+                    Calls::Bulk | Calls::Source => {
                         self.moved.push(entry.proxy);
                         self.moved_boxes.push(aabb);
                     }
@@ -179,7 +201,15 @@ impl Sim {
             self.known[k] = entry;
             k += 1;
         }
-        world.set_aabbs(jobs, &self.moved, &self.moved_boxes).unwrap();
+        if self.calls == Calls::Source {
+            let corners = Corners {
+                mins: self.moved_boxes.iter().map(|b| b.min).collect(),
+                maxs: self.moved_boxes.iter().map(|b| b.max).collect(),
+            };
+            world.set_aabbs_from(jobs, &self.moved, &corners).unwrap();
+        } else {
+            world.set_aabbs(jobs, &self.moved, &self.moved_boxes).unwrap();
+        }
         let inserts = (self.known.len().max(20) as u32 * m.churn / 1000) as usize + 1;
         for _ in 0..inserts {
             if self.roll(500) || self.known.is_empty() {
@@ -422,7 +452,7 @@ fn big_updates_merge_in_parts_on_all_threads() {
                 full_rebuild_fraction: f32::INFINITY,
                 ..PersistentConfig::default()
             };
-            let paths = run(9, 20_000, 12, dense, config, threads, Calls::Bulk);
+            let paths = run(9, 20_000, 12, dense, config, threads, Calls::Source);
             assert_eq!(paths[2], 0, "{paths:?}");
         }
     });
@@ -444,9 +474,9 @@ fn groups_drop_and_restore_their_pairs_on_both_paths() {
         let zero_margin = PersistentConfig { margin: 0.0, ..Default::default() };
         run(12, 300, 200, Motion { regroup: 20, ..DRIFT }, zero_margin, 1, Calls::Bulk);
         let dense = Motion { side: 60.0, regroup: 30, ..CHAOS };
-        for fraction in [0.0, f32::INFINITY] {
+        for (fraction, calls) in [(0.0, Calls::Source), (f32::INFINITY, Calls::Bulk)] {
             let config = PersistentConfig { full_rebuild_fraction: fraction, ..Default::default() };
-            run(13, 20_000, 8, dense, config, 3, Calls::Bulk);
+            run(13, 20_000, 8, dense, config, 3, calls);
         }
     });
 }
@@ -518,12 +548,12 @@ proptest! {
         fraction in prop_oneof![Just(0.0f32), 0.0f32..1.0, Just(f32::INFINITY)],
         side in prop_oneof![Just(1.0f32), 5.0f32..50.0],
         threads in 1usize..4,
-        bulk in any::<bool>(),
+        calls in prop::sample::select(vec![Calls::Single, Calls::Bulk, Calls::Source]),
         regroup in prop_oneof![Just(0u32), 1u32..200],
         nap in prop_oneof![Just(0u32), 1u32..400],
     ) {
         let motion = Motion { side, size: 3.0, drift: 600, teleport: 30, resize: 30, churn: 40, flip: 10, regroup, nap };
         let config = PersistentConfig { margin, full_rebuild_fraction: fraction, tree: tiny_tree(), ..Default::default() };
-        run(seed, start, 40, motion, config, threads, if bulk { Calls::Bulk } else { Calls::Single });
+        run(seed, start, 40, motion, config, threads, calls);
     }
 }
