@@ -478,3 +478,68 @@ fn same_bits(a: &Aabb, b: &Aabb) -> bool {
     };
     bits(a) == bits(b)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::Vec3;
+    use proptest::prelude::*;
+
+    /// A label that makes an archetype of its own.
+    #[derive(Clone, Copy)]
+    struct Tag<const N: usize>;
+
+    /// A world of several archetypes of each kind: boxed and placed
+    /// dynamic entities, with and without extra components, one archetype
+    /// emptied, and static entities in between that the source skips.
+    fn world(sizes: &[usize; 5]) -> World {
+        let mut world = World::new();
+        let boxed = |i: usize| Aabb::new(Vec3::splat(i as f32), Vec3::splat(i as f32 + 1.5));
+        let placed = |i: usize| (Vec3::new(i as f32, -(i as f32), 2.0), Collider::sphere(0.5));
+        for i in 0..sizes[0] {
+            world.spawn((boxed(i),));
+        }
+        for i in 0..sizes[1] {
+            world.spawn((boxed(i + 1000), Tag::<1>));
+        }
+        for i in 0..sizes[2] {
+            world.spawn(placed(i));
+            world.spawn((boxed(i), Static));
+        }
+        let gone = world.spawn((boxed(7), Tag::<2>));
+        world.despawn(gone).unwrap();
+        for i in 0..sizes[3] {
+            let (p, c) = placed(i + 3000);
+            world.spawn((p, c, Tag::<3>));
+        }
+        for i in 0..sizes[4] {
+            // Both: the box wins, and the entity is a boxed one.
+            let (p, c) = placed(i);
+            world.spawn((p, c, boxed(i + 5000), Tag::<4>));
+        }
+        world
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// Any run of the source's boxes is that run of the gathered boxes.
+        #[test]
+        fn world_boxes_are_the_gathered_boxes(
+            sizes in prop::array::uniform5(0usize..40),
+            cut in (0.0f64..1.0, 0.0f64..1.0),
+        ) {
+            let mut world = world(&sizes);
+            let mut gathered = Gathered::default();
+            gathered.gather::<Dynamic, Vec3>(&mut world, &JobSystem::new(1)).unwrap();
+            let source = WorldBoxes::<Dynamic, Vec3>::new(&world, gathered.len());
+            prop_assert_eq!(source.len(), sizes.iter().sum::<usize>());
+            let n = gathered.len();
+            let first = (cut.0 * n as f64) as usize;
+            let len = ((cut.1 * (n - first) as f64) as usize).min(n - first);
+            let mut out = Vec::new();
+            source.visit(first..first + len, |aabb| out.push(aabb));
+            prop_assert_eq!(&out[..], &gathered.boxes[first..first + len]);
+        }
+    }
+}
