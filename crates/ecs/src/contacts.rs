@@ -381,8 +381,7 @@ impl Contacts {
         let sharding = *sharding;
         let plan = |at: usize, cell: &mut Padded<Mutex<Shard>>| {
             let Shard { changes, patch, .. } = cell.0.get_mut();
-            let table = &published[at];
-            patch.plan(changes, |owner| table.list(sharding.local(owner.id()), owner));
+            patch.plan(changes, &published[at], |id| sharding.local(id));
         };
         if pieces == 1 {
             shards.iter_mut().enumerate().for_each(|(at, cell)| plan(at, cell));
