@@ -29,7 +29,7 @@
 
 use crate::{Collider, CollisionLayers, Position, Sleeping, Static};
 use broadphase_jobs::{JobError, JobSystem};
-use broadphase_persistent::AabbSource;
+use broadphase_persistent::{AabbSource, SOURCE_RUN};
 use broadphase_storage::{Aabb, Pool};
 use core::marker::PhantomData;
 use core::ops::Range;
@@ -336,36 +336,48 @@ impl<K: Kind, P: Position> AabbSource for WorldBoxes<'_, K, P> {
         self.len
     }
 
-    fn visit(&self, range: Range<usize>, mut visit: impl FnMut(Aabb)) {
+    fn write(&self, first: usize, out: &mut [Aabb]) {
+        self.write_runs(first..first + out.len(), |start, boxes| {
+            out[start - first..][..boxes.len()].copy_from_slice(boxes);
+        });
+    }
+
+    /// Finds the archetypes once per call: an `Aabb` column is handed
+    /// over as it is, placed boxes are made into a buffer a run at a time.
+    fn write_runs(&self, range: Range<usize>, mut run: impl FnMut(usize, &[Aabb])) {
         // `at` is the first entity of the archetype at hand, in gather
         // order: those with an `Aabb` first, then the placed ones.
         let mut at = 0;
         let archetypes = || self.world.archetypes().filter(|a| !a.is_empty());
         for archetype in archetypes().filter(|a| a.satisfies::<Boxed<K, ()>>()) {
             let rows = part_of(&range, at, archetype.len() as usize);
+            let start = at + rows.start;
             at += archetype.len() as usize;
-            if rows.is_empty() {
-                continue;
-            }
             // The filter asked for the column: it is there.
-            if let Some(column) = archetype.get::<&Aabb>() {
-                column[rows].iter().copied().for_each(&mut visit);
+            if let (false, Some(column)) = (rows.is_empty(), archetype.get::<&Aabb>()) {
+                run(start, &column[rows]);
             }
         }
+        let mut buffer = [Aabb::default(); SOURCE_RUN];
         for archetype in archetypes().filter(|a| a.satisfies::<Placed<K, P, ()>>()) {
             if at >= range.end {
                 return;
             }
             let rows = part_of(&range, at, archetype.len() as usize);
+            let start = at + rows.start;
             at += archetype.len() as usize;
-            if rows.is_empty() {
+            let columns = (archetype.get::<&P>(), archetype.get::<&Collider>());
+            let (false, (Some(positions), Some(colliders))) = (rows.is_empty(), columns) else {
                 continue;
-            }
-            if let (Some(positions), Some(colliders)) =
-                (archetype.get::<&P>(), archetype.get::<&Collider>())
-            {
-                let placed = positions[rows.clone()].iter().zip(&colliders[rows]);
-                placed.for_each(|(p, c)| visit(c.aabb_at(p.position())));
+            };
+            let (positions, colliders) = (&positions[rows.clone()], &colliders[rows]);
+            let runs = positions.chunks(SOURCE_RUN).zip(colliders.chunks(SOURCE_RUN));
+            for (k, (positions, colliders)) in runs.enumerate() {
+                let boxes = &mut buffer[..positions.len()];
+                for (out, (p, c)) in boxes.iter_mut().zip(positions.iter().zip(colliders)) {
+                    *out = c.aabb_at(p.position());
+                }
+                run(start + k * SOURCE_RUN, boxes);
             }
         }
     }
@@ -523,10 +535,11 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
-        /// Any run of the source's boxes is that run of the gathered boxes.
+        /// Any run of the source's boxes is that run of the gathered boxes,
+        /// written whole or handed over in runs.
         #[test]
         fn world_boxes_are_the_gathered_boxes(
-            sizes in prop::array::uniform5(0usize..40),
+            sizes in prop::array::uniform5(prop_oneof![0usize..40, 250usize..600]),
             cut in (0.0f64..1.0, 0.0f64..1.0),
         ) {
             let mut world = world(&sizes);
@@ -537,9 +550,17 @@ mod tests {
             let n = gathered.len();
             let first = (cut.0 * n as f64) as usize;
             let len = ((cut.1 * (n - first) as f64) as usize).min(n - first);
-            let mut out = Vec::new();
-            source.visit(first..first + len, |aabb| out.push(aabb));
+            let mut out = vec![Aabb::default(); len];
+            source.write(first, &mut out);
             prop_assert_eq!(&out[..], &gathered.boxes[first..first + len]);
+            // In runs, each where it belongs, the runs one after another.
+            let mut next = first;
+            source.write_runs(first..first + len, |start, boxes| {
+                assert_eq!(start, next, "runs in order, with no gap");
+                assert_eq!(boxes, &gathered.boxes[start..start + boxes.len()]);
+                next += boxes.len();
+            });
+            prop_assert_eq!(next, first + len);
         }
     }
 }

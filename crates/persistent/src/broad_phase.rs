@@ -623,7 +623,7 @@ impl PersistentBroadPhase {
     /// first handle that is not live (nothing changes then), then
     /// [`ProxyError::Input`] for the first bad box: every good box of the
     /// call is set, and each bad one's proxy keeps its box.
-    /// [`ProxyError::Partition`] if a job panicked (a source's `visit`
+    /// [`ProxyError::Partition`] if a job panicked (a source's `write`
     /// may): the boxes are then partly set.
     ///
     /// # Examples
@@ -632,7 +632,6 @@ impl PersistentBroadPhase {
     /// use broadphase_jobs::JobSystem;
     /// use broadphase_persistent::{AabbSource, PersistentBroadPhase, ProxyError, ProxyKind};
     /// use broadphase_storage::{Aabb, InputError};
-    /// use core::ops::Range;
     /// use glam::Vec3;
     ///
     /// /// Unit cubes at their corners.
@@ -641,8 +640,10 @@ impl PersistentBroadPhase {
     ///     fn len(&self) -> usize {
     ///         self.0.len()
     ///     }
-    ///     fn visit(&self, range: Range<usize>, mut visit: impl FnMut(Aabb)) {
-    ///         self.0[range].iter().for_each(|&c| visit(Aabb::new(c, c + Vec3::ONE)));
+    ///     fn write(&self, first: usize, out: &mut [Aabb]) {
+    ///         for (out, &c) in out.iter_mut().zip(&self.0[first..]) {
+    ///             *out = Aabb::new(c, c + Vec3::ONE);
+    ///         }
     ///     }
     /// }
     ///
@@ -1198,7 +1199,7 @@ impl PersistentBroadPhase {
 
 /// Box `index` of `source`, made again (for its error).
 fn box_at<S: AabbSource + ?Sized>(source: &S, index: usize) -> Aabb {
-    let mut found = Aabb::default();
-    source.visit(index..index + 1, |aabb| found = aabb);
-    found
+    let mut found = [Aabb::default()];
+    source.write(index, &mut found);
+    found[0]
 }

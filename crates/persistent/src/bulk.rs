@@ -18,9 +18,10 @@ use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 /// a game's own columns (positions and shapes, say) turned into boxes as
 /// the broad phase writes them, with no box array in between.
 ///
-/// `visit` may be called from several threads at once, each time for a
-/// part of `0..len()`, and must hand over the same boxes for the same
-/// positions each time within one call of `set_aabbs_from`.
+/// The broad phase asks for the boxes in runs
+/// ([`write_runs`](Self::write_runs)), from several threads at once; the
+/// source must give the same boxes for the same positions each time
+/// within one call of `set_aabbs_from`.
 ///
 /// # Examples
 ///
@@ -28,7 +29,6 @@ use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 /// use broadphase_persistent::AabbSource;
 /// use broadphase_storage::Aabb;
 /// use glam::Vec3;
-/// use core::ops::Range;
 ///
 /// /// Balls of one radius, boxed from their centres.
 /// struct Balls<'a> {
@@ -40,17 +40,17 @@ use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 ///     fn len(&self) -> usize {
 ///         self.centres.len()
 ///     }
-///     fn visit(&self, range: Range<usize>, mut visit: impl FnMut(Aabb)) {
+///     fn write(&self, first: usize, out: &mut [Aabb]) {
 ///         let r = Vec3::splat(self.radius);
-///         for &c in &self.centres[range] {
-///             visit(Aabb::new(c - r, c + r));
+///         for (out, &c) in out.iter_mut().zip(&self.centres[first..]) {
+///             *out = Aabb::new(c - r, c + r);
 ///         }
 ///     }
 /// }
 ///
 /// let balls = Balls { centres: &[Vec3::ZERO, Vec3::X], radius: 0.5 };
-/// let mut boxes = Vec::new();
-/// balls.visit(1..2, |b| boxes.push(b));
+/// let mut boxes = [Aabb::default(); 1];
+/// balls.write(1, &mut boxes);
 /// assert_eq!(boxes, [Aabb::new(Vec3::new(0.5, -0.5, -0.5), Vec3::new(1.5, 0.5, 0.5))]);
 /// ```
 pub trait AabbSource: Sync {
@@ -62,19 +62,46 @@ pub trait AabbSource: Sync {
         self.len() == 0
     }
 
-    /// Calls `visit` with each box of `range` (within `0..len()`), in order.
-    fn visit(&self, range: Range<usize>, visit: impl FnMut(Aabb));
+    /// Writes boxes `first..first + out.len()` (within `0..len()`) into
+    /// `out`, in order.
+    fn write(&self, first: usize, out: &mut [Aabb]);
+
+    /// Hands boxes `range` (within `0..len()`) to `run` in order, as runs
+    /// of consecutive boxes, each with the position of its first. By
+    /// default [`write`](Self::write) into a buffer of
+    /// [`SOURCE_RUN`] boxes at a time; a source whose boxes are slices
+    /// already hands those over, and one whose lookup costs something per
+    /// call does it once here.
+    fn write_runs(&self, range: Range<usize>, mut run: impl FnMut(usize, &[Aabb])) {
+        let mut buffer = [Aabb::default(); SOURCE_RUN];
+        for start in range.clone().step_by(SOURCE_RUN) {
+            let boxes = &mut buffer[..(range.end - start).min(SOURCE_RUN)];
+            self.write(start, boxes);
+            run(start, boxes);
+        }
+    }
 }
 
-/// A slice is its own source.
+/// Boxes an [`AabbSource`] makes at a time by default. Short runs keep
+/// the reads that make the boxes and those of the boxes they replace in
+/// flight together: the 1M-particle game loop's proxies stage (boxes made
+/// from positions and colliders, 2 threads) took 9.5–9.8 ms in runs of
+/// 256, 8.4–8.5 in runs of 64, 7.4–8.0 of 32, 6.9–7.1 of 16 and 7.5–7.6
+/// of 8.
+pub const SOURCE_RUN: usize = 16;
+
+/// A slice is its own source, handed over whole.
 impl AabbSource for [Aabb] {
     fn len(&self) -> usize {
         <[Aabb]>::len(self)
     }
 
-    #[inline]
-    fn visit(&self, range: Range<usize>, visit: impl FnMut(Aabb)) {
-        self[range].iter().copied().for_each(visit);
+    fn write(&self, first: usize, out: &mut [Aabb]) {
+        out.copy_from_slice(&self[first..first + out.len()]);
+    }
+
+    fn write_runs(&self, range: Range<usize>, mut run: impl FnMut(usize, &[Aabb])) {
+        run(range.start, &self[range]);
     }
 }
 
@@ -236,44 +263,54 @@ impl SlotRange<'_> {
             &mut *self.changed,
             &mut *self.queued,
         );
+        // The queue sized for every item of the part and written by index,
+        // then cut to what was queued: a push that may grow the queue is a
+        // call, around which everything the loop keeps would go through
+        // memory.
         let mut queue = core::mem::take(&mut *self.queue);
+        let queued_before = queue.len();
+        queue.allocate(part.len(), 0);
+        let mut queued_now = queued_before;
         let (mut first_word, mut end_word) = (usize::MAX, 0);
         let mut first_bad = usize::MAX;
         let len = slot_boxes.len();
-        let mut at = part.start;
-        let mut proxies = proxies[part.clone()].iter();
-        source.visit(part, |aabb| {
-            let position = at;
-            at += 1;
-            let Some(&proxy) = proxies.next() else { return };
-            let slot = proxy.index() as usize;
-            let local = slot.wrapping_sub(first);
-            if local >= len || same(&slot_boxes[local], &aabb) {
-                return;
-            }
-            if !box_ok(&aabb) {
-                first_bad = first_bad.min(position);
-                return;
-            }
-            let old = core::mem::replace(&mut slot_boxes[local], aabb);
-            let (word, bit) = (local / 64, 1u64 << (local % 64));
-            changed[word] |= bit;
-            first_word = first_word.min(word);
-            end_word = end_word.max(word + 1);
-            // With no enlarged boxes kept, the indexed box is the box:
-            // any change re-indexes (and `exact` stays set).
-            let reindex = fat.is_empty() || {
-                let is_static = state[slot] == SlotState::Static;
-                let reindex = margin.refit(is_static, &mut fat[local], &old, &aabb);
-                exact[word] =
-                    (exact[word] & !bit) | (u64::from(same(&fat[local], &aabb)) << (local % 64));
-                reindex
-            };
-            if reindex && queued[word] & bit == 0 {
-                queued[word] |= bit;
-                queue.push(slot as u32);
+        // One run of the call at a time, a loop of its own over two
+        // slices with no call inside, so that what it keeps stays in
+        // registers.
+        source.write_runs(part, |start, boxes| {
+            let proxies = &proxies[start..start + boxes.len()];
+            for (k, (&proxy, aabb)) in proxies.iter().zip(boxes).enumerate() {
+                let slot = proxy.index() as usize;
+                let local = slot.wrapping_sub(first);
+                if local >= len || same(&slot_boxes[local], aabb) {
+                    continue;
+                }
+                if !box_ok(aabb) {
+                    first_bad = first_bad.min(start + k);
+                    continue;
+                }
+                let old = core::mem::replace(&mut slot_boxes[local], *aabb);
+                let (word, bit) = (local / 64, 1u64 << (local % 64));
+                changed[word] |= bit;
+                first_word = first_word.min(word);
+                end_word = end_word.max(word + 1);
+                // With no enlarged boxes kept, the indexed box is the box:
+                // any change re-indexes (and `exact` stays set).
+                let reindex = fat.is_empty() || {
+                    let is_static = state[slot] == SlotState::Static;
+                    let reindex = margin.refit(is_static, &mut fat[local], &old, aabb);
+                    exact[word] =
+                        (exact[word] & !bit) | (u64::from(same(&fat[local], aabb)) << (local % 64));
+                    reindex
+                };
+                if reindex && queued[word] & bit == 0 {
+                    queued[word] |= bit;
+                    queue[queued_now] = slot as u32;
+                    queued_now += 1;
+                }
             }
         });
+        queue.truncate(queued_now);
         self.first_bad = first_bad;
         *self.queue = queue;
         if first_word < end_word {

@@ -86,7 +86,7 @@ mod snapshot;
 
 pub use batch::BatchAnswers;
 pub use broad_phase::{PersistentBroadPhase, UpdatePath, UpdateStats, UpdateTimes};
-pub use bulk::AabbSource;
+pub use bulk::{AabbSource, SOURCE_RUN};
 pub use config::PersistentConfig;
 pub use error::ProxyError;
 pub use queries::QueryView;

@@ -147,9 +147,11 @@ impl AabbSource for Corners {
         self.mins.len()
     }
 
-    fn visit(&self, range: core::ops::Range<usize>, mut visit: impl FnMut(Aabb)) {
-        let corners = self.mins[range.clone()].iter().zip(&self.maxs[range]);
-        corners.for_each(|(&min, &max)| visit(Aabb { min, max }));
+    fn write(&self, first: usize, out: &mut [Aabb]) {
+        let corners = self.mins[first..].iter().zip(&self.maxs[first..]);
+        for (out, (&min, &max)) in out.iter_mut().zip(corners) {
+            *out = Aabb { min, max };
+        }
     }
 }
 
