@@ -622,14 +622,21 @@ impl<P: Position> BroadPhasePlugin<P> {
                 let resting = broad_phase.resting_pairs();
                 crate::publish::live_pairs(jobs, proxies, resting, &mut self.next_resting)?;
             }
-            // Started pairs name live proxies only; an ended pair may name
-            // a removed one.
-            let live = |[a, b]: [Proxy; 2]| (proxies.live_entity(a), proxies.live_entity(b));
-            let entities = |[a, b]: [Proxy; 2]| (proxies.entity(a), proxies.entity(b));
-            self.next_started.reset();
-            self.next_started.extend(broad_phase.started().iter().map(|&pair| live(pair)));
+            // Started pairs name live proxies only, mapped as the pairs
+            // are; an ended pair may name a removed one. Both lists are
+            // sparse: each lookup is a miss, asked for ahead (at a million
+            // particles the two took 1.1 ms on the calling thread).
+            let started = broad_phase.started();
+            crate::publish::live_pairs(jobs, proxies, started, &mut self.next_started)?;
+            let ended = broad_phase.ended();
             self.next_ended.reset();
-            self.next_ended.extend(broad_phase.ended().iter().map(|&pair| entities(pair)));
+            self.next_ended.extend(ended.iter().enumerate().map(|(i, &[a, b])| {
+                if let Some(&[first, later]) = ended.get(i + crate::publish::AHEAD) {
+                    proxies.prefetch_entity(first);
+                    proxies.prefetch_entity(later);
+                }
+                (proxies.entity(a), proxies.entity(b))
+            }));
             return Ok(());
         }
         let live = |[a, b]: [Proxy; 2]| (proxies.live_entity(a), proxies.live_entity(b));

@@ -355,6 +355,13 @@ impl EntityProxies {
         }
     }
 
+    /// Asks for what [`entity`](Self::entity) reads of `proxy` (its
+    /// slot), ahead of the read.
+    #[inline]
+    pub(crate) fn prefetch_entity(&self, proxy: Proxy) {
+        broadphase_storage::prefetch(self.slots.as_ptr().wrapping_add(proxy.index() as usize));
+    }
+
     /// The live proxy in slot `id` (the entity id), if any.
     #[inline]
     pub(crate) fn live_proxy(&self, id: u32) -> Option<Proxy> {
