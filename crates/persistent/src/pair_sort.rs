@@ -1,18 +1,25 @@
-//! Sorting fresh candidate pairs into slot order: an LSD radix sort by
-//! the first slot, then each row put in order by the second.
+//! Sorting fresh candidate pairs into slot order: an LSD radix sort,
+//! by the whole pair or by its first slot and then each row.
 //!
-//! A pair `[a, b]` (`a < b`, slots) sorts as `(a, b)`. The radix sort
-//! orders by `a` alone, whose `bits` (just wide enough for the largest
-//! slot) take two passes up to 28 bits, where the whole `(a, b)` key took
-//! three of 14 bits and a copy back (an odd count of passes leaves the
-//! records in the scratch). Rows are short — a proxy pairs with the few
-//! proxies it touches — so an insertion sort over the whole list, which
-//! moves a record only within its row, finishes the order in about one
-//! read. Random pairs of a million slots, 300,000 of them (one thread's
-//! run of the 1M-particle game loop): 3.1–3.5 ms by the whole key, 1.6–1.9
-//! by rows. A list whose rows are long (one huge box touching thousands)
-//! stops the insertion sort at a bound of moves and finishes with a
-//! comparison sort.
+//! A pair `[a, b]` (`a < b`, slots) sorts as `(a, b)`, `bits` just wide
+//! enough for the largest slot. Where the whole key `a << bits | b` takes
+//! more than two passes of at most 14 bits and the pairs are no more than
+//! the slots, the radix sort orders by `a` alone (two passes up to 28
+//! bits, where the whole key took three and a copy back: an odd count of
+//! passes leaves the records in the scratch), and an insertion sort over
+//! the list, which moves a record only within its row, finishes the order
+//! in about one read. Random pairs, one thread's run, medians:
+//!
+//! | slots | pairs | whole key | by rows |
+//! | ---: | ---: | ---: | ---: |
+//! | 1,050,000 | 282,000 (the 1M game loop) | 2.95 ms | 1.66 ms |
+//! | 1,050,000 | 525,000 | 5.60 | 3.75 |
+//! | 1,050,000 | 1,050,000 | 10.95 | 11.20 |
+//! | 200,000 | 200,000 | 1.63 | 1.42 |
+//! | 20,000 | 35,000 (the dense20k bench) | 0.18 | 0.29 |
+//!
+//! A list whose rows are long (one huge box touching thousands) stops the
+//! insertion sort at a bound of moves and finishes with a comparison sort.
 
 use broadphase_storage::{Pool, radix_sort_by_key};
 
@@ -43,13 +50,22 @@ impl PairSort {
         }
         let max_slot = pairs.iter().fold(0, |m, &[_, b]| m.max(b));
         let slot_bits = (u32::BITS - max_slot.leading_zeros()).max(1);
+        let (scratch, counts) = (&mut self.scratch, &mut self.counts);
+        // The whole key where it takes two passes anyway, or where rows
+        // average more than one pair: there the row pass costs more than
+        // the third radix pass.
+        if slot_bits <= MAX_DIGIT_BITS || pairs.len() > max_slot as usize + 1 {
+            let key = |&[a, b]: &[u32; 2]| (u64::from(a) << slot_bits) | u64::from(b);
+            radix_sort_by_key(pairs, 2 * slot_bits, MAX_DIGIT_BITS, key, scratch, counts);
+            return;
+        }
         radix_sort_by_key(
             pairs,
             slot_bits,
             MAX_DIGIT_BITS,
             |&[a, _]| u64::from(a),
-            &mut self.scratch,
-            &mut self.counts,
+            scratch,
+            counts,
         );
         sort_rows(pairs);
     }
@@ -108,7 +124,7 @@ mod tests {
 
         /// Equals a comparison sort where rows are long (few first slots,
         /// so the row pass often runs out of moves and hands over), with
-        /// repeated pairs.
+        /// repeated pairs: the row pass on its own, and the whole sort.
         #[test]
         fn long_rows_equal_comparison_sort(
             raw in prop::collection::vec((0u32..24, 0u32..100_000), 256..3_000),
@@ -116,6 +132,10 @@ mod tests {
             let mut pairs: Vec<[u32; 2]> = raw.iter().map(|&(a, b)| [a, a + 1 + b]).collect();
             let mut expected = pairs.clone();
             expected.sort_unstable();
+            let mut rows = pairs.clone();
+            rows.sort_by_key(|&[a, _]| a);
+            sort_rows(&mut rows);
+            prop_assert_eq!(&rows, &expected);
             PairSort::default().sort(&mut pairs);
             prop_assert_eq!(pairs, expected);
         }
@@ -129,8 +149,39 @@ mod tests {
         pairs.extend((1..500u32).map(|a| [a, a + 7]));
         let mut expected = pairs.clone();
         expected.sort_unstable();
+        let mut rows = pairs.clone();
+        rows.sort_by_key(|&[a, _]| a);
+        sort_rows(&mut rows);
+        assert_eq!(rows, expected);
         PairSort::default().sort(&mut pairs);
         assert_eq!(pairs, expected);
+    }
+
+    /// Sparse pairs of wide slots (sorted by rows), dense ones and narrow
+    /// slots (by the whole key) all come out in order.
+    #[test]
+    fn sparse_dense_and_narrow_lists() {
+        let mut seed = 3u64;
+        let mut next = |below: u32| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((seed >> 33) % u64::from(below)) as u32
+        };
+        for (slots, count) in
+            [(1 << 20, 5_000), (1 << 20, 2_000_000), (5_000, 20_000), (1 << 16, 1_000)]
+        {
+            let mut pairs: Vec<[u32; 2]> = (0..count)
+                .map(|_| {
+                    let (a, b) = (next(slots), next(slots));
+                    if a == b { [a, a + 1] } else { [a.min(b), a.max(b)] }
+                })
+                .collect();
+            let mut expected = pairs.clone();
+            expected.sort_unstable();
+            PairSort::default().sort(&mut pairs);
+            assert_eq!(pairs, expected, "{slots} slots, {count} pairs");
+        }
     }
 
     /// Rows of a few pairs each in every order: the insertion sort alone.
