@@ -701,7 +701,7 @@ impl PersistentBroadPhase {
 
         let wanted = if parallel { jobs.threads().min(MAX_RANGES) } else { 1 };
         let range_len = self.slots.len().div_ceil(wanted).next_multiple_of(64);
-        let (count, touched, words, first_bad) = {
+        let (count, touched, words, first_bad, queue_lens) = {
             let margin = self.margin;
             let Slots { boxes: slot_boxes, fat, exact, state, changed, queued, .. } =
                 &mut self.slots;
@@ -715,7 +715,6 @@ impl PersistentBroadPhase {
                 .zip(queued.words.chunks_mut(range_len / 64))
                 .zip(self.range_queues.iter_mut());
             for ((((boxes, exact), changed), queued), queue) in shares {
-                queue.reset();
                 let first = count * range_len;
                 // No enlarged boxes kept: every range gets none.
                 let fat = fat_shares.next().unwrap_or_default();
@@ -727,6 +726,7 @@ impl PersistentBroadPhase {
                     changed,
                     queued,
                     queue,
+                    queue_len: 0,
                     words: 0..0,
                     first_bad: usize::MAX,
                 });
@@ -736,7 +736,11 @@ impl PersistentBroadPhase {
             jobs.for_each_mut(&mut ranges[..count], |_, range| {
                 crate::profile::zone!("persistent: set boxes");
                 if let Some(range) = range {
-                    range.apply(proxies, source, sorted, state, margin);
+                    if checked.is_some() {
+                        range.apply::<S, false>(proxies, source, sorted, state, margin);
+                    } else {
+                        range.apply::<S, true>(proxies, source, sorted, state, margin);
+                    }
                 }
             })?;
             let mut words: Option<core::ops::Range<usize>> = None;
@@ -746,13 +750,17 @@ impl PersistentBroadPhase {
             }
             let first_bad =
                 ranges[..count].iter().flatten().fold(usize::MAX, |b, r| b.min(r.first_bad));
-            (count, words.is_some(), words.unwrap_or_default(), first_bad)
+            let mut queue_lens = [0; MAX_RANGES];
+            for (len, range) in queue_lens.iter_mut().zip(ranges[..count].iter().flatten()) {
+                *len = range.queue_len;
+            }
+            (count, words.is_some(), words.unwrap_or_default(), first_bad, queue_lens)
         };
         self.touched |= touched;
         self.slots.changed.note(words.clone());
         self.slots.queued.note(words);
-        for queue in &self.range_queues[..count] {
-            self.queue.extend_from_slice(queue);
+        for (queue, &len) in self.range_queues[..count].iter().zip(&queue_lens) {
+            self.queue.extend_from_slice(&queue[..len]);
         }
         if first_bad != usize::MAX {
             box_at(source, first_bad).validate(first_bad).map_err(ProxyError::Input)?;

@@ -220,8 +220,11 @@ pub(crate) struct SlotRange<'a> {
     pub(crate) exact: &'a mut [u64],
     pub(crate) changed: &'a mut [u64],
     pub(crate) queued: &'a mut [u64],
-    /// Slots this range queued for re-indexing.
+    /// Slots this range queued for re-indexing, the first `queue_len` of
+    /// the buffer: it keeps the length of the longest part it was sized
+    /// for, so a warm call writes into it without filling it first.
     pub(crate) queue: &'a mut Pool<u32>,
+    pub(crate) queue_len: usize,
     /// The words of `changed` and `queued` this range wrote (empty when
     /// no box changed).
     pub(crate) words: core::ops::Range<usize>,
@@ -233,11 +236,12 @@ pub(crate) struct SlotRange<'a> {
 impl SlotRange<'_> {
     /// Writes every box of the call whose slot is in this range, in call
     /// order (so the last box given for a slot wins); the handles were
-    /// checked. A bad box (which only a source's can be: a slice's were
-    /// checked too) is left unwritten and noted in `first_bad`. When the
-    /// call's handles are sorted by slot, only the part of the call that
-    /// falls in this range is read.
-    pub(crate) fn apply<S: AabbSource + ?Sized>(
+    /// checked. With `CHECK_BOXES` (a source's boxes, not checked before)
+    /// a bad box is left unwritten and noted in `first_bad`; without, the
+    /// boxes were checked already (testing them twice cost drift1m's sets
+    /// about 1 ms a frame). When the call's handles are sorted by slot,
+    /// only the part of the call that falls in this range is read.
+    pub(crate) fn apply<S: AabbSource + ?Sized, const CHECK_BOXES: bool>(
         &mut self,
         proxies: &[Proxy],
         source: &S,
@@ -263,14 +267,15 @@ impl SlotRange<'_> {
             &mut *self.changed,
             &mut *self.queued,
         );
-        // The queue sized for every item of the part and written by index,
-        // then cut to what was queued: a push that may grow the queue is a
-        // call, around which everything the loop keeps would go through
-        // memory.
+        // The queue sized for every item of the part and written by index:
+        // a push that may grow the queue is a call, around which everything
+        // the loop keeps would go through memory. Only growth is filled, so
+        // a warm call writes into the buffer as it is.
         let mut queue = core::mem::take(&mut *self.queue);
-        let queued_before = queue.len();
-        queue.allocate(part.len(), 0);
-        let mut queued_now = queued_before;
+        if queue.len() < part.len() {
+            queue.resize(part.len(), 0);
+        }
+        let mut queued_now = 0;
         let (mut first_word, mut end_word) = (usize::MAX, 0);
         let mut first_bad = usize::MAX;
         let len = slot_boxes.len();
@@ -285,7 +290,7 @@ impl SlotRange<'_> {
                 if local >= len || same(&slot_boxes[local], aabb) {
                     continue;
                 }
-                if !box_ok(aabb) {
+                if CHECK_BOXES && !box_ok(aabb) {
                     first_bad = first_bad.min(start + k);
                     continue;
                 }
@@ -310,7 +315,7 @@ impl SlotRange<'_> {
                 }
             }
         });
-        queue.truncate(queued_now);
+        self.queue_len = queued_now;
         self.first_bad = first_bad;
         *self.queue = queue;
         if first_word < end_word {
