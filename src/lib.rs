@@ -63,8 +63,8 @@ pub mod regions {
 /// restores it for rollback. See `docs/PERSISTENT.md`.
 pub mod persistent {
     pub use broadphase_persistent::{
-        BatchAnswers, BroadPhaseSnapshot, PersistentBroadPhase, PersistentConfig, Proxy,
-        ProxyError, ProxyKind, QueryView, UpdatePath, UpdateStats, UpdateTimes,
+        AabbSource, BatchAnswers, BroadPhaseSnapshot, PersistentBroadPhase, PersistentConfig,
+        Proxy, ProxyError, ProxyKind, QueryView, SOURCE_RUN, UpdatePath, UpdateStats, UpdateTimes,
     };
 }
 

@@ -5,17 +5,38 @@
 //! Scenario: 30,000 drifting boxes (so bulk sets and the index queries run
 //! in parallel chunks), 50 removed and 50 inserted every frame, and every
 //! fifth frame a shockwave that moves a third of them far enough to take
-//! the full path; a few frames rebuild the index on the way.
+//! the full path; a few frames rebuild the index on the way. The boxes go
+//! in through `set_aabbs`, or through `set_aabbs_from` and a source that
+//! makes them from two corner columns: the same lists either way.
 
 use broadphase::Aabb;
 use broadphase::JobSystem;
 use broadphase::glam::Vec3;
-use broadphase::persistent::{PersistentBroadPhase, Proxy, ProxyKind, UpdatePath};
+use broadphase::persistent::{AabbSource, PersistentBroadPhase, Proxy, ProxyKind, UpdatePath};
 use broadphase_scenes::{SplitMix64, drift100k};
 
 type Frame = (Vec<[Proxy; 2]>, Vec<[Proxy; 2]>, Vec<[Proxy; 2]>);
 
-fn run(threads: usize) -> (Vec<Frame>, [usize; 3]) {
+/// The scene's boxes as two columns of corners, made as they are read.
+struct Corners {
+    mins: Vec<Vec3>,
+    maxs: Vec<Vec3>,
+}
+
+impl AabbSource for Corners {
+    fn len(&self) -> usize {
+        self.mins.len()
+    }
+
+    fn write(&self, first: usize, out: &mut [Aabb]) {
+        let corners = self.mins[first..].iter().zip(&self.maxs[first..]);
+        for (out, (&min, &max)) in out.iter_mut().zip(corners) {
+            *out = Aabb { min, max };
+        }
+    }
+}
+
+fn run(threads: usize, from_source: bool) -> (Vec<Frame>, [usize; 3]) {
     let jobs = JobSystem::new(threads);
     let mut scene = drift100k();
     scene.boxes.truncate(30_000);
@@ -34,7 +55,15 @@ fn run(threads: usize) -> (Vec<Frame>, [usize; 3]) {
                 *b = Aabb::new(b.min + kick, b.max + kick);
             }
         }
-        world.set_aabbs(&jobs, &handles, &scene.boxes).unwrap();
+        if from_source {
+            let corners = Corners {
+                mins: scene.boxes.iter().map(|b| b.min).collect(),
+                maxs: scene.boxes.iter().map(|b| b.max).collect(),
+            };
+            world.set_aabbs_from(&jobs, &handles, &corners).unwrap();
+        } else {
+            world.set_aabbs(&jobs, &handles, &scene.boxes).unwrap();
+        }
         for _ in 0..50 {
             let k = rng.below(handles.len());
             world.remove(handles[k]).unwrap();
@@ -53,14 +82,19 @@ fn run(threads: usize) -> (Vec<Frame>, [usize; 3]) {
 
 #[test]
 fn same_calls_same_pairs_and_events_on_any_thread_count() {
-    let (reference, paths) = run(1);
+    let (reference, paths) = run(1, false);
     assert!(paths[1] > 0 && paths[2] > 0, "both paths taken: {paths:?}");
     assert!(reference.iter().any(|(pairs, ..)| !pairs.is_empty()));
     assert!(reference.iter().any(|(_, started, ended)| !started.is_empty() && !ended.is_empty()));
-    for threads in [2, 4, 8] {
-        let (frames, _) = run(threads);
+    for (threads, from_source) in
+        [(2, false), (4, false), (8, false), (1, true), (2, true), (4, true)]
+    {
+        let (frames, _) = run(threads, from_source);
         for (frame, (got, want)) in frames.iter().zip(&reference).enumerate() {
-            assert!(got == want, "{threads} threads differ from 1 at frame {frame}");
+            assert!(
+                got == want,
+                "{threads} threads (from a source: {from_source}) differ from 1 at frame {frame}"
+            );
         }
     }
 }
