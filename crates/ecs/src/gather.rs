@@ -190,8 +190,8 @@ impl Gathered {
     }
 
     /// Writes the box of every entity listed in `entities`, in the same
-    /// order: the archetypes in the world's order, as its queries visit
-    /// them, those with an [`Aabb`] first. On all threads of `jobs` (at a
+    /// order ([`WorldBoxes`] walks the archetypes as the queries visit
+    /// them), in chunks on all threads of `jobs` (at a
     /// million entities the pass reads 36 bytes and writes 24 per entity,
     /// more than one core's bandwidth). A warm frame of the same size
     /// overwrites last frame's boxes in place (no clearing pass).
@@ -208,40 +208,10 @@ impl Gathered {
             self.boxes.reset();
             self.boxes.resize(total, Aabb::default());
         }
-        let mut at = 0;
-        let boxed = world.archetypes().filter(|a| !a.is_empty() && a.satisfies::<Boxed<K, ()>>());
-        for archetype in boxed {
-            let len = archetype.len() as usize;
-            let out = &mut self.boxes[at..at + len];
-            // The filter asked for the column: it is there.
-            if let Some(column) = archetype.get::<&Aabb>() {
-                let given: &[Aabb] = &column;
-                jobs.for_each_chunk_mut(out, FILL_CHUNK, |range, out| {
-                    out.copy_from_slice(&given[range]);
-                })?;
-            }
-            at += len;
-        }
-        let placed =
-            world.archetypes().filter(|a| !a.is_empty() && a.satisfies::<Placed<K, P, ()>>());
-        for archetype in placed {
-            let len = archetype.len() as usize;
-            let out = &mut self.boxes[at..at + len];
-            if let (Some(positions), Some(colliders)) =
-                (archetype.get::<&P>(), archetype.get::<&Collider>())
-            {
-                let (positions, colliders): (&[P], &[Collider]) = (&positions, &colliders);
-                jobs.for_each_chunk_mut(out, FILL_CHUNK, |range, out| {
-                    let given = positions[range.clone()].iter().zip(&colliders[range]);
-                    for (aabb, (p, c)) in out.iter_mut().zip(given) {
-                        *aabb = c.aabb_at(p.position());
-                    }
-                })?;
-            }
-            at += len;
-        }
-        debug_assert_eq!(at, total, "the archetypes listed every gathered entity");
-        Ok(())
+        let source = WorldBoxes::<K, P>::new(world, total);
+        jobs.for_each_chunk_mut(&mut self.boxes, FILL_CHUNK, |range, out| {
+            source.write(range.start, out);
+        })
     }
 
     /// Whether `gather::<K, P>` would list exactly these entities (id and
@@ -337,16 +307,55 @@ impl<K: Kind, P: Position> AabbSource for WorldBoxes<'_, K, P> {
     }
 
     fn write(&self, first: usize, out: &mut [Aabb]) {
-        self.write_runs(first..first + out.len(), |start, boxes| {
-            out[start - first..][..boxes.len()].copy_from_slice(boxes);
+        self.walk(first..first + out.len(), |start, run| {
+            let out = &mut out[start - first..];
+            match run {
+                Run::Boxes(boxes) => out[..boxes.len()].copy_from_slice(boxes),
+                Run::Placed(positions, colliders) => {
+                    let placed = positions.iter().zip(colliders);
+                    for (out, (p, c)) in out.iter_mut().zip(placed) {
+                        *out = c.aabb_at(p.position());
+                    }
+                }
+            }
         });
     }
 
     /// Finds the archetypes once per call: an `Aabb` column is handed
     /// over as it is, placed boxes are made into a buffer a run at a time.
     fn write_runs(&self, range: Range<usize>, mut run: impl FnMut(usize, &[Aabb])) {
-        // `at` is the first entity of the archetype at hand, in gather
-        // order: those with an `Aabb` first, then the placed ones.
+        let mut buffer = [Aabb::default(); SOURCE_RUN];
+        self.walk(range, |start, part| match part {
+            Run::Boxes(boxes) => run(start, boxes),
+            Run::Placed(positions, colliders) => {
+                let runs = positions.chunks(SOURCE_RUN).zip(colliders.chunks(SOURCE_RUN));
+                for (k, (positions, colliders)) in runs.enumerate() {
+                    let boxes = &mut buffer[..positions.len()];
+                    for (out, (p, c)) in boxes.iter_mut().zip(positions.iter().zip(colliders)) {
+                        *out = c.aabb_at(p.position());
+                    }
+                    run(start + k * SOURCE_RUN, boxes);
+                }
+            }
+        });
+    }
+}
+
+/// A run of one archetype's rows, as [`WorldBoxes::walk`] hands it over.
+enum Run<'a, P> {
+    /// The rows' `Aabb` column.
+    Boxes(&'a [Aabb]),
+    /// The rows' position and collider columns.
+    Placed(&'a [P], &'a [Collider]),
+}
+
+impl<K: Kind, P: Position> WorldBoxes<'_, K, P> {
+    /// Calls `visit` with the part of each archetype that falls in `range`
+    /// (gather positions), in gather order, with the position of its first
+    /// row: the archetypes with an `Aabb` first, then the placed ones, each
+    /// kind in the world's order, as the queries visit them.
+    fn walk(&self, range: Range<usize>, mut visit: impl FnMut(usize, Run<'_, P>)) {
+        // `at` is the first entity of the archetype at hand.
         let mut at = 0;
         let archetypes = || self.world.archetypes().filter(|a| !a.is_empty());
         for archetype in archetypes().filter(|a| a.satisfies::<Boxed<K, ()>>()) {
@@ -355,10 +364,9 @@ impl<K: Kind, P: Position> AabbSource for WorldBoxes<'_, K, P> {
             at += archetype.len() as usize;
             // The filter asked for the column: it is there.
             if let (false, Some(column)) = (rows.is_empty(), archetype.get::<&Aabb>()) {
-                run(start, &column[rows]);
+                visit(start, Run::Boxes(&column[rows]));
             }
         }
-        let mut buffer = [Aabb::default(); SOURCE_RUN];
         for archetype in archetypes().filter(|a| a.satisfies::<Placed<K, P, ()>>()) {
             if at >= range.end {
                 return;
@@ -367,17 +375,8 @@ impl<K: Kind, P: Position> AabbSource for WorldBoxes<'_, K, P> {
             let start = at + rows.start;
             at += archetype.len() as usize;
             let columns = (archetype.get::<&P>(), archetype.get::<&Collider>());
-            let (false, (Some(positions), Some(colliders))) = (rows.is_empty(), columns) else {
-                continue;
-            };
-            let (positions, colliders) = (&positions[rows.clone()], &colliders[rows]);
-            let runs = positions.chunks(SOURCE_RUN).zip(colliders.chunks(SOURCE_RUN));
-            for (k, (positions, colliders)) in runs.enumerate() {
-                let boxes = &mut buffer[..positions.len()];
-                for (out, (p, c)) in boxes.iter_mut().zip(positions.iter().zip(colliders)) {
-                    *out = c.aabb_at(p.position());
-                }
-                run(start + k * SOURCE_RUN, boxes);
+            if let (false, (Some(positions), Some(colliders))) = (rows.is_empty(), columns) {
+                visit(start, Run::Placed(&positions[rows.clone()], &colliders[rows]));
             }
         }
     }
@@ -535,16 +534,30 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
-        /// Any run of the source's boxes is that run of the gathered boxes,
-        /// written whole or handed over in runs.
+        /// Any run of the source's boxes is the boxes of the gathered
+        /// entities, each looked up in the world (its `Aabb`, else its
+        /// collider at its position), written whole or handed over in runs;
+        /// and the gather's own boxes (which the source writes) are those.
         #[test]
-        fn world_boxes_are_the_gathered_boxes(
+        fn world_boxes_are_the_gathered_entities_boxes(
             sizes in prop::array::uniform5(prop_oneof![0usize..40, 250usize..600]),
             cut in (0.0f64..1.0, 0.0f64..1.0),
         ) {
             let mut world = world(&sizes);
             let mut gathered = Gathered::default();
-            gathered.gather::<Dynamic, Vec3>(&mut world, &JobSystem::new(1)).unwrap();
+            gathered.gather::<Dynamic, Vec3>(&mut world, &JobSystem::new(2)).unwrap();
+            let expected: Vec<Aabb> = gathered
+                .entities
+                .iter()
+                .map(|&e| match world.get::<&Aabb>(e) {
+                    Ok(aabb) => *aabb,
+                    Err(_) => {
+                        let at = *world.get::<&Vec3>(e).unwrap();
+                        world.get::<&Collider>(e).unwrap().aabb_at(at)
+                    }
+                })
+                .collect();
+            prop_assert_eq!(&gathered.boxes[..], &expected[..]);
             let source = WorldBoxes::<Dynamic, Vec3>::new(&world, gathered.len());
             prop_assert_eq!(source.len(), sizes.iter().sum::<usize>());
             let n = gathered.len();
@@ -552,12 +565,12 @@ mod tests {
             let len = ((cut.1 * (n - first) as f64) as usize).min(n - first);
             let mut out = vec![Aabb::default(); len];
             source.write(first, &mut out);
-            prop_assert_eq!(&out[..], &gathered.boxes[first..first + len]);
+            prop_assert_eq!(&out[..], &expected[first..first + len]);
             // In runs, each where it belongs, the runs one after another.
             let mut next = first;
             source.write_runs(first..first + len, |start, boxes| {
                 assert_eq!(start, next, "runs in order, with no gap");
-                assert_eq!(boxes, &gathered.boxes[start..start + boxes.len()]);
+                assert_eq!(boxes, &expected[start..start + boxes.len()]);
                 next += boxes.len();
             });
             prop_assert_eq!(next, first + len);
