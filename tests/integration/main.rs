@@ -3,6 +3,8 @@
 //! shared scenes. The allocation-counting tests are the `allocations`
 //! binary. Each module is named for what it checks.
 
+#[path = "../support/corners.rs"]
+mod corners;
 #[path = "../support/fuzz_input.rs"]
 mod fuzz_input;
 #[path = "../support/fuzz_world.rs"]

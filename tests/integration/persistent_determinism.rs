@@ -15,26 +15,15 @@ use broadphase::glam::Vec3;
 use broadphase::persistent::{AabbSource, PersistentBroadPhase, Proxy, ProxyKind, UpdatePath};
 use broadphase_scenes::{SplitMix64, drift100k};
 
+use crate::corners::Corners;
+
+/// The shared source implements the trait the `broadphase` crate exports.
+const _: fn() = || {
+    fn implements<S: AabbSource>() {}
+    implements::<Corners>();
+};
+
 type Frame = (Vec<[Proxy; 2]>, Vec<[Proxy; 2]>, Vec<[Proxy; 2]>);
-
-/// The scene's boxes as two columns of corners, made as they are read.
-struct Corners {
-    mins: Vec<Vec3>,
-    maxs: Vec<Vec3>,
-}
-
-impl AabbSource for Corners {
-    fn len(&self) -> usize {
-        self.mins.len()
-    }
-
-    fn write(&self, first: usize, out: &mut [Aabb]) {
-        let corners = self.mins[first..].iter().zip(&self.maxs[first..]);
-        for (out, (&min, &max)) in out.iter_mut().zip(corners) {
-            *out = Aabb { min, max };
-        }
-    }
-}
 
 fn run(threads: usize, from_source: bool) -> (Vec<Frame>, [usize; 3]) {
     let jobs = JobSystem::new(threads);
@@ -56,11 +45,7 @@ fn run(threads: usize, from_source: bool) -> (Vec<Frame>, [usize; 3]) {
             }
         }
         if from_source {
-            let corners = Corners {
-                mins: scene.boxes.iter().map(|b| b.min).collect(),
-                maxs: scene.boxes.iter().map(|b| b.max).collect(),
-            };
-            world.set_aabbs_from(&jobs, &handles, &corners).unwrap();
+            world.set_aabbs_from(&jobs, &handles, &Corners::of(&scene.boxes)).unwrap();
         } else {
             world.set_aabbs(&jobs, &handles, &scene.boxes).unwrap();
         }

@@ -101,6 +101,19 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// The row pass on `pairs` sorted by their first slot, and the whole
+    /// sort, both give the comparison sort's order.
+    fn rows_and_whole_sort_in_order(mut pairs: Vec<[u32; 2]>) {
+        let mut expected = pairs.clone();
+        expected.sort_unstable();
+        let mut rows = pairs.clone();
+        rows.sort_by_key(|&[a, _]| a);
+        sort_rows(&mut rows);
+        assert_eq!(rows, expected, "the row pass");
+        PairSort::default().sort(&mut pairs);
+        assert_eq!(pairs, expected, "the whole sort");
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
 
@@ -129,15 +142,7 @@ mod tests {
         fn long_rows_equal_comparison_sort(
             raw in prop::collection::vec((0u32..24, 0u32..100_000), 256..3_000),
         ) {
-            let mut pairs: Vec<[u32; 2]> = raw.iter().map(|&(a, b)| [a, a + 1 + b]).collect();
-            let mut expected = pairs.clone();
-            expected.sort_unstable();
-            let mut rows = pairs.clone();
-            rows.sort_by_key(|&[a, _]| a);
-            sort_rows(&mut rows);
-            prop_assert_eq!(&rows, &expected);
-            PairSort::default().sort(&mut pairs);
-            prop_assert_eq!(pairs, expected);
+            rows_and_whole_sort_in_order(raw.iter().map(|&(a, b)| [a, a + 1 + b]).collect());
         }
     }
 
@@ -147,14 +152,7 @@ mod tests {
     fn one_huge_row_in_reverse() {
         let mut pairs: Vec<[u32; 2]> = (1..20_000u32).rev().map(|b| [0, b]).collect();
         pairs.extend((1..500u32).map(|a| [a, a + 7]));
-        let mut expected = pairs.clone();
-        expected.sort_unstable();
-        let mut rows = pairs.clone();
-        rows.sort_by_key(|&[a, _]| a);
-        sort_rows(&mut rows);
-        assert_eq!(rows, expected);
-        PairSort::default().sort(&mut pairs);
-        assert_eq!(pairs, expected);
+        rows_and_whole_sort_in_order(pairs);
     }
 
     /// Sparse pairs of wide slots (sorted by rows), dense ones and narrow
@@ -193,14 +191,7 @@ mod tests {
                 pairs.push([a, a + b]);
             }
         }
-        let mut expected = pairs.clone();
-        expected.sort_unstable();
-        let mut rows = pairs.clone();
-        rows.sort_by_key(|&[a, _]| a);
-        sort_rows(&mut rows);
-        assert_eq!(rows, expected);
-        PairSort::default().sort(&mut pairs);
-        assert_eq!(pairs, expected);
+        rows_and_whole_sort_in_order(pairs);
     }
 
     #[test]

@@ -7,6 +7,9 @@
 #[path = "../../../../tests/support/json_numbers.rs"]
 mod json_numbers;
 
+#[path = "../../../../tests/support/corners.rs"]
+mod corners;
+
 mod fast_unique_dedup;
 mod persistent_batch_queries;
 mod persistent_calls;

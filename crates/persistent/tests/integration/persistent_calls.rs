@@ -4,11 +4,11 @@
 //! boxes at the ends of the `f32` range, static proxies, groups, and the
 //! update's times.
 
+use crate::corners::Corners;
 use broadphase_jobs::JobSystem;
 use broadphase_kernel::{Aabb, AdaptiveGrid, InputError};
 use broadphase_persistent::{
-    AabbSource, PersistentBroadPhase, PersistentConfig, Proxy, ProxyError, ProxyKind, UpdatePath,
-    UpdateTimes,
+    PersistentBroadPhase, PersistentConfig, Proxy, ProxyError, ProxyKind, UpdatePath, UpdateTimes,
 };
 use core::time::Duration;
 use glam::Vec3;
@@ -124,34 +124,6 @@ fn bulk_calls_check_everything_before_changing_anything() {
         targets.push(unit_at(-50.0));
         world.set_aabbs(&jobs, &twice, &targets).unwrap();
         assert_eq!(world.aabb(live[0]).unwrap(), unit_at(-50.0));
-    }
-}
-
-/// Boxes made from their corners' columns as they are read.
-struct Corners {
-    mins: Vec<Vec3>,
-    maxs: Vec<Vec3>,
-}
-
-impl Corners {
-    fn of(boxes: &[Aabb]) -> Self {
-        Self {
-            mins: boxes.iter().map(|b| b.min).collect(),
-            maxs: boxes.iter().map(|b| b.max).collect(),
-        }
-    }
-}
-
-impl AabbSource for Corners {
-    fn len(&self) -> usize {
-        self.mins.len()
-    }
-
-    fn write(&self, first: usize, out: &mut [Aabb]) {
-        let corners = self.mins[first..].iter().zip(&self.maxs[first..]);
-        for (out, (&min, &max)) in out.iter_mut().zip(corners) {
-            *out = Aabb { min, max };
-        }
     }
 }
 

@@ -10,12 +10,11 @@
 
 use std::collections::BTreeSet;
 
+use crate::corners::Corners;
 use broadphase_jobs::JobSystem;
 use broadphase_kernel::{Aabb, AdaptiveGrid, brute_force_pairs};
 use broadphase_partition::GridTreeConfig;
-use broadphase_persistent::{
-    AabbSource, PersistentBroadPhase, PersistentConfig, Proxy, ProxyKind, UpdatePath,
-};
+use broadphase_persistent::{PersistentBroadPhase, PersistentConfig, Proxy, ProxyKind, UpdatePath};
 use broadphase_scenes::SplitMix64;
 use broadphase_testkit::within;
 use glam::Vec3;
@@ -70,25 +69,6 @@ enum Calls {
     /// As `Bulk`, through `set_aabbs_from` and a source of two corner
     /// columns.
     Source,
-}
-
-/// Boxes kept as two columns of corners, made as they are read.
-struct Corners {
-    mins: Vec<Vec3>,
-    maxs: Vec<Vec3>,
-}
-
-impl AabbSource for Corners {
-    fn len(&self) -> usize {
-        self.mins.len()
-    }
-
-    fn write(&self, first: usize, out: &mut [Aabb]) {
-        let corners = self.mins[first..].iter().zip(&self.maxs[first..]);
-        for (out, (&min, &max)) in out.iter_mut().zip(corners) {
-            *out = Aabb { min, max };
-        }
-    }
 }
 
 struct Sim {
@@ -204,11 +184,7 @@ impl Sim {
             k += 1;
         }
         if self.calls == Calls::Source {
-            let corners = Corners {
-                mins: self.moved_boxes.iter().map(|b| b.min).collect(),
-                maxs: self.moved_boxes.iter().map(|b| b.max).collect(),
-            };
-            world.set_aabbs_from(jobs, &self.moved, &corners).unwrap();
+            world.set_aabbs_from(jobs, &self.moved, &Corners::of(&self.moved_boxes)).unwrap();
         } else {
             world.set_aabbs(jobs, &self.moved, &self.moved_boxes).unwrap();
         }
