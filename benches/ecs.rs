@@ -38,17 +38,19 @@
 //!   - `asleep100k_apart_dynamic1k_notify`: the same sleepers moved 4,000
 //!     units along x, out of the movers' way: what sleeping costs when the
 //!     movers have no sleeping neighbors to find.
-//! - `ecs_contacts`: the `contacts` stage (every entity's partners merged
-//!   from the pairs into sharded sets and laid out for `touching`), timed
-//!   from the plugin's own `FrameStats::times` (criterion's `iter_custom`),
-//!   beside the whole run of the same frames:
-//!   - `particles100k_contacts`, `particles100k_run`: the game loop's
-//!     world (100,000 cubes of half-widths 1–4 in a slab sized for about
-//!     one contact each, about 50,000 pairs), every box nudged by
-//!     ±1/1024 a frame;
-//!   - `dense20k_contacts`, `dense20k_run`: 20,000 cubes with about 20
-//!     partners each (most sets past their 8 inline slots) and one box
-//!     touching 2,000 of them.
+//! - `ecs_contacts`: the contact lists (every entity's partners merged
+//!   from the pairs, or patched from the frame before's, and laid out for
+//!   `touching`), made by the first `touching` after each run and timed
+//!   by the plugin itself (`contact_list_stats`, criterion's
+//!   `iter_custom`), beside the run alone (`FrameStats::times`) and the
+//!   run with that first read (timed around both):
+//!   - `particles100k_contacts`, `particles100k_run`,
+//!     `particles100k_run_read`: the game loop's world (100,000 cubes of
+//!     half-widths 1–4 in a slab sized for about one contact each, about
+//!     50,000 pairs), every box nudged by ±1/1024 a frame;
+//!   - `dense20k_contacts`, `dense20k_run`, `dense20k_run_read`: 20,000
+//!     cubes with about 20 partners each (most sets past their 8 inline
+//!     slots) and one box touching 2,000 of them.
 //! - `ecs_bodies`: compound bodies. 20,000 body entities (no box), each
 //!   with 4 colliders, cubes of half-width 1 at ±0.6 on x and y from the
 //!   body's center, overlapping each other, in a cube of side 150; every
@@ -423,10 +425,19 @@ fn dense20k() -> World {
     world
 }
 
-/// Reads one stage's time from a frame's stats.
-type Stage = fn(&FrameStats) -> Duration;
+/// What one `ecs_contacts` id times of a frame: the run, the first read
+/// after it, or both.
+#[derive(Clone, Copy)]
+enum Timed {
+    /// The lists' making, as the plugin timed it.
+    Lists,
+    /// The run, as the plugin timed it.
+    Run,
+    /// The run and the first read, timed around both.
+    RunAndRead,
+}
 
-/// The contacts stage and the whole run, each timed by the plugin itself.
+/// The contact lists, the run, and both, each timed as [`Timed`] says.
 fn ecs_contacts(c: &mut Criterion) {
     let mut group = c.benchmark_group("ecs_contacts");
     configure(&mut group);
@@ -443,18 +454,25 @@ fn ecs_contacts(c: &mut Criterion) {
                 .all(|&(a, b)| plugin.is_touching(a, b) && plugin.is_touching(b, a)),
             "{name}: a pair missing from the lists"
         );
+        let reader = plugin.pairs()[0].0;
         let mut frame = 0;
-        let stages: [(&str, Stage); 2] =
-            [("contacts", |s| s.times.contacts), ("run", |s| s.times.total)];
-        for (stage_name, stage) in stages {
-            group.bench_function(format!("{name}_{stage_name}"), |b| {
+        let ids =
+            [("contacts", Timed::Lists), ("run", Timed::Run), ("run_read", Timed::RunAndRead)];
+        for (id, timed) in ids {
+            group.bench_function(format!("{name}_{id}"), |b| {
                 b.iter_custom(|iterations| {
                     let mut sum = Duration::ZERO;
                     for _ in 0..iterations {
                         frame += 1;
                         nudge_all(&mut world, frame);
+                        let start = Instant::now();
                         plugin.run(black_box(&mut world)).expect("valid world");
-                        sum += stage(plugin.stats());
+                        black_box(plugin.touching(reader));
+                        sum += match timed {
+                            Timed::Lists => plugin.contact_list_stats().expect("read").time,
+                            Timed::Run => plugin.stats().times.total,
+                            Timed::RunAndRead => start.elapsed(),
+                        };
                     }
                     sum
                 })

@@ -9,10 +9,10 @@
 //! `BroadPhasePlugin`, and counts the pairs and events (and the body
 //! pairs);
 //! at the end it prints a summary (boxes, pairs per frame, per-stage median
-//! ms, the `contacts` stage's share of the frame, the grid tree's rebuild
-//! of the same boxes every tenth frame as a reference measured in the same
-//! run, memory, a count from every particle's `touching` list) and can
-//! draw the last frame from above, colliding particles in red.
+//! ms, the contact lists' making, the grid tree's rebuild of the same
+//! boxes every tenth frame as a reference measured in the same run,
+//! memory, a count from every particle's `touching` list) and can draw the
+//! last frame from above, colliding particles in red.
 //!
 //! ```text
 //! cargo run --release --example game_loop
@@ -28,7 +28,10 @@
 //! `--bodies K` (colliders per body, default 1: every particle its own
 //! body, no `ColliderOf`), `--sleep F` (the fraction of bodies, 0 to 1,
 //! that rest where they were spawned, marked `Sleeping`: the plugin keeps
-//! their pairs without reading them; default 0).
+//! their pairs without reading them; default 0), `--touching` (read every
+//! particle's `touching` list every frame, as a game that uses them does:
+//! the first read of a frame makes the lists, timed as the `lists` stage;
+//! without it only the last frame's are read).
 //!
 //! ```text
 //! cargo run --release --example game_loop -- --particles 80000 --bodies 4
@@ -66,10 +69,11 @@ struct Args {
     margin: Option<f32>,
     bodies: usize,
     sleep: f32,
+    touching: bool,
 }
 
 const USAGE: &str = "flags: --particles N, --statics N, --frames N, --threads N, --png FILE, \
-                     --seed N, --margin X, --bodies K, --sleep F (see the file's docs)";
+                     --seed N, --margin X, --bodies K, --sleep F, --touching (see the file's docs)";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -82,6 +86,7 @@ fn parse_args() -> Result<Args, String> {
         margin: None,
         bodies: 1,
         sleep: 0.0,
+        touching: false,
     };
     let mut it = std::env::args().skip(1);
     let number = |flag: &str, value: Option<String>| -> Result<usize, String> {
@@ -109,6 +114,7 @@ fn parse_args() -> Result<Args, String> {
                     sleep.ok_or(format!("--sleep: '{value}' is not a fraction from 0 to 1"))?;
             }
             "--png" => args.png = Some(it.next().ok_or("--png needs a file name")?),
+            "--touching" => args.touching = true,
             "--help" | "-h" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -311,12 +317,17 @@ fn integrate(
 }
 
 /// Columns of a frame's row of times: the move, the plugin's stages
-/// (`StageTimes::as_ms`, the total last), then the update's two parts.
+/// (`StageTimes::as_ms`, the total last), the update's two parts, then
+/// the contact lists' making (0 in a frame that reads no list).
 const COLUMNS: usize = 10;
+/// The row's column of the plugin's run.
+const TOTAL: usize = 6;
 /// The row's column of the update's candidates.
-const CANDIDATES: usize = 8;
+const CANDIDATES: usize = 7;
 /// The row's column of the update's merge.
-const MERGE: usize = 9;
+const MERGE: usize = 8;
+/// The row's column of the contact lists' making.
+const LISTS: usize = 9;
 
 /// How many recent frames the medians are taken over.
 const WINDOW: usize = 1_000;
@@ -486,6 +497,9 @@ fn main() -> ExitCode {
     let (mut tree_boxes, mut tree_pairs) = (Vec::new(), Vec::new());
     let mut tree_ms: Vec<f64> = Vec::with_capacity(args.frames / TREE_EVERY + 1);
     let mut rss_warm = None;
+    let particles: Vec<Entity> =
+        world.query_mut::<(Entity, &Collider)>().into_iter().map(|(e, _)| e).collect();
+    let (mut lists_patched, mut crowded_total) = (0, 0);
     let started_at = Instant::now();
     for frame in 0..args.frames {
         let t = Instant::now();
@@ -498,8 +512,14 @@ fn main() -> ExitCode {
             eprintln!("error in frame {frame}: {error}");
             return ExitCode::FAILURE;
         }
-        // Game logic would react to plugin.started() / ended() here, or
-        // read each entity's contacts with plugin.touching(entity).
+        // Game logic reacts to plugin.started() / ended() here, or reads
+        // each entity's contacts with plugin.touching(entity): the first
+        // read of a frame makes the lists.
+        if args.touching {
+            crowded_total += particles.iter().filter(|&&e| plugin.touching_count(e) >= 3).count();
+        }
+        let lists = plugin.contact_list_stats();
+        lists_patched += usize::from(lists.is_some_and(|lists| lists.patched));
         let stats = plugin.stats();
         totals.add(stats);
         totals.body_pairs += plugin.body_pairs().len();
@@ -512,6 +532,7 @@ fn main() -> ExitCode {
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         row[CANDIDATES] = ms(stats.update_times.candidates);
         row[MERGE] = ms(stats.update_times.merge);
+        row[LISTS] = lists.map_or(0.0, |lists| ms(lists.time));
         if recent.len() < WINDOW {
             recent.push(row);
         } else {
@@ -593,7 +614,9 @@ fn main() -> ExitCode {
         let mut ms: Vec<f64> = recent.iter().map(|row| row[column]).collect();
         *median_ms = median(&mut ms);
     }
-    for (column, name) in std::iter::once("move").chain(names).enumerate() {
+    let columns = std::iter::once("move").chain(names).enumerate();
+    let columns = columns.chain(args.touching.then_some((LISTS, "lists")));
+    for (column, name) in columns {
         print!("             {name:9} {:8.3}", medians[column]);
         if name == "update" {
             // Where the update went: the candidates (on a full update, the
@@ -603,14 +626,18 @@ fn main() -> ExitCode {
         }
         println!();
     }
-    // The contacts stage against the whole game frame (move + run) and the
-    // plugin's run alone, from the medians.
-    let (contacts, total, moved) = (medians[6], medians[7], medians[0]);
-    println!(
-        "contacts     {:.1}% of the frame (move + broad phase), {:.1}% of the broad phase",
-        100.0 * contacts / (moved + total),
-        100.0 * contacts / total
-    );
+    // The broad phase's frame: the run, and the lists' making where the
+    // game reads them every frame.
+    let (lists, moved) = (medians[LISTS], medians[0]);
+    let total = medians[TOTAL] + lists;
+    if args.touching {
+        println!(
+            "lists        made by each frame's first read: {:.1}% of the frame (move + broad phase + lists), {lists_patched} of {} frames patched; {:.0} particles a frame touch 3 or more others (mean)",
+            100.0 * lists / (moved + total),
+            args.frames,
+            crowded_total as f64 / n
+        );
+    }
     if !tree_ms.is_empty() {
         let tree = median(&mut tree_ms);
         println!(
@@ -623,12 +650,14 @@ fn main() -> ExitCode {
         );
     }
     // What the per-entity lists are for: each particle's contacts, O(1).
-    let particles: Vec<Entity> =
-        world.query_mut::<(Entity, &Collider)>().into_iter().map(|(e, _)| e).collect();
     let crowded = particles.iter().filter(|&&e| plugin.touching_count(e) >= 3).count();
     let most = particles.iter().map(|&e| plugin.touching(e).len()).max().unwrap_or(0);
+    let made = plugin.contact_list_stats().map_or(String::new(), |lists| {
+        let how = if lists.patched { "patched" } else { "built" };
+        format!(" (lists {how} by the first read in {:.3} ms)", lists.time.as_secs_f64() * 1e3)
+    });
     println!(
-        "touching     {crowded} particles touch 3 or more others (last frame); the most touched touches {most}"
+        "touching     {crowded} particles touch 3 or more others (last frame); the most touched touches {most}{made}"
     );
     if let (Some(warm), Some(end)) = (rss_warm, rss_end) {
         println!(

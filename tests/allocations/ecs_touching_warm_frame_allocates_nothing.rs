@@ -1,6 +1,6 @@
-//! Regression: with the per-entity contact lists merged every run, a
-//! warm ECS frame still allocates nothing, on any thread, on 1, 2 and 4
-//! threads; reading `touching` for every entity allocates nothing either.
+//! Regression: a warm ECS frame whose contact lists are made by the
+//! first `touching` after the run still allocates nothing, on any thread,
+//! on 1, 2 and 4 threads, the read of every entity's list included.
 //!
 //! The world repeats with a period of 4 frames: dense clusters (most
 //! entities past the sets' 8 inline slots, so the shared spill is used),

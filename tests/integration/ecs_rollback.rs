@@ -512,7 +512,7 @@ fn rollback(
     let ever = model.ever.clone();
 
     at_snapshot.restore(&mut world);
-    plugin.restore(&snapshot).unwrap();
+    plugin.restore(&snapshot);
     check_restored(&plugin, &published, &ever);
     replay(&mut world, &mut plugin, at_snapshot.clone(), &ops, &recorded);
 
@@ -525,14 +525,14 @@ fn rollback(
         assert_eq!(serde_json::to_string(&read).unwrap(), json);
         at_snapshot.restore(&mut world);
         let mut fresh = BroadPhasePlugin::with_config(make(threads[0]));
-        fresh.restore(&read).unwrap();
+        fresh.restore(&read);
         check_restored(&fresh, &published, &ever);
         replay(&mut world, &mut fresh, at_snapshot.clone(), &ops, &recorded);
     }
 
     at_snapshot.restore(&mut world);
     let mut other = BroadPhasePlugin::with_config(make(threads[1]));
-    other.restore(&reused).unwrap();
+    other.restore(&reused);
     assert_eq!(other.config().broad_phase, make(threads[0]).broad_phase);
     check_restored(&other, &published, &ever);
     replay(&mut world, &mut other, at_snapshot, &ops, &recorded);
@@ -642,7 +642,7 @@ fn a_100k_world_restored_replays_8_frames_bit_identical_on_any_thread_count() {
             *world.get::<&mut Vec3>(entity).unwrap() = at;
         }
         let mut restored = BroadPhasePlugin::with_config(config(threads));
-        restored.restore(&snapshot).unwrap();
+        restored.restore(&snapshot);
         for (k, want) in recorded.iter().enumerate() {
             step_particles(&mut world, side);
             restored.run(&mut world).unwrap();

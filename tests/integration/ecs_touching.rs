@@ -8,7 +8,11 @@
 //! piles of boxes on one spot and boxes covering the whole world) on 1, 2
 //! and 4 threads; larger dense ones, whose pair lists are long enough to
 //! be merged on every thread, with most entities past the sets' inline
-//! slots and one touching thousands.
+//! slots and one touching thousands. The lists are made by the first read
+//! after a run, so both read some frames and skip others: a frame read
+//! after a read one patches its lists, one after a skipped frame builds
+//! them. Reads from several threads at once, and from inside a job, get
+//! the same lists.
 
 use crate::ecs_support;
 
@@ -215,11 +219,13 @@ fn plugin(threads: usize) -> BroadPhasePlugin {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 96, failure_persistence: None, ..ProptestConfig::default() })]
 
-    /// Small worlds, every frame, on 1, 2 and 4 threads.
+    /// Small worlds, on 1, 2 and 4 threads, every frame whose bit of
+    /// `unread` is clear (the last one always).
     #[test]
     fn touching_equals_brute_force_every_frame(
         initial in prop::collection::vec(spec(), 0..40),
         frames in prop::collection::vec(prop::collection::vec(op(), 0..10), 1..8),
+        unread in any::<u8>(),
     ) {
         let mut world = World::new();
         let mut live: Vec<Entity> = initial.iter().map(|s| spawn(&mut world, s)).collect();
@@ -230,9 +236,13 @@ proptest! {
                 apply(&mut world, &mut live, &mut ever, op);
             }
             let expected = expected_pairs(&world);
+            let read = frame == frames.len() || unread >> frame & 1 == 0;
             for plugin in &mut plugins {
                 plugin.run(&mut world).unwrap();
                 prop_assert_eq!(plugin.pairs(), &expected[..]);
+                if !read {
+                    continue;
+                }
                 let threads = plugin.stats().threads;
                 check(plugin, &expected, &ever)
                     .map_err(|e| TestCaseError::fail(format!("frame {frame}, {threads} threads: {e}")))?;
@@ -273,6 +283,7 @@ proptest! {
     fn dense_worlds_equal_brute_force_on_every_thread_count(
         seed in any::<u64>(),
         count in 3_000usize..4_500,
+        unread in 0usize..3,
     ) {
         let mut rng = SplitMix64::new(seed);
         let side = 13.0;
@@ -315,6 +326,10 @@ proptest! {
             for plugin in &mut plugins {
                 plugin.run(&mut world).unwrap();
                 prop_assert_eq!(plugin.pairs(), &expected[..]);
+                // One frame's lists are never read: the next read builds.
+                if frame == unread {
+                    continue;
+                }
                 let threads = plugin.stats().threads;
                 check(plugin, &expected, &ever)
                     .map_err(|e| TestCaseError::fail(format!("frame {frame}, {threads} threads: {e}")))?;
@@ -381,4 +396,108 @@ fn a_failed_run_leaves_touching_as_it_was() {
     *world.get::<&mut Aabb>(b).unwrap() = Aabb::new(Vec3::splat(5.0), Vec3::splat(6.0));
     plugin.run(&mut world).unwrap();
     assert!(plugin.touching(a).is_empty() && plugin.touching(b).is_empty());
+}
+
+/// The lists are made by the first read after a run, once: a frame read
+/// after a read one patches them, one read after a frame never read
+/// builds them, and a run without a read leaves nothing made.
+#[test]
+fn the_first_read_after_a_run_makes_the_lists() {
+    let mut rng = SplitMix64::new(11);
+    let (mut world, entities, cover) = dense_world(&mut rng, 3_000, 13.0);
+    let ever: Vec<Entity> = entities.iter().copied().chain([cover]).collect();
+    let mut plugin = plugin(2);
+    let step = |world: &mut World, frame: usize| {
+        let dx = if frame.is_multiple_of(2) { 0.01 } else { -0.01 };
+        for &e in entities.iter().step_by(50) {
+            let mut b = world.get::<&mut Aabb>(e).unwrap();
+            (b.min.x, b.max.x) = (b.min.x + dx, b.max.x + dx);
+        }
+    };
+    plugin.run(&mut world).unwrap();
+    assert_eq!(plugin.contact_list_stats(), None, "not read: not made");
+    let first = plugin.touching(entities[7]).as_ptr();
+    let made = plugin.contact_list_stats().expect("made by the read");
+    assert!(!made.patched, "the first frame's lists are built");
+    assert_eq!(plugin.touching(entities[7]).as_ptr(), first, "read again, not made again");
+    assert_eq!(plugin.contact_list_stats(), Some(made));
+
+    for frame in 1..4 {
+        step(&mut world, frame);
+        plugin.run(&mut world).unwrap();
+        assert_eq!(plugin.contact_list_stats(), None, "frame {frame}: due again");
+        let expected = expected_pairs(&world);
+        check(&plugin, &expected, &ever).unwrap();
+        let made = plugin.contact_list_stats().expect("made by the read");
+        assert!(made.patched, "frame {frame}: the frame before's lists were read");
+    }
+    step(&mut world, 4);
+    plugin.run(&mut world).unwrap(); // never read
+    step(&mut world, 5);
+    plugin.run(&mut world).unwrap();
+    check(&plugin, &expected_pairs(&world), &ever).unwrap();
+    let made = plugin.contact_list_stats().expect("made by the read");
+    assert!(!made.patched, "the frame before's lists were never made: built");
+}
+
+/// Readers on four threads at once after each run: one makes the lists
+/// while the others wait, and every reader sees brute force's lists.
+#[test]
+fn readers_on_several_threads_at_once_see_the_same_lists() {
+    let mut rng = SplitMix64::new(12);
+    let (mut world, entities, cover) = dense_world(&mut rng, 3_000, 13.0);
+    let mut ever = entities.clone();
+    ever.push(cover);
+    let mut plugin = plugin(2);
+    for frame in 0..3 {
+        if frame == 2 {
+            world.despawn(cover).unwrap();
+        }
+        plugin.run(&mut world).unwrap();
+        let expected = expected_pairs(&world);
+        let plugin = &plugin;
+        let results: Vec<Result<(), String>> = std::thread::scope(|scope| {
+            let readers: Vec<_> =
+                (0..4).map(|_| scope.spawn(|| check(plugin, &expected, &ever))).collect();
+            readers.into_iter().map(|r| r.join().expect("a reader panicked")).collect()
+        });
+        for result in results {
+            result.unwrap_or_else(|e| panic!("frame {frame}: {e}"));
+        }
+    }
+}
+
+/// A read from inside a job, where the plugin's job system refuses to
+/// wait for its jobs: the lists are made on the reading thread alone,
+/// and equal brute force, patched and built.
+#[test]
+fn a_read_from_inside_a_job_makes_exact_lists() {
+    use broadphase::JobSystem;
+    let mut rng = SplitMix64::new(13);
+    let (mut world, entities, cover) = dense_world(&mut rng, 3_500, 13.0);
+    let mut ever = entities.clone();
+    ever.push(cover);
+    let mut plugin = plugin(2);
+    let game = JobSystem::new(2);
+    for frame in 0..3 {
+        for &e in entities.iter().step_by(97) {
+            let mut b = world.get::<&mut Aabb>(e).unwrap();
+            (b.min.z, b.max.z) = (b.min.z + 0.5, b.max.z + 0.5);
+        }
+        plugin.run(&mut world).unwrap();
+        let expected = expected_pairs(&world);
+        assert!(expected.len() > 12_000, "long enough to merge on every thread");
+        let mut answers = [Ok(()), Ok(())];
+        let (plugin, expected, ever) = (&plugin, &expected, &ever);
+        game.for_each_mut(&mut answers, |_, answer| {
+            // What the plugin's jobs meet here.
+            let nested = JobSystem::new(2).for_each_mut(&mut [0u8; 2], |_, _| {});
+            assert!(nested.is_err(), "waiting for jobs inside a job is refused");
+            *answer = check(plugin, expected, ever);
+        })
+        .unwrap();
+        for answer in answers {
+            answer.unwrap_or_else(|e| panic!("frame {frame}: {e}"));
+        }
+    }
 }

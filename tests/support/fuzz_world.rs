@@ -351,7 +351,7 @@ fn run_and_check(
     assert!(plugin.awake_pairs().iter().eq(awake), "awake pairs");
     let stats = plugin.stats();
     reached.resting_runs += usize::from(stats.broad_phase.resting > 0);
-    reached.patched_runs += usize::from(stats.contacts_patched);
+    reached.patched_runs += usize::from(plugin.contact_list_stats().is_some_and(|s| s.patched));
     let bodies = body_pairs_of(&expected, live);
     assert_eq!(now.body_pairs, bodies, "body pairs");
     assert_eq!(now.body_started, minus(&bodies, &before.body_pairs), "body started");
@@ -488,7 +488,7 @@ pub(crate) fn check_world(data: &[u8]) -> Reached {
                 for thing in live.iter().rev() {
                     thing.spawn(&mut world, Some(thing.entity));
                 }
-                plugin.restore(&saved.plugin).expect("a snapshot of this plugin");
+                plugin.restore(&saved.plugin);
                 published = saved.published.clone();
                 assert_eq!(Published::of(&plugin), published, "restore published other lists");
                 reached.restores += 1;

@@ -35,9 +35,12 @@
 //! drop repeated half-pairs with a [`FastUniqueSets`] set per id before
 //! they count them, then sort each list.
 //!
-//! The tables are built beside the published ones and swapped in only
-//! when the whole frame succeeds, so a failed run leaves what
-//! `touching` answers as it was, like every other output.
+//! The tables are built beside the published ones and swapped in when
+//! complete. A run does not make them: the first read after it does
+//! (`contact_lists.rs`), from the published pairs, so a failed run
+//! leaves what `touching` answers as it was, like every other output.
+//! With no job system (`None`) every pass runs on the calling thread
+//! and none can fail: the fallback of a read from inside a job.
 
 use crate::contact_patch::{Change, Patch};
 use broadphase_jobs::{JobError, JobSystem};
@@ -68,7 +71,7 @@ const RUN_BITS: u32 = 3;
 type HalfPair = (Entity, Entity);
 
 /// Which shard, and which list there, an entity id belongs to.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 struct Sharding {
     /// log2 of the shard count.
     bits: u32,
@@ -356,7 +359,7 @@ impl Contacts {
     /// job per shard merges its half-pairs into its lists.
     pub(crate) fn plan_patch(
         &mut self,
-        jobs: &JobSystem,
+        jobs: Option<&JobSystem>,
         events: [&[(Entity, Entity)]; 2],
         pairs: usize,
         ids: usize,
@@ -367,26 +370,24 @@ impl Contacts {
         if changes * PATCH_SHARE > listed + ids / 4 || self.unread > listed + UNREAD_SLACK {
             return Ok(false);
         }
-        let pieces =
-            if changes < PARALLEL_MIN || jobs.threads() < 2 { 1 } else { self.pieces.len() };
+        let split = jobs.filter(|jobs| changes >= PARALLEL_MIN && jobs.threads() >= 2);
+        let pieces = if split.is_some() { self.pieces.len() } else { 1 };
         let Contacts { sharding, shards, pieces: scratch, published, .. } = self;
         shards.iter_mut().for_each(|cell| cell.0.get_mut().changes.reset());
         let pass = PatchPass::new(*sharding, shards, pieces, events);
-        if pieces == 1 {
-            pass.hand_in(0, &mut scratch[0].0);
-        } else {
-            let hand_in = |piece, scratch: &mut Padded<Piece>| pass.hand_in(piece, &mut scratch.0);
-            jobs.for_each_mut(&mut scratch[..pieces], hand_in)?;
+        let hand_in = |piece, scratch: &mut Padded<Piece>| pass.hand_in(piece, &mut scratch.0);
+        match split {
+            Some(jobs) => jobs.for_each_mut(&mut scratch[..pieces], hand_in)?,
+            None => hand_in(0, &mut scratch[0]),
         }
         let sharding = *sharding;
         let plan = |at: usize, cell: &mut Padded<Mutex<Shard>>| {
             let Shard { changes, patch, .. } = cell.0.get_mut();
             patch.plan(changes, &published[at], |id| sharding.local(id));
         };
-        if pieces == 1 {
-            shards.iter_mut().enumerate().for_each(|(at, cell)| plan(at, cell));
-        } else {
-            jobs.for_each_mut(shards, plan)?;
+        match split {
+            Some(jobs) => jobs.for_each_mut(shards, plan)?,
+            None => shards.iter_mut().enumerate().for_each(|(at, cell)| plan(at, cell)),
         }
         self.pending = Pending::Patch;
         self.patched = changes;
@@ -400,49 +401,54 @@ impl Contacts {
     }
 
     /// Builds every entity's partner list from `pairs` beside the
-    /// published lists; [`publish`](Self::publish) then makes them
-    /// current. `owners[i]` is the live entity of id `i`, and the pairs
-    /// name ids below `owners.len()`. They are meant sorted and free of
-    /// repeats (and are then merged faster), but any list gives exact
-    /// lists.
+    /// published lists, on `jobs` (or this thread alone with `None`);
+    /// [`publish`](Self::publish) then makes them current. The pairs name
+    /// entity ids below `ids`. They are meant sorted and free of repeats
+    /// (and are then merged faster), but any list gives exact lists.
+    ///
+    /// # Errors
+    /// A job's error (a panic, or a call from inside a job); never with
+    /// `None`.
     pub(crate) fn build(
         &mut self,
-        jobs: &JobSystem,
-        owners: &[Entity],
+        jobs: Option<&JobSystem>,
+        ids: usize,
         pairs: &[(Entity, Entity)],
     ) -> Result<(), JobError> {
         self.pending = Pending::Build;
-        let locals = self.sharding.locals(owners.len());
-        let pieces =
-            if pairs.len() < PARALLEL_MIN || jobs.threads() < 2 { 1 } else { self.pieces.len() };
+        let locals = self.sharding.locals(ids);
+        let split = jobs.filter(|jobs| pairs.len() >= PARALLEL_MIN && jobs.threads() >= 2);
+        let pieces = if split.is_some() { self.pieces.len() } else { 1 };
         self.reset(locals);
         let Contacts { sharding, shards, pieces: scratch, .. } = self;
         let pass = Pass::new(*sharding, shards, pieces, pairs);
-        if pieces == 1 {
-            pass.merge(0, &mut scratch[0].0);
-        } else {
-            let merge = |piece, scratch: &mut Padded<Piece>| pass.merge(piece, &mut scratch.0);
-            jobs.for_each_mut(&mut scratch[..pieces], merge)?;
+        let merge = |piece, scratch: &mut Padded<Piece>| pass.merge(piece, &mut scratch.0);
+        match split {
+            Some(jobs) => jobs.for_each_mut(&mut scratch[..pieces], merge)?,
+            None => merge(0, &mut scratch[0]),
         }
-        let pieces = if pass.repeats.load(Ordering::Relaxed) {
+        let split = if pass.repeats.load(Ordering::Relaxed) {
             // Some pair is out of order or repeated: a list may hold a
             // partner twice, or out of order. Merge again on this thread,
             // in one piece, which finds it out and drops the repeats.
             shards.iter_mut().for_each(|cell| cell.0.get_mut().reset(locals));
             Pass::new(*sharding, shards, 1, pairs).merge(0, &mut scratch[0].0);
-            1
+            None
         } else {
-            pieces
+            split
         };
+        let pieces = if split.is_some() { pieces } else { 1 };
         let (sharding, scratch) = (*sharding, &scratch[..pieces]);
         let lay_out = |shard: usize, cell: &mut Padded<Mutex<Shard>>| {
             cell.0.get_mut().lay_out(sharding, shard, scratch);
         };
-        if pieces == 1 {
-            shards.iter_mut().enumerate().for_each(|(shard, cell)| lay_out(shard, cell));
-            return Ok(());
+        match split {
+            Some(jobs) => jobs.for_each_mut(shards, lay_out),
+            None => {
+                shards.iter_mut().enumerate().for_each(|(shard, cell)| lay_out(shard, cell));
+                Ok(())
+            }
         }
-        jobs.for_each_mut(shards, lay_out)
     }
 
     /// Empties every shard for a build of `locals` lists per shard.
@@ -456,7 +462,7 @@ impl Contacts {
     /// shard per job on `jobs`; if a job fails, the shards it left are
     /// written on this thread (each shard's patch is cleared once
     /// written, and writing one again gives the same lists).
-    pub(crate) fn publish(&mut self, jobs: &JobSystem) {
+    pub(crate) fn publish(&mut self, jobs: Option<&JobSystem>) {
         match core::mem::replace(&mut self.pending, Pending::Nothing) {
             Pending::Build => {
                 for (shard, table) in self.shards.iter_mut().zip(&mut self.published) {
@@ -473,8 +479,8 @@ impl Contacts {
                     shard.patch.clear();
                     unread.fetch_add(left, Ordering::Relaxed);
                 };
-                let big = self.patched >= PARALLEL_MIN && jobs.threads() > 1;
-                if !big || jobs.for_each_mut(&mut self.published, apply).is_err() {
+                let split = jobs.filter(|jobs| self.patched >= PARALLEL_MIN && jobs.threads() > 1);
+                if split.is_none_or(|jobs| jobs.for_each_mut(&mut self.published, apply).is_err()) {
                     self.published.iter_mut().enumerate().for_each(|(at, t)| apply(at, t));
                 }
                 self.unread += unread.into_inner();
@@ -483,13 +489,46 @@ impl Contacts {
         }
     }
 
-    /// The entities `entity` touches in the published frame, sorted;
+    /// The entities `entity` touches in the published lists, sorted;
     /// empty for an entity in no pair, unknown or despawned.
+    #[cfg(test)]
+    fn touching(&self, entity: Entity) -> &[Entity] {
+        list_of(&self.published, self.sharding, entity)
+    }
+
+    /// Hands the published lists over to be read; [`put_lists`](Self::put_lists)
+    /// gives them back before the next build or patch.
+    pub(crate) fn take_lists(&mut self) -> Lists {
+        Lists { sharding: self.sharding, tables: core::mem::take(&mut self.published) }
+    }
+
+    /// Takes back the lists [`take_lists`](Self::take_lists) handed over.
+    pub(crate) fn put_lists(&mut self, lists: Lists) {
+        self.published = lists.tables;
+    }
+}
+
+/// Published contact lists, handed over to be read.
+#[derive(Debug, Default)]
+pub(crate) struct Lists {
+    sharding: Sharding,
+    tables: Box<[Table]>,
+}
+
+impl Lists {
+    /// The entities `entity` touches, sorted; empty for an entity in no
+    /// pair, unknown or despawned.
     #[inline]
     pub(crate) fn touching(&self, entity: Entity) -> &[Entity] {
-        let (id, sharding) = (entity.id(), self.sharding);
-        self.published[sharding.shard(id)].list(sharding.local(id), entity)
+        list_of(&self.tables, self.sharding, entity)
     }
+}
+
+/// `entity`'s list in `tables`, sharded by `sharding`.
+#[inline]
+fn list_of(tables: &[Table], sharding: Sharding, entity: Entity) -> &[Entity] {
+    let id = entity.id();
+    tables.get(sharding.shard(id)).map_or(&[], |table| table.list(sharding.local(id), entity))
 }
 
 /// What a build's pieces read.
@@ -829,8 +868,8 @@ mod tests {
         owners: &[Entity],
         pairs: &[(Entity, Entity)],
     ) {
-        contacts.build(jobs, owners, pairs).expect("no job panics");
-        contacts.publish(jobs);
+        contacts.build(Some(jobs), owners.len(), pairs).expect("no job panics");
+        contacts.publish(Some(jobs));
         for (expected, &owner) in brute_force(owners, pairs).iter().zip(owners) {
             assert_eq!(contacts.touching(owner), expected, "{owner:?}, {} pairs", pairs.len());
             let stale = entity(owner.id(), (owner.to_bits().get() >> 32) as u32 + 7);
@@ -922,9 +961,9 @@ mod tests {
                 now.dedup();
                 let (started, ended) = (minus(&now, &pairs), minus(&pairs, &now));
                 let events = [&started[..], &ended[..]];
-                if contacts.plan_patch(&jobs, events, now.len(), owners.len()).expect("no panic") {
+                if contacts.plan_patch(Some(&jobs), events, now.len(), owners.len()).expect("no panic") {
                     patched += 1;
-                    contacts.publish(&jobs);
+                    contacts.publish(Some(&jobs));
                     for (want, &owner) in brute_force(&owners, &now).iter().zip(&owners) {
                         prop_assert_eq!(contacts.touching(owner), &want[..]);
                     }
@@ -977,7 +1016,7 @@ mod tests {
         let mut broken = pairs.clone();
         let past_the_table = entity(5000, 1);
         broken.push((owners[2999], past_the_table));
-        assert!(contacts.build(&jobs, &owners, &broken).is_err());
+        assert!(contacts.build(Some(&jobs), owners.len(), &broken).is_err());
         check(&mut contacts, &jobs, &owners, &pairs);
     }
 
@@ -991,9 +1030,9 @@ mod tests {
         check(&mut contacts, &jobs, &owners, &pairs);
         let before: Vec<Vec<Entity>> =
             owners.iter().map(|&e| contacts.touching(e).to_vec()).collect();
-        contacts.build(&jobs, &owners, &[]).expect("no job panics");
+        contacts.build(Some(&jobs), owners.len(), &[]).expect("no job panics");
         assert!(owners.iter().zip(&before).all(|(&e, list)| contacts.touching(e) == list));
-        contacts.publish(&jobs);
+        contacts.publish(Some(&jobs));
         assert!(owners.iter().all(|&e| contacts.touching(e).is_empty()));
     }
 }

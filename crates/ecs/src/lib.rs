@@ -46,8 +46,8 @@
 //!   diffing against the last frame when layers are in play), each pair
 //!   `(a, b)` with `a < b` by `Entity`'s `Ord`, each list
 //!   sorted; [`touching`](BroadPhasePlugin::touching) gives one entity's
-//!   partners, sorted, merged from the pairs every run on the plugin's
-//!   threads. Results live in the plugin; it never adds or removes
+//!   partners, sorted, merged from the pairs on the plugin's threads by
+//!   the first read after a run. Results live in the plugin; it never adds or removes
 //!   components, so no entity changes archetype because of it.
 //! - **Bad boxes.** A NaN, infinite or inverted box is a
 //!   [`PluginError::InvalidBox`] naming the entity — never a panic, never a
@@ -105,6 +105,7 @@ mod backend;
 mod batch_queries;
 mod bodies;
 mod components;
+mod contact_lists;
 mod contact_patch;
 mod contacts;
 mod error;
@@ -137,4 +138,4 @@ pub use serialize::PluginSnapshotError;
 pub use sleeping::SleepChanges;
 pub use snapshot::PluginSnapshot;
 pub use statics::StaticChanges;
-pub use stats::{FrameStats, StageTimes};
+pub use stats::{ContactListStats, FrameStats, StageTimes};

@@ -3,7 +3,7 @@
 
 use crate::backend::Backend;
 use crate::bodies::Bodies;
-use crate::contacts::Contacts;
+use crate::contact_lists::ContactLists;
 use crate::events::diff;
 use crate::gather::{Dynamic, Gathered, Sleepers, Statics, WorldBoxes};
 use crate::kept::KeptSet;
@@ -11,7 +11,9 @@ use crate::profile::{self, plot, zone};
 use crate::proxies::{EntityProxies, Set, Sets};
 use crate::publish::union_into;
 use crate::statics::still_static;
-use crate::{FrameStats, PluginError, Position, SleepChanges, StageTimes, StaticChanges};
+use crate::{
+    ContactListStats, FrameStats, PluginError, Position, SleepChanges, StageTimes, StaticChanges,
+};
 use broadphase_jobs::JobError;
 use broadphase_persistent::PersistentConfig;
 use broadphase_persistent::Proxy;
@@ -151,8 +153,9 @@ pub struct BroadPhasePlugin<P: Position = Vec3> {
     /// Scratch: a run's pairs merged, and last run's for the body lists.
     pub(crate) merged: Pool<(Entity, Entity)>,
     last_pairs: Pool<(Entity, Entity)>,
-    /// Every entity's partners in `pairs`, for `touching`.
-    pub(crate) contacts: Contacts,
+    /// Every entity's partners in `pairs`, for `touching`, made when
+    /// first read.
+    pub(crate) contacts: ContactLists,
     /// Compound bodies: the links, the groups, the body lists.
     pub(crate) bodies: Bodies,
     pub(crate) stats: FrameStats,
@@ -234,7 +237,7 @@ impl<P: Position> BroadPhasePlugin<P> {
     pub fn with_position(config: PluginConfig) -> Self {
         profile::start();
         let backend = Backend::new(&config);
-        let contacts = Contacts::new(backend.threads());
+        let contacts = ContactLists::new(backend.threads());
         Self {
             config,
             stats: FrameStats { threads: backend.threads(), ..FrameStats::default() },
@@ -479,10 +482,10 @@ impl<P: Position> BroadPhasePlugin<P> {
             redone = true;
         }
         let updated = Instant::now();
-        // If the pairs or the contact lists fail (a panicked job), the
-        // broad phase's events of this update are not published: the next
-        // run publishes the difference from the last published list
-        // instead, and nothing published changes.
+        // If the pairs fail (a panicked job), the broad phase's events of
+        // this update are not published: the next run publishes the
+        // difference from the last published list instead, and nothing
+        // published changes.
         {
             zone!("publish");
             if let Err(error) = self.publish_pairs(redone) {
@@ -490,18 +493,6 @@ impl<P: Position> BroadPhasePlugin<P> {
                 return Err(PluginError::Job(error));
             }
         }
-        let paired = Instant::now();
-        let patched = {
-            zone!("contacts");
-            match self.contact_lists() {
-                Ok(patched) => patched,
-                Err(error) => {
-                    self.filtered = true;
-                    return Err(PluginError::Job(error));
-                }
-            }
-        };
-        let contacted = Instant::now();
         {
             zone!("publish");
             self.publish();
@@ -513,8 +504,7 @@ impl<P: Position> BroadPhasePlugin<P> {
             statics: synced - gathered,
             proxies: proxied - synced,
             update: updated - proxied,
-            publish: (paired - updated) + (published - contacted),
-            contacts: contacted - paired,
+            publish: published - updated,
             total: published - start,
         };
         self.stats = FrameStats {
@@ -528,7 +518,6 @@ impl<P: Position> BroadPhasePlugin<P> {
             static_rebuilt: static_gathered,
             static_rebuilds: self.statics.rebuilds,
             sleeping_rebuilt: sleeping_gathered,
-            contacts_patched: patched,
             threads: self.backend.threads(),
             broad_phase: *self.backend.broad_phase.stats(),
             update_times: *self.backend.broad_phase.update_times(),
@@ -653,22 +642,6 @@ impl<P: Position> BroadPhasePlugin<P> {
         Ok(())
     }
 
-    /// Builds this run's per-entity contact lists beside the published
-    /// ones, or plans them as the published ones changed by this run's
-    /// events where that is cheaper; returns whether it planned a patch.
-    fn contact_lists(&mut self) -> Result<bool, JobError> {
-        let resting = if self.remap_resting { &self.next_resting } else { &self.resting };
-        let pairs = self.next_awake.len() + resting.len();
-        let owners = self.proxies.live_entities();
-        let (jobs, events) = (&self.backend.jobs, [&self.next_started[..], &self.next_ended[..]]);
-        if self.contacts.plan_patch(jobs, events, pairs, owners.len())? {
-            return Ok(true);
-        }
-        let all = union_into(&self.next_awake, resting, &mut self.merged);
-        self.contacts.build(&self.backend.jobs, owners, all)?;
-        Ok(false)
-    }
-
     /// Makes this run's lists the published ones.
     fn publish(&mut self) {
         // The body lists need last run's collider pairs, and this run's.
@@ -685,7 +658,7 @@ impl<P: Position> BroadPhasePlugin<P> {
         std::mem::swap(&mut self.started, &mut self.next_started);
         std::mem::swap(&mut self.ended, &mut self.next_ended);
         self.all.reset();
-        self.contacts.publish(&self.backend.jobs);
+        self.contacts.frame_published(self.proxies.live_entities().len());
         self.filtered =
             self.dynamic.filtered || self.statics.set.filtered || self.sleeping.set.filtered;
         if bodies {
@@ -717,7 +690,6 @@ impl<P: Position> BroadPhasePlugin<P> {
         plot!("update: candidates ms", ms(self.stats.update_times.candidates));
         plot!("update: merge ms", ms(self.stats.update_times.merge));
         plot!("publish ms", ms(self.stats.times.publish));
-        plot!("contacts ms", ms(self.stats.times.contacts));
         plot!("total ms", ms(self.stats.times.total));
         let _ = ms;
     }
@@ -829,10 +801,15 @@ impl<P: Position> BroadPhasePlugin<P> {
     /// ends its pairs. Static entities have lists too (the dynamic
     /// entities on them), but two static entities never touch.
     ///
-    /// The lists are merged from the pairs every run, on the plugin's
-    /// threads (the `contacts` stage of [`StageTimes`]), whether or not
-    /// the game asks: a call is two lookups and a slice, O(1), so asking
-    /// for every entity of the world each frame costs nothing more.
+    /// The lists are made by the first call after a run, on the plugin's
+    /// threads: the frame before's lists patched with the run's started
+    /// and ended pairs where few changed and those lists were made, else
+    /// merged from every pair (a Tracy zone `contacts`; its cost is in
+    /// [`contact_list_stats`](Self::contact_list_stats)). A game that
+    /// never asks pays nothing for them; after the first, a call is two
+    /// lookups and a slice, O(1), so asking for every entity of the world
+    /// each frame costs nothing more. Calls from several threads at once
+    /// are safe: one makes the lists while the others wait.
     ///
     /// # Examples
     ///
@@ -865,7 +842,34 @@ impl<P: Position> BroadPhasePlugin<P> {
     /// ```
     #[inline]
     pub fn touching(&self, entity: Entity) -> &[Entity] {
-        self.contacts.touching(entity)
+        let events = [&self.started[..], &self.ended[..]];
+        let pairs = self.awake.len() + self.resting.len();
+        let lists = self.contacts.lists(&self.backend.jobs, pairs, events, || self.pairs());
+        lists.touching(entity)
+    }
+
+    /// How the [`touching`](Self::touching) lists of the last successful
+    /// run were made, once read: `None` until the first read after the
+    /// run, which makes them (patched from the frame before's lists, or
+    /// built from every pair) and pays for it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use broadphase_ecs::{Aabb, BroadPhasePlugin};
+    /// use glam::Vec3;
+    /// let mut world = hecs::World::new();
+    /// let a = world.spawn((Aabb::new(Vec3::ZERO, Vec3::ONE),));
+    /// let mut plugin = BroadPhasePlugin::new();
+    /// plugin.run(&mut world)?;
+    /// assert!(plugin.touching(a).is_empty());
+    /// assert!(plugin.contact_list_stats().is_some());
+    /// plugin.run(&mut world)?;
+    /// assert!(plugin.contact_list_stats().is_none()); // due again, not read yet
+    /// # Ok::<(), broadphase_ecs::PluginError>(())
+    /// ```
+    pub fn contact_list_stats(&self) -> Option<ContactListStats> {
+        self.contacts.stats()
     }
 
     /// How many entities `entity` touches: `touching(entity).len()`.

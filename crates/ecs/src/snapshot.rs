@@ -8,15 +8,14 @@
 //! events, the compound-body links and body lists, and the frame's counts.
 //! It leaves out the job system, the dynamic boxes (gathered anew each
 //! run) and the per-entity contact lists: those are a function of the
-//! published pairs, so a restore merges them again from the snapshot's
-//! pairs, the cost of one run's contacts stage.
+//! published pairs, so the first read after a restore merges them again
+//! from the snapshot's pairs.
 
 use crate::bodies::BodyState;
 use crate::gather::{Sleepers, Statics};
 use crate::kept::KeptSet;
 use crate::proxies::EntityProxies;
-use crate::publish::union_into;
-use crate::{BroadPhasePlugin, FrameStats, PluginConfig, PluginError, Position};
+use crate::{BroadPhasePlugin, FrameStats, PluginConfig, Position};
 use broadphase_persistent::BroadPhaseSnapshot;
 use broadphase_storage::Pool;
 use hecs::Entity;
@@ -55,7 +54,7 @@ use hecs::Entity;
 ///
 /// // Roll back: the game restores its world, the plugin its state.
 /// world.despawn(b).unwrap();
-/// plugin.restore(&saved)?;
+/// plugin.restore(&saved);
 /// assert!(plugin.pairs().is_empty() && plugin.touching(a).is_empty());
 /// world.spawn_at(b, (Aabb::new(Vec3::ZERO, Vec3::ONE),)); // the same input again
 /// plugin.run(&mut world)?;
@@ -226,15 +225,11 @@ impl<P: Position> BroadPhasePlugin<P> {
     /// phase's index of enlarged boxes with it, so the next run's update
     /// is as incremental as it was the first time round (see
     /// [`PersistentBroadPhase::restore`](broadphase_persistent::PersistentBroadPhase::restore));
-    /// the contact lists are merged again from the snapshot's pairs on
-    /// the plugin's threads.
+    /// the contact lists are merged again from the snapshot's pairs by
+    /// the first [`touching`](Self::touching) after it.
     /// The snapshot's broad-phase tuning is adopted
     /// ([`PluginConfig::broad_phase`]); the thread count and
     /// [`PluginConfig::static_changes`] stay the plugin's.
-    ///
-    /// # Errors
-    /// [`PluginError::Job`] if a job merging the contact lists panicked (a
-    /// bug); nothing changes then.
     ///
     /// # Examples
     ///
@@ -253,19 +248,16 @@ impl<P: Position> BroadPhasePlugin<P> {
     /// assert!(plugin.touching(a).is_empty());
     ///
     /// world.spawn_at(b, (Aabb::new(Vec3::ZERO, Vec3::ONE),)); // the game's rollback
-    /// plugin.restore(&saved)?;
+    /// plugin.restore(&saved);
     /// assert_eq!(plugin.touching(a), [b]);
     /// plugin.run(&mut world)?;
     /// assert_eq!(plugin.pairs(), [(a, b)]);
     /// assert!(plugin.started().is_empty()); // still touching since the snapshot
     /// # Ok::<(), broadphase_ecs::PluginError>(())
     /// ```
-    pub fn restore(&mut self, snapshot: &PluginSnapshot) -> Result<(), PluginError> {
+    pub fn restore(&mut self, snapshot: &PluginSnapshot) {
         crate::profile::zone!("restore");
-        let owners = snapshot.proxies.live_entities();
-        let pairs = union_into(&snapshot.awake, &snapshot.resting, &mut self.merged);
-        self.contacts.build(&self.backend.jobs, owners, pairs).map_err(PluginError::Job)?;
-        self.contacts.publish(&self.backend.jobs);
+        self.contacts.forget(snapshot.proxies.live_entities().len());
         self.backend.broad_phase.restore(&snapshot.broad_phase);
         self.config.broad_phase = *snapshot.broad_phase.config();
         self.proxies.clone_from(&snapshot.proxies);
@@ -279,6 +271,5 @@ impl<P: Position> BroadPhasePlugin<P> {
         self.ended.clone_from(&snapshot.ended);
         self.bodies.restore(&snapshot.bodies);
         self.stats = snapshot.stats;
-        Ok(())
     }
 }

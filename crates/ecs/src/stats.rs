@@ -31,9 +31,6 @@ pub struct StageTimes {
     pub update: Duration,
     /// The pairs and events mapped to entities, filtered by layers.
     pub publish: Duration,
-    /// Every entity's partners merged from the pairs and laid out for
-    /// [`touching`](crate::BroadPhasePlugin::touching).
-    pub contacts: Duration,
     /// The whole `run`.
     pub total: Duration,
 }
@@ -47,9 +44,9 @@ impl StageTimes {
     /// ```
     /// let names: Vec<&str> =
     ///     broadphase_ecs::StageTimes::default().as_ms().iter().map(|(n, _)| *n).collect();
-    /// assert_eq!(names, ["gather", "statics", "proxies", "update", "publish", "contacts", "total"]);
+    /// assert_eq!(names, ["gather", "statics", "proxies", "update", "publish", "total"]);
     /// ```
-    pub fn as_ms(&self) -> [(&'static str, f64); 7] {
+    pub fn as_ms(&self) -> [(&'static str, f64); 6] {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         [
             ("gather", ms(self.gather)),
@@ -57,7 +54,6 @@ impl StageTimes {
             ("proxies", ms(self.proxies)),
             ("update", ms(self.update)),
             ("publish", ms(self.publish)),
-            ("contacts", ms(self.contacts)),
             ("total", ms(self.total)),
         ]
     }
@@ -116,10 +112,6 @@ pub struct FrameStats {
     /// Whether the sleeping entities were read again this frame (one
     /// fell asleep, woke, was spawned or despawned, or the game said so).
     pub sleeping_rebuilt: bool,
-    /// Whether the per-entity contact lists were changed by this frame's
-    /// started and ended pairs rather than built anew from every pair
-    /// (few changed: see [`touching`](crate::BroadPhasePlugin::touching)).
-    pub contacts_patched: bool,
     /// Threads of the plugin's job system.
     pub threads: usize,
     /// What the persistent broad phase's update did: proxies re-indexed,
@@ -131,4 +123,37 @@ pub struct FrameStats {
     /// merging them with the kept ones (of the run's last update, when a
     /// run updates twice).
     pub update_times: UpdateTimes,
+}
+
+/// How the per-entity contact lists of a frame were made, by the first
+/// [`touching`](crate::BroadPhasePlugin::touching) (or
+/// [`touching_count`](crate::BroadPhasePlugin::touching_count),
+/// [`is_touching`](crate::BroadPhasePlugin::is_touching)) after its run:
+/// see [`BroadPhasePlugin::contact_list_stats`](crate::BroadPhasePlugin::contact_list_stats).
+///
+/// # Examples
+///
+/// ```
+/// use broadphase_ecs::{Aabb, BroadPhasePlugin};
+/// use glam::Vec3;
+/// let mut world = hecs::World::new();
+/// let a = world.spawn((Aabb::new(Vec3::ZERO, Vec3::ONE),));
+/// world.spawn((Aabb::new(Vec3::ZERO, Vec3::ONE),));
+/// let mut plugin = BroadPhasePlugin::new();
+/// plugin.run(&mut world)?;
+/// assert_eq!(plugin.contact_list_stats(), None); // not read yet: not made
+/// assert_eq!(plugin.touching(a).len(), 1);
+/// let made = plugin.contact_list_stats().expect("made by the read");
+/// assert!(!made.patched); // the first frame's lists are built
+/// # Ok::<(), broadphase_ecs::PluginError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct ContactListStats {
+    /// Whether the lists were the frame before's changed by this frame's
+    /// started and ended pairs (few changed, and the frame before's lists
+    /// were made) rather than built anew from every pair.
+    pub patched: bool,
+    /// Wall time of making them, spent in the read that made them.
+    pub time: Duration,
 }
