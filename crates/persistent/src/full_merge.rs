@@ -146,21 +146,21 @@ impl Part {
         let [first, second] = &*resolved;
         let (mut i, mut j, mut old) = (0, 0, 0);
         let (mut kept, mut shown) = (0, 0);
-        loop {
+        // A run's head, and past its end a key above every pair's.
+        let head = |run: &Resolved, at: usize| match run.pairs.get(at) {
+            Some(&pair) => (key(pair), pair, run.flags[at]),
+            None => (u64::MAX, [Proxy::FILL; 2], 0),
+        };
+        for _ in 0..first.pairs.len() + second.pairs.len() {
             // The smaller head of the two runs (fresh pairs are unique).
-            let take_first = match (first.pairs.get(i), second.pairs.get(j)) {
-                (None, None) => break,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (Some(&p), Some(&q)) => slots_of(p) < slots_of(q),
-            };
-            let (pair, flags) = if take_first {
-                i += 1;
-                (first.pairs[i - 1], first.flags[i - 1])
-            } else {
-                j += 1;
-                (second.pairs[j - 1], second.flags[j - 1])
-            };
+            // The runs are halves of the tree's list, so which one holds
+            // it is a coin toss: selected without a branch, where a
+            // branch mispredicted on about every other pair.
+            let (p, q) = (head(first, i), head(second, j));
+            let take_first = p.0 < q.0;
+            let (_, pair, flags) = core::hint::select_unpredictable(take_first, p, q);
+            i += usize::from(take_first);
+            j += usize::from(!take_first);
             if flags & KEEP == 0 {
                 continue;
             }
@@ -194,6 +194,13 @@ impl Part {
             }
         }
     }
+}
+
+/// A pair's slots as one key, in the order of [`slots_of`].
+#[inline(always)]
+fn key(pair: [Proxy; 2]) -> u64 {
+    let [a, b] = slots_of(pair);
+    (u64::from(a) << 32) | u64::from(b)
 }
 
 /// Buffers of the full merge, kept across updates.
