@@ -266,6 +266,18 @@ fn query_latency(rounds: usize) -> Vec<(&'static str, Vec<f64>)> {
     ms.iter().map(|(n, _)| *n).zip(per).collect()
 }
 
+/// Prints `problem` (if any) and the flags, and exits: with status 2 after
+/// a problem, 0 for `--help`.
+fn usage(problem: &str) -> ! {
+    let flags = "flags: [--quick] [--rays-only] [--queries-only] [--neighbors-only] [--out PATH]";
+    if problem.is_empty() {
+        println!("{flags}");
+        std::process::exit(0);
+    }
+    eprintln!("error: {problem}; {flags}");
+    std::process::exit(2);
+}
+
 fn main() {
     let mut quick = false;
     let mut out = PathBuf::from("../../docs/PEERS.md");
@@ -288,10 +300,12 @@ fn main() {
                 shapes::run(quick, false);
                 return;
             }
-            "--out" => out = PathBuf::from(args.next().expect("--out needs a path")),
-            other => panic!(
-                "unknown argument {other}; use [--quick] [--rays-only] [--queries-only] [--neighbors-only] [--out PATH]"
-            ),
+            "--out" => match args.next() {
+                Some(path) => out = PathBuf::from(path),
+                None => usage("--out needs a path"),
+            },
+            "--help" | "-h" => usage(""),
+            other => usage(&format!("unknown argument {other}")),
         }
     }
     let rounds = |n: usize| {
