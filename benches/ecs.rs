@@ -42,15 +42,16 @@
 //!   from the pairs, or patched from the frame before's, and laid out for
 //!   `touching`), made by the first `touching` after each run and timed
 //!   by the plugin itself (`contact_list_stats`, criterion's
-//!   `iter_custom`), beside the run alone (`FrameStats::times`) and the
-//!   run with that first read (timed around both):
-//!   - `particles100k_contacts`, `particles100k_run`,
-//!     `particles100k_run_read`: the game loop's world (100,000 cubes of
+//!   `iter_custom`): `_contacts` after a frame whose lists were read
+//!   (patched; the nudges start and end no pair, so the patch is empty),
+//!   `_contacts_built` after a frame whose lists were not (built from
+//!   every pair); beside the run alone (`_run`, `FrameStats::times`) and
+//!   the run with its first read (`_run_read`, timed around both):
+//!   - `particles100k_*`: the game loop's world (100,000 cubes of
 //!     half-widths 1–4 in a slab sized for about one contact each, about
 //!     50,000 pairs), every box nudged by ±1/1024 a frame;
-//!   - `dense20k_contacts`, `dense20k_run`, `dense20k_run_read`: 20,000
-//!     cubes with about 20 partners each (most sets past their 8 inline
-//!     slots) and one box touching 2,000 of them.
+//!   - `dense20k_*`: 20,000 cubes with about 20 partners each (most sets
+//!     past their 8 inline slots) and one box touching 2,000 of them.
 //! - `ecs_bodies`: compound bodies. 20,000 body entities (no box), each
 //!   with 4 colliders, cubes of half-width 1 at ±0.6 on x and y from the
 //!   body's center, overlapping each other, in a cube of side 150; every
@@ -431,6 +432,8 @@ fn dense20k() -> World {
 enum Timed {
     /// The lists' making, as the plugin timed it.
     Lists,
+    /// The same after a run whose lists were not read: a build.
+    ListsBuilt,
     /// The run, as the plugin timed it.
     Run,
     /// The run and the first read, timed around both.
@@ -456,20 +459,32 @@ fn ecs_contacts(c: &mut Criterion) {
         );
         let reader = plugin.pairs()[0].0;
         let mut frame = 0;
-        let ids =
-            [("contacts", Timed::Lists), ("run", Timed::Run), ("run_read", Timed::RunAndRead)];
+        let ids = [
+            ("contacts", Timed::Lists),
+            ("contacts_built", Timed::ListsBuilt),
+            ("run", Timed::Run),
+            ("run_read", Timed::RunAndRead),
+        ];
         for (id, timed) in ids {
             group.bench_function(format!("{name}_{id}"), |b| {
                 b.iter_custom(|iterations| {
                     let mut sum = Duration::ZERO;
                     for _ in 0..iterations {
+                        if matches!(timed, Timed::ListsBuilt) {
+                            // A frame nobody reads: the next read builds.
+                            frame += 1;
+                            nudge_all(&mut world, frame);
+                            plugin.run(black_box(&mut world)).expect("valid world");
+                        }
                         frame += 1;
                         nudge_all(&mut world, frame);
                         let start = Instant::now();
                         plugin.run(black_box(&mut world)).expect("valid world");
                         black_box(plugin.touching(reader));
                         sum += match timed {
-                            Timed::Lists => plugin.contact_list_stats().expect("read").time,
+                            Timed::Lists | Timed::ListsBuilt => {
+                                plugin.contact_list_stats().expect("read").time
+                            }
                             Timed::Run => plugin.stats().times.total,
                             Timed::RunAndRead => start.elapsed(),
                         };
