@@ -75,7 +75,7 @@
 //! cargo bench --bench ecs                  # both groups, ~1 minute on 2 cores
 //! cargo bench --bench ecs -- static_scene  # one group
 //! cargo bench --bench ecs -- sleeping_scene # 100,000 sleeping entities
-//! cargo bench --bench ecs -- ecs_contacts  # the contacts stage
+//! cargo bench --bench ecs -- ecs_contacts  # the contact lists
 //! cargo bench --bench ecs -- ecs_bodies    # compound bodies
 //! ```
 
