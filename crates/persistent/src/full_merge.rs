@@ -247,15 +247,17 @@ impl FullMerge {
         let fresh = &*fresh;
         let runs = [&fresh[..half], &fresh[half..]];
 
-        // Cut the key space at quantiles of the first run, which is half
-        // of a list in no particular order: the parts come out about even.
+        // Cut the key space at quantiles of both runs together, so that
+        // each part holds an even share of the fresh pairs. (Quantiles of
+        // the first run alone were even only while the tree's list is in
+        // no particular order of slots: where slots follow space, as ids
+        // spawned in order do, each half of the list holds its own range
+        // of keys, and the last part got three quarters of the pairs.)
         let count = if parallel { jobs.threads().min(MAX_PARTS) } else { 1 };
         while self.parts.len() < count {
             self.parts.push(Part::default());
         }
-        let cut = |k: usize| -> Option<[u32; 2]> {
-            (k < count).then(|| runs[0][runs[0].len() * k / count])
-        };
+        let cut = |k: usize| part_cut(runs, count, k);
         for (k, part) in self.parts[..count].iter_mut().enumerate() {
             let (lo, hi) = (if k == 0 { None } else { cut(k) }, cut(k + 1));
             // The part holds the keys in `lo..hi` (no bound: from the
@@ -319,5 +321,103 @@ impl FullMerge {
             events.ended.extend_from_slice(&part.ended);
         }
         Ok(())
+    }
+}
+
+/// Where part `k` of `count` starts in the sorted union of both `runs`
+/// (sorted, no key in common): the key at place `total * k / count`, so
+/// each part holds an even share of the keys; `None` past the last part
+/// (and when there are no keys).
+fn part_cut<T: Copy + Ord>(runs: [&[T]; 2], count: usize, k: usize) -> Option<T> {
+    let total = runs[0].len() + runs[1].len();
+    (k < count && total > 0).then(|| nth_of_two(runs[0], runs[1], total * k / count))
+}
+
+/// The item at place `n` (from 0, below `a.len() + b.len()`) of the
+/// sorted union of `a` and `b`, both sorted and with no item in common:
+/// a binary search for how many of the first `n` come from `a`.
+fn nth_of_two<T: Copy + Ord>(a: &[T], b: &[T], n: usize) -> T {
+    debug_assert!(n < a.len() + b.len());
+    // `from_a` of the first `n` come from `a`: too few while
+    // `a[from_a] < b[n - from_a - 1]`, which holds up to the answer and
+    // not after it.
+    let (mut lo, mut hi) = (n.saturating_sub(b.len()), n.min(a.len()));
+    while lo < hi {
+        let from_a = lo + (hi - lo) / 2;
+        let from_b = n - from_a;
+        if from_b > 0 && a[from_a] < b[from_b - 1] {
+            lo = from_a + 1;
+        } else {
+            hi = from_a;
+        }
+    }
+    match (a.get(lo), b.get(n - lo)) {
+        (Some(&x), Some(&y)) => x.min(y),
+        (Some(&x), None) => x,
+        (None, Some(&y)) => y,
+        (None, None) => unreachable!("n is below the two lengths"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{nth_of_two, part_cut};
+    use proptest::prelude::*;
+
+    /// Runs that each hold their own range of keys (the tree's list over
+    /// slots that follow space) or interleave: every part's share of both
+    /// runs together is within one of even.
+    #[test]
+    fn parts_hold_even_shares_of_both_runs() {
+        let low: Vec<u32> = (0..6_000).collect();
+        let high: Vec<u32> = (6_000..8_000).collect();
+        let evens: Vec<u32> = (0..5_000).map(|x| 2 * x).collect();
+        let odds: Vec<u32> = (0..3_000).map(|x| 2 * x + 1).collect();
+        for runs in [[&low[..], &high[..]], [&high[..], &low[..]], [&evens[..], &odds[..]]] {
+            let total = runs[0].len() + runs[1].len();
+            for count in 1..=8 {
+                let start = |k: usize| {
+                    part_cut(runs, count, k).map_or(total, |cut| {
+                        runs[0].partition_point(|&x| x < cut)
+                            + runs[1].partition_point(|&x| x < cut)
+                    })
+                };
+                for k in 0..count {
+                    let from = if k == 0 { 0 } else { start(k) };
+                    let share = start(k + 1) - from;
+                    assert!(share.abs_diff(total / count) <= 1, "{count} parts, part {k}: {share}");
+                }
+            }
+        }
+        assert_eq!(part_cut::<u32>([&[], &[]], 2, 1), None);
+    }
+
+    proptest! {
+        /// Every place of the union of two disjoint sorted lists, against
+        /// the merged list itself: lists of any lengths (one empty too),
+        /// interleaved or one all below the other.
+        #[test]
+        fn nth_of_two_is_the_merged_list(
+            items in prop::collection::btree_set(0u32..10_000, 1..300),
+            side in prop::collection::vec(any::<bool>(), 300),
+            split_at in any::<prop::sample::Index>(),
+        ) {
+            let merged: Vec<u32> = items.iter().copied().collect();
+            // Dealt at random, and, apart, cut in two at one place.
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for (i, &x) in merged.iter().enumerate() {
+                if side[i] { a.push(x) } else { b.push(x) }
+            }
+            for (n, &want) in merged.iter().enumerate() {
+                prop_assert_eq!(nth_of_two(&a, &b, n), want);
+                prop_assert_eq!(nth_of_two(&b, &a, n), want);
+            }
+            let at = split_at.index(merged.len() + 1);
+            let (low, high) = merged.split_at(at);
+            for (n, &want) in merged.iter().enumerate() {
+                prop_assert_eq!(nth_of_two(low, high, n), want);
+                prop_assert_eq!(nth_of_two(high, low, n), want);
+            }
+        }
     }
 }
