@@ -370,7 +370,7 @@ impl Contacts {
         if changes * PATCH_SHARE > listed + ids / 4 || self.unread > listed + UNREAD_SLACK {
             return Ok(false);
         }
-        let split = jobs.filter(|jobs| changes >= PARALLEL_MIN && jobs.threads() >= 2);
+        let split = split_over(jobs, changes);
         let pieces = if split.is_some() { self.pieces.len() } else { 1 };
         let Contacts { sharding, shards, pieces: scratch, published, .. } = self;
         shards.iter_mut().for_each(|cell| cell.0.get_mut().changes.reset());
@@ -417,7 +417,7 @@ impl Contacts {
     ) -> Result<(), JobError> {
         self.pending = Pending::Build;
         let locals = self.sharding.locals(ids);
-        let split = jobs.filter(|jobs| pairs.len() >= PARALLEL_MIN && jobs.threads() >= 2);
+        let split = split_over(jobs, pairs.len());
         let pieces = if split.is_some() { self.pieces.len() } else { 1 };
         self.reset(locals);
         let Contacts { sharding, shards, pieces: scratch, .. } = self;
@@ -479,7 +479,7 @@ impl Contacts {
                     shard.patch.clear();
                     unread.fetch_add(left, Ordering::Relaxed);
                 };
-                let split = jobs.filter(|jobs| self.patched >= PARALLEL_MIN && jobs.threads() > 1);
+                let split = split_over(jobs, self.patched);
                 if split.is_none_or(|jobs| jobs.for_each_mut(&mut self.published, apply).is_err()) {
                     self.published.iter_mut().enumerate().for_each(|(at, t)| apply(at, t));
                 }
@@ -522,6 +522,13 @@ impl Lists {
     pub(crate) fn touching(&self, entity: Entity) -> &[Entity] {
         list_of(&self.tables, self.sharding, entity)
     }
+}
+
+/// The job system to cut `items` over: `jobs`, when there is one of two
+/// threads or more and the items are enough for jobs to pay; `None`: the
+/// calling thread does it all.
+fn split_over(jobs: Option<&JobSystem>, items: usize) -> Option<&JobSystem> {
+    jobs.filter(|jobs| items >= PARALLEL_MIN && jobs.threads() >= 2)
 }
 
 /// `entity`'s list in `tables`, sharded by `sharding`.
