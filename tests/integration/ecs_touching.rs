@@ -398,14 +398,20 @@ fn a_failed_run_leaves_touching_as_it_was() {
     assert!(plugin.touching(a).is_empty() && plugin.touching(b).is_empty());
 }
 
+/// [`dense_world`] of `count` cubes in a cube of side 13 from seed
+/// `seed`, and every entity of it, the cover last.
+fn seeded_dense_world(seed: u64, count: usize) -> (World, Vec<Entity>, Entity, Vec<Entity>) {
+    let (world, entities, cover) = dense_world(&mut SplitMix64::new(seed), count, 13.0);
+    let ever = entities.iter().copied().chain([cover]).collect();
+    (world, entities, cover, ever)
+}
+
 /// The lists are made by the first read after a run, once: a frame read
 /// after a read one patches them, one read after a frame never read
 /// builds them, and a run without a read leaves nothing made.
 #[test]
 fn the_first_read_after_a_run_makes_the_lists() {
-    let mut rng = SplitMix64::new(11);
-    let (mut world, entities, cover) = dense_world(&mut rng, 3_000, 13.0);
-    let ever: Vec<Entity> = entities.iter().copied().chain([cover]).collect();
+    let (mut world, entities, _, ever) = seeded_dense_world(11, 3_000);
     let mut plugin = plugin(2);
     let step = |world: &mut World, frame: usize| {
         let dx = if frame.is_multiple_of(2) { 0.01 } else { -0.01 };
@@ -444,10 +450,7 @@ fn the_first_read_after_a_run_makes_the_lists() {
 /// while the others wait, and every reader sees brute force's lists.
 #[test]
 fn readers_on_several_threads_at_once_see_the_same_lists() {
-    let mut rng = SplitMix64::new(12);
-    let (mut world, entities, cover) = dense_world(&mut rng, 3_000, 13.0);
-    let mut ever = entities.clone();
-    ever.push(cover);
+    let (mut world, _, cover, ever) = seeded_dense_world(12, 3_000);
     let mut plugin = plugin(2);
     for frame in 0..3 {
         if frame == 2 {
@@ -473,12 +476,9 @@ fn readers_on_several_threads_at_once_see_the_same_lists() {
 #[test]
 fn a_read_from_inside_a_job_makes_exact_lists() {
     use broadphase::JobSystem;
-    let mut rng = SplitMix64::new(13);
-    let (mut world, entities, cover) = dense_world(&mut rng, 3_500, 13.0);
-    let mut ever = entities.clone();
-    ever.push(cover);
+    let (mut world, entities, _, ever) = seeded_dense_world(13, 3_500);
     let mut plugin = plugin(2);
-    let game = JobSystem::new(2);
+    let (game, other) = (JobSystem::new(2), JobSystem::new(2));
     for frame in 0..3 {
         for &e in entities.iter().step_by(97) {
             let mut b = world.get::<&mut Aabb>(e).unwrap();
@@ -491,7 +491,7 @@ fn a_read_from_inside_a_job_makes_exact_lists() {
         let (plugin, expected, ever) = (&plugin, &expected, &ever);
         game.for_each_mut(&mut answers, |_, answer| {
             // What the plugin's jobs meet here.
-            let nested = JobSystem::new(2).for_each_mut(&mut [0u8; 2], |_, _| {});
+            let nested = other.for_each_mut(&mut [0u8; 2], |_, _| {});
             assert!(nested.is_err(), "waiting for jobs inside a job is refused");
             *answer = check(plugin, expected, ever);
         })

@@ -82,15 +82,22 @@ fn bad_boxes_are_typed_errors_that_change_nothing() {
     assert_eq!(world.aabb(p).unwrap(), unit_at(0.0), "a rejected box is not applied");
 }
 
+/// A broad phase of `count` dynamic unit cubes 3 apart along x, updated
+/// once on `jobs`, with their boxes and handles.
+fn updated_row(jobs: &JobSystem, count: usize) -> (PersistentBroadPhase, Vec<Aabb>, Vec<Proxy>) {
+    let mut world = PersistentBroadPhase::default();
+    let boxes: Vec<Aabb> = (0..count).map(|i| unit_at(i as f32 * 3.0)).collect();
+    let mut handles = Vec::new();
+    world.insert_many(&boxes, ProxyKind::Dynamic, &mut handles).unwrap();
+    world.update(jobs).unwrap();
+    (world, boxes, handles)
+}
+
 #[test]
 fn bulk_calls_check_everything_before_changing_anything() {
     for (threads, count) in [(1, 10), (2, 40_000), (4, 40_000)] {
         let jobs = JobSystem::new(threads);
-        let mut world = PersistentBroadPhase::default();
-        let boxes: Vec<Aabb> = (0..count).map(|i| unit_at(i as f32 * 3.0)).collect();
-        let mut handles = Vec::new();
-        world.insert_many(&boxes, ProxyKind::Dynamic, &mut handles).unwrap();
-        world.update(&jobs).unwrap();
+        let (mut world, boxes, handles) = updated_row(&jobs, count);
         let moved: Vec<Aabb> = boxes.iter().map(|b| unit_at(b.min.x + 0.1)).collect();
 
         assert_eq!(
@@ -134,11 +141,7 @@ fn a_source_sets_its_good_boxes_and_names_its_first_bad_one() {
     // with bad boxes in more than one thread's range.
     for (count, threads) in [(100, 1), (40_000, 2), (40_000, 3)] {
         let jobs = JobSystem::new(threads);
-        let mut world = PersistentBroadPhase::default();
-        let boxes: Vec<Aabb> = (0..count).map(|i| unit_at(i as f32 * 3.0)).collect();
-        let mut handles = Vec::new();
-        world.insert_many(&boxes, ProxyKind::Dynamic, &mut handles).unwrap();
-        world.update(&jobs).unwrap();
+        let (mut world, _, handles) = updated_row(&jobs, count);
         let reversed: Vec<Proxy> = handles.iter().rev().copied().collect();
         for (round, order) in [&handles, &reversed].into_iter().enumerate() {
             let before: Vec<Aabb> = order.iter().map(|&h| world.aabb(h).unwrap()).collect();
@@ -395,11 +398,7 @@ fn bulk_sets_on_all_threads_write_every_box_in_any_order() {
     let mut rng = SplitMix64::new(5);
     for threads in [2, 3, 4] {
         let jobs = JobSystem::new(threads);
-        let mut world = PersistentBroadPhase::default();
-        let boxes: Vec<Aabb> = (0..count).map(|i| unit_at(i as f32 * 3.0)).collect();
-        let mut handles = Vec::new();
-        world.insert_many(&boxes, ProxyKind::Dynamic, &mut handles).unwrap();
-        world.update(&jobs).unwrap();
+        let (mut world, _, handles) = updated_row(&jobs, count);
         let every_third: Vec<Proxy> = handles.iter().copied().step_by(3).collect();
         let mut shuffled = handles.clone();
         for i in (1..shuffled.len()).rev() {
